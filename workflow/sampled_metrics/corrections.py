@@ -1,0 +1,205 @@
+"""Corrected sampled metrics, section 5 of Krichene & Rendle (KDD 2020).
+
+A correction is a vector M^ over the sampled rank r~ = 1..m+1; the corrected
+metric of an evaluation instance is M^[r~ - 1] (``apply_correction``). Every
+correction here estimates the exact metric M(r) over true ranks r = 1..n.
+
+The least-squares family (eqs 21-26) uses, with the law P[r, r~] = p(r~ | r)
+and a prior p(r) over true ranks (uniform by default):
+
+    A[r, r~] = sqrt(p(r)) p(r~ | r),   b[r] = sqrt(p(r)) M(r),
+    c[r~]    = sum_r p(r) p(r~ | r).
+
+(Eq 23 as printed abbreviates A; this is the form obtained from eq 21.)
+
+Method names used throughout the project: ``sampled`` (no correction),
+``rank_estimate``, ``ls``, ``cls``, and ``bv_<gamma>`` such as ``bv_0.1``.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from scipy import optimize
+
+from .expected import metric_on_sample
+from .laws import WITHOUT_REPLACEMENT, sampled_rank_law
+from .metrics import MetricFn, metric_by_name, metric_vector
+
+
+# --------------------------------------------------------------------------
+# Building blocks
+# --------------------------------------------------------------------------
+
+def uniform_prior(n: int) -> np.ndarray:
+    """p(r) = 1/n for r = 1..n, the prior of the paper's experiments."""
+    return np.full(int(n), 1.0 / n)
+
+
+def _prior(prior, n: int) -> np.ndarray:
+    if prior is None:
+        return uniform_prior(n)
+    p = np.asarray(prior, dtype=float)
+    if p.shape != (n,) or np.any(~np.isfinite(p)) or np.any(p < 0) or p.sum() <= 0:
+        raise ValueError(f"prior must be {n} finite non-negative numbers with a positive sum")
+    return p / p.sum()
+
+
+@lru_cache(maxsize=8)
+def cached_law(n: int, m: int, law: str) -> np.ndarray:
+    """``sampled_rank_law`` cached by (n, m, law), read-only: many metrics and
+    methods share one law."""
+    P = sampled_rank_law(n, m, law)
+    P.setflags(write=False)
+    return P
+
+
+def least_squares_design(exact_values, law_matrix, prior=None):
+    """(A, b, c) of eqs 23 and 25 for exact metric values M(1..n), the law
+    P (n x (m+1)) and the prior."""
+    P = np.asarray(law_matrix, dtype=float)
+    M = np.asarray(exact_values, dtype=float)
+    if M.shape != (P.shape[0],):
+        raise ValueError("exact_values must have one value per true rank (rows of the law)")
+    p = _prior(prior, P.shape[0])
+    sqrt_p = np.sqrt(p)
+    return sqrt_p[:, None] * P, sqrt_p * M, p @ P
+
+
+def average_squared_bias(values_on_sample, exact_values, law_matrix, prior=None) -> float:
+    """sum_r p(r) (E[M^(r~) | r] - M(r))^2, the objective of eq 21."""
+    A, b, _ = least_squares_design(exact_values, law_matrix, prior)
+    residual = A @ np.asarray(values_on_sample, dtype=float) - b
+    return float(residual @ residual)
+
+
+# --------------------------------------------------------------------------
+# The corrections
+# --------------------------------------------------------------------------
+
+def rank_estimate_correction(metric: MetricFn | str, n: int, m: int,
+                             interpolation: str = "floor") -> np.ndarray:
+    """Metric at the unbiased rank estimate, eq 20: M^(r~) = M(1 + (n-1)(r~-1)/m).
+
+    The estimate is real; ``interpolation="floor"`` rounds it down as in the
+    paper's experiments, ``"linear"`` interpolates M between neighbouring ranks.
+    """
+    fn = metric_by_name(metric) if isinstance(metric, str) else metric
+    estimate = 1.0 + (n - 1) * np.arange(m + 1) / m
+    low = np.floor(estimate)
+    if interpolation == "floor":
+        return np.asarray(fn(low, n), dtype=float)
+    if interpolation == "linear":
+        high = np.minimum(low + 1, n)
+        weight = estimate - low
+        return (1 - weight) * fn(low, n) + weight * fn(high, n)
+    raise ValueError(f"interpolation must be 'floor' or 'linear', got {interpolation!r}")
+
+
+def least_squares_correction(exact_values, law_matrix, prior=None) -> np.ndarray:
+    """Minimal-bias estimator, eqs 21-22: argmin_x ||A x - b||^2.
+
+    Solved with an SVD (numpy.linalg.lstsq) rather than the normal equations
+    (A^T A)^-1 A^T b, whose condition number is the square of A's.
+    """
+    A, b, _ = least_squares_design(exact_values, law_matrix, prior)
+    return np.linalg.lstsq(A, b, rcond=None)[0]
+
+
+def constrained_least_squares_correction(exact_values, law_matrix, prior=None) -> np.ndarray:
+    """Eq 21 under the order constraint M^(1) >= M^(2) >= ... >= M^(m+1) ("CLS",
+    sections 5.2 and 6.3), solved exactly as a bounded least-squares problem.
+
+    Write M^ = U z with z = (d_1, ..., d_m, t): M^(j) = t + sum_{i >= j} d_i,
+    d_i = M^(i) - M^(i+1) >= 0 and t = M^(m+1) free. A is first reduced to its
+    (m+1) x (m+1) triangular factor (QR), which leaves the objective unchanged
+    up to a constant; then scipy.optimize.lsq_linear (bounded-variable least
+    squares, an active-set method) solves for z.
+    """
+    A, b, _ = least_squares_design(exact_values, law_matrix, prior)
+    size = A.shape[1]
+    Q, R = np.linalg.qr(A)
+    U = np.triu(np.ones((size, size)))
+    lower = np.r_[np.zeros(size - 1), -np.inf]
+    solution = optimize.lsq_linear(R @ U, Q.T @ b, bounds=(lower, np.inf),
+                                   method="bvls", tol=1e-14, max_iter=50 * size)
+    return U @ solution.x
+
+
+def bias_variance_correction(exact_values, law_matrix, gamma: float, prior=None) -> np.ndarray:
+    """Bias^2 + gamma * Variance trade-off, eqs 24-25:
+    M^ = ((1 - gamma) A^T A + gamma diag(c))^-1 A^T b.
+
+    gamma = 1 gives the posterior mean of eq 26; gamma -> 0 tends to the
+    least-squares solution of eq 22.
+    """
+    if not 0.0 <= gamma <= 1.0:
+        raise ValueError(f"gamma must lie in [0, 1], got {gamma!r}")
+    A, b, c = least_squares_design(exact_values, law_matrix, prior)
+    if gamma == 0.0:
+        return least_squares_correction(exact_values, law_matrix, prior)
+    lhs = (1.0 - gamma) * (A.T @ A) + gamma * np.diag(c)   # condition number ~ 1/gamma
+    return np.linalg.solve(lhs, A.T @ b)
+
+
+def posterior_mean_correction(exact_values, law_matrix, prior=None) -> np.ndarray:
+    """Eq 26: M^(r~) = sum_r p(r | r~) M(r) by Bayes' rule (BV with gamma = 1).
+
+    Sampled ranks that no true rank can produce (c = 0) get 0.
+    """
+    P = np.asarray(law_matrix, dtype=float)
+    p = _prior(prior, P.shape[0])
+    joint = p[:, None] * P                          # p(r) p(r~ | r)
+    evidence = joint.sum(axis=0)                    # p(r~)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(evidence > 0, joint.T @ np.asarray(exact_values, float) / evidence, 0.0)
+
+
+# --------------------------------------------------------------------------
+# By name, and applied to observed ranks
+# --------------------------------------------------------------------------
+
+def parse_method(method: str) -> tuple[str, float | None]:
+    """Split a method name into (kind, gamma): "bv_0.1" -> ("bv", 0.1),
+    "cls" -> ("cls", None). Raises ValueError naming the method when unknown."""
+    kinds = ("sampled", "rank_estimate", "ls", "cls")
+    if method in kinds:
+        return method, None
+    if method.startswith("bv_"):
+        try:
+            gamma = float(method[3:])
+        except ValueError:
+            gamma = np.nan
+        if 0.0 <= gamma <= 1.0:
+            return "bv", gamma
+        raise ValueError(f"method {method!r}: gamma must be a number in [0, 1]")
+    raise ValueError(f"unknown correction method {method!r}; "
+                     f"known: {', '.join(kinds)}, bv_<gamma>")
+
+
+def corrected_metric(metric: MetricFn | str, method: str, n: int, m: int,
+                     law: str = WITHOUT_REPLACEMENT, prior=None,
+                     interpolation: str = "floor") -> np.ndarray:
+    """The vector M^ over r~ = 1..m+1 of a named method (see ``parse_method``)
+    for a metric, n items, m samples, the sampling law and a prior over ranks."""
+    kind, gamma = parse_method(method)
+    if kind == "sampled":
+        return metric_on_sample(metric, m)
+    if kind == "rank_estimate":
+        return rank_estimate_correction(metric, n, m, interpolation)
+    P = cached_law(int(n), int(m), law)
+    exact = metric_vector(metric, n)
+    if kind == "ls":
+        return least_squares_correction(exact, P, prior)
+    if kind == "cls":
+        return constrained_least_squares_correction(exact, P, prior)
+    return bias_variance_correction(exact, P, gamma, prior)
+
+
+def apply_correction(values_on_sample, sampled_ranks) -> np.ndarray:
+    """Per-instance corrected metric: M^[r~ - 1] for each observed sampled rank."""
+    values = np.asarray(values_on_sample, dtype=float)
+    r = np.asarray(sampled_ranks)
+    if np.any(r != np.round(r)) or np.any(r < 1) or np.any(r > values.size):
+        raise ValueError(f"sampled ranks must be integers in 1..{values.size}")
+    return values[r.astype(np.int64) - 1]
