@@ -1,0 +1,486 @@
+"""Tests for sampled_metrics.datasets: loaders, binarize, split, facts, download."""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import http.server
+import threading
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sampled_metrics.datasets import (
+    DataError,
+    Split,
+    binarize,
+    check_facts,
+    download,
+    leave_last_out_split,
+    load_delimited,
+    load_movielens_dat,
+    load_split,
+    md5sum,
+    save_split,
+)
+
+REAL = Path("/work/shared/datasets/ml-1m-binarized/interactions.csv.gz")
+
+RATINGS = "1::1193::5::978300760\n1::661::3::978302109\n2::1357::4.5::978298709\n"
+
+
+def frame(rows, columns=("user", "item", "time")):
+    return pd.DataFrame(rows, columns=list(columns))
+
+
+# --------------------------------------------------------------------------
+# ratings.dat
+# --------------------------------------------------------------------------
+
+def test_movielens_dat_plain(tmp_path):
+    path = tmp_path / "ratings.dat"
+    path.write_text(RATINGS)
+    df = load_movielens_dat(path)
+    assert list(df.columns) == ["user", "item", "time", "rating"]
+    assert df["user"].tolist() == [1, 1, 2]
+    assert df["item"].tolist() == [1193, 661, 1357]
+    assert df["time"].tolist() == [978300760, 978302109, 978298709]
+    assert df["rating"].tolist() == [5.0, 3.0, 4.5]
+    assert df["user"].dtype == np.int64 and df["time"].dtype == np.int64
+
+
+def test_movielens_dat_zip_default_and_named_member(tmp_path):
+    path = tmp_path / "ml-1m.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("ml-1m/ratings.dat", RATINGS)
+        zf.writestr("ml-1m/movies.dat", "1::Toy Story (1995)::Animation\n")
+    default = load_movielens_dat(path)
+    named = load_movielens_dat(path, member="ml-1m/ratings.dat")
+    assert len(default) == 3
+    pd.testing.assert_frame_equal(default, named)
+    with pytest.raises(DataError, match="no member 'ml-1m/nope.dat'"):
+        load_movielens_dat(path, member="ml-1m/nope.dat")
+
+
+@pytest.mark.parametrize("bad, problem", [
+    ("3::10::4", "expected 4 '::'-separated fields, found 3"),
+    ("3::10::4::5::6", "found 5"),
+    ("3::abc::4::978300760", "item 'abc' is not an integer"),
+    ("u7::10::4::978300760", "user 'u7' is not an integer"),
+    ("3::10::four::978300760", "rating 'four' is not a number"),
+])
+def test_movielens_dat_malformed_line_names_file_and_line(tmp_path, bad, problem):
+    path = tmp_path / "ratings.dat"
+    path.write_text(RATINGS + bad + "\n1::1::1::1\n")
+    with pytest.raises(DataError) as err:
+        load_movielens_dat(path)
+    message = str(err.value)
+    assert f"{path}, line 4" in message
+    assert problem in message
+    assert repr(bad) in message
+
+
+def test_movielens_dat_empty_and_missing(tmp_path):
+    empty = tmp_path / "ratings.dat"
+    empty.write_text("\n")
+    with pytest.raises(DataError, match="empty"):
+        load_movielens_dat(empty)
+    with pytest.raises(DataError, match="file not found"):
+        load_movielens_dat(tmp_path / "absent.dat")
+
+
+def test_movielens_dat_truncated_zip(tmp_path):
+    good = tmp_path / "good.zip"
+    with zipfile.ZipFile(good, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("ml-1m/ratings.dat", RATINGS * 200)
+    data = good.read_bytes()
+    for cut in (len(data) // 2, 40):
+        bad = tmp_path / f"cut{cut}.zip"
+        bad.write_bytes(data[:cut])
+        with pytest.raises(DataError, match=str(bad)):
+            load_movielens_dat(bad)
+
+
+def test_movielens_dat_corrupt_member_crc(tmp_path):
+    path = tmp_path / "crc.zip"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as zf:
+        zf.writestr("ratings.dat", RATINGS)
+    data = bytearray(path.read_bytes())
+    offset = data.index(b"1193")
+    data[offset] = ord("7")           # flip a byte of the stored member
+    path.write_bytes(bytes(data))
+    with pytest.raises(DataError, match="corrupt or truncated"):
+        load_movielens_dat(path)
+
+
+# --------------------------------------------------------------------------
+# delimited files
+# --------------------------------------------------------------------------
+
+CSV = "uid,mid,stars,ts\n10,a,4,100\n11,b,2,90\n10,c,5,80\n"
+COLS = {"user": "uid", "item": "mid", "time": "ts", "rating": "stars"}
+
+
+def test_delimited_csv_with_header_and_mapping(tmp_path):
+    path = tmp_path / "events.csv"
+    path.write_text(CSV)
+    df = load_delimited(path, columns=COLS)
+    assert list(df.columns) == ["user", "item", "time", "rating"]
+    assert df["user"].tolist() == [10, 11, 10]
+    assert df["item"].tolist() == ["a", "b", "c"]
+    assert df["time"].tolist() == [100, 90, 80]
+    assert df["rating"].tolist() == [4, 2, 5]
+
+
+def test_delimited_tsv_without_header_by_index(tmp_path):
+    path = tmp_path / "events.tsv"
+    path.write_text("100\t10\ta\n90\t11\tb\n")
+    df = load_delimited(path, sep="\t", header=False,
+                        columns={"user": 1, "item": 2, "time": 0})
+    assert list(df.columns) == ["user", "item", "time"]
+    assert df.to_dict("list") == {"user": [10, 11], "item": ["a", "b"], "time": [100, 90]}
+
+
+def test_delimited_gzip_and_zip_member(tmp_path):
+    gz = tmp_path / "events.csv.gz"
+    gz.write_bytes(gzip.compress(CSV.encode()))
+    zp = tmp_path / "events.zip"
+    with zipfile.ZipFile(zp, "w") as zf:
+        zf.writestr("data/events.csv", CSV)
+    plain = tmp_path / "events.csv"
+    plain.write_text(CSV)
+    expected = load_delimited(plain, columns=COLS)
+    pd.testing.assert_frame_equal(load_delimited(gz, columns=COLS), expected)
+    pd.testing.assert_frame_equal(
+        load_delimited(zp, columns=COLS, member="data/events.csv"), expected)
+    pd.testing.assert_frame_equal(load_delimited(zp, columns=COLS), expected)
+
+
+def test_delimited_truncated_gzip(tmp_path):
+    data = gzip.compress((CSV * 500).encode())
+    path = tmp_path / "events.csv.gz"
+    path.write_bytes(data[: len(data) // 2])
+    with pytest.raises(DataError, match=str(path)):
+        load_delimited(path, columns=COLS)
+
+
+def test_delimited_missing_column(tmp_path):
+    path = tmp_path / "events.csv"
+    path.write_text(CSV)
+    with pytest.raises(DataError, match=r"events\.csv: column\(s\) time='timestamp'"):
+        load_delimited(path, columns={**COLS, "time": "timestamp"})
+    with pytest.raises(DataError, match=r"item=7 not in the file"):
+        load_delimited(path, header=False, columns={"user": 0, "item": 7, "time": 3})
+
+
+@pytest.mark.parametrize("body, line, what", [
+    ("uid,mid,stars,ts\n10,a,4,100\n11,b,2,yesterday\n", 3, "time 'yesterday' is not a number"),
+    ("uid,mid,stars,ts\n10,a,4,100\n,b,2,90\n", 3, "missing value in column(s) ['user']"),
+    ("uid,mid,stars,ts\n10,a,4,100\n\n11,b,2,90\n", 3, "missing value"),
+    ("uid,mid,stars,ts\n10,a,4,100\n11,b,2,90\n12,c,1,\n", 4, "['time']"),
+])
+def test_delimited_bad_values_name_file_and_line(tmp_path, body, line, what):
+    path = tmp_path / "events.csv"
+    path.write_text(body)
+    with pytest.raises(DataError) as err:
+        load_delimited(path, columns=COLS)
+    assert f"{path}, line {line}: " in str(err.value)
+    assert what in str(err.value)
+
+
+def test_delimited_empty_file(tmp_path):
+    path = tmp_path / "events.csv"
+    path.write_text("")
+    with pytest.raises(DataError, match="empty file"):
+        load_delimited(path, columns=COLS)
+    path.write_text("uid,mid,stars,ts\n")
+    with pytest.raises(DataError, match="no data rows"):
+        load_delimited(path, columns=COLS)
+
+
+# --------------------------------------------------------------------------
+# binarize
+# --------------------------------------------------------------------------
+
+def test_binarize_without_threshold_keeps_earliest_duplicate():
+    df = frame([(1, "a", 5, 3.0), (1, "b", 2, 1.0), (1, "a", 1, 5.0), (2, "a", 7, 4.0)],
+               ("user", "item", "time", "rating"))
+    out = binarize(df)
+    assert list(out.columns) == ["user", "item", "time"]
+    # (1, a) appears at times 5 and 1: the earliest (time 1) is kept, in row order
+    assert out.values.tolist() == [[1, "b", 2], [1, "a", 1], [2, "a", 7]]
+
+
+def test_binarize_duplicate_with_equal_times_keeps_first_row():
+    df = frame([(1, "a", 5, 1.0), (1, "a", 5, 2.0)], ("user", "item", "time", "rating"))
+    out = binarize(df)
+    assert len(out) == 1 and out["time"].tolist() == [5]
+    # the kept row is the first one: filtering on its rating proves which
+    assert len(binarize(df, threshold=2.0)) == 1
+
+
+def test_binarize_with_threshold():
+    df = frame([(1, "a", 1, 5.0), (1, "b", 2, 3.0), (2, "a", 3, 4.0), (2, "c", 4, 3.5)],
+               ("user", "item", "time", "rating"))
+    out = binarize(df, threshold=4)
+    assert out.values.tolist() == [[1, "a", 1], [2, "a", 3]]
+    with pytest.raises(DataError, match="rating"):
+        binarize(df.drop(columns="rating"), threshold=4)
+
+
+# --------------------------------------------------------------------------
+# leave-last-out split
+# --------------------------------------------------------------------------
+
+def test_split_test_item_is_last_and_indices_are_sorted_ids():
+    df = frame([(20, "z", 3), (10, "y", 1), (20, "x", 9), (10, "z", 4), (20, "y", 5)])
+    split = leave_last_out_split(df)
+    assert split.user_ids.tolist() == [10, 20]
+    assert split.item_ids.tolist() == ["x", "y", "z"]
+    assert split.item_ids[split.test_items].tolist() == ["z", "x"]
+    assert split.train.toarray().tolist() == [[0, 1, 0], [0, 1, 1]]
+    assert split.train.dtype == np.float32 and split.train.has_sorted_indices
+    assert split.test_items.dtype == np.int64
+    assert (split.n_users, split.n_items, split.n_skipped_users) == (2, 3, 0)
+
+
+def test_split_ties_broken_by_row_order():
+    rows = [(1, "a", 5), (1, "b", 5), (1, "c", 2)]
+    split = leave_last_out_split(frame(rows))
+    assert split.item_ids[split.test_items].tolist() == ["b"]
+    swapped = leave_last_out_split(frame([rows[1], rows[0], rows[2]]))
+    assert swapped.item_ids[swapped.test_items].tolist() == ["a"]
+
+
+def test_split_ties_broken_by_row_order_many_rows():
+    # large enough that an unstable sort would reorder equal times
+    rng = np.random.default_rng(0)
+    users = rng.integers(0, 5, size=600)
+    times = rng.integers(0, 3, size=600)
+    df = frame(list(zip(users, range(600), times)))
+    split = leave_last_out_split(df)
+    for row, user in enumerate(split.user_ids):
+        mine = df[df["user"] == user]
+        expected = mine[mine["time"] == mine["time"].max()]["item"].iloc[-1]
+        assert split.item_ids[split.test_items[row]] == expected
+
+
+def test_split_short_users_skip_and_error():
+    df = frame([(1, "a", 1), (1, "b", 2), (1, "c", 3), (2, "a", 1), (3, "d", 1), (3, "a", 2)])
+    split = leave_last_out_split(df, min_events=3)
+    assert split.user_ids.tolist() == [1]
+    assert split.n_skipped_users == 2
+    assert split.item_ids.tolist() == ["a", "b", "c"]      # d belonged to a skipped user
+    with pytest.raises(DataError, match=r"2 user\(s\) have fewer than 3 events, e.g. user 2"):
+        leave_last_out_split(df, min_events=3, on_short_users="error")
+    assert leave_last_out_split(df).n_skipped_users == 1   # default min_events=2
+
+
+def test_split_rejects_duplicate_pairs():
+    with pytest.raises(DataError, match="1 repeated"):
+        leave_last_out_split(frame([(1, "a", 1), (1, "a", 2), (1, "b", 3)]))
+
+
+def test_candidate_counts_and_unseen_test_items():
+    df = frame([(1, "a", 1), (1, "b", 2), (1, "c", 3),
+                (2, "a", 1), (2, "d", 2),
+                (3, "b", 1), (3, "a", 2)])
+    split = leave_last_out_split(df)
+    # items a, b, c, d; train: user1 {a, b}, user2 {a}, user3 {b}; tests c, d, a
+    assert split.candidate_counts().tolist() == [2, 3, 3]
+    assert split.candidate_counts().dtype == np.int64
+    assert split.unseen_test_items() == 2                  # c and d, never trained on
+
+
+# --------------------------------------------------------------------------
+# facts
+# --------------------------------------------------------------------------
+
+def test_check_facts_frame_and_split():
+    df = frame([(1, "a", 1), (1, "b", 2), (1, "c", 3), (2, "a", 1), (2, "b", 2)])
+    facts = {"n_users": 2, "n_items": 3, "n_events": 5,
+             "min_events_per_user": 2, "max_events_per_user": 3}
+    assert check_facts(df, facts, "toy") == facts
+    split = leave_last_out_split(df)
+    assert check_facts(split, {**facts, "n_train": 3, "n_test": 2}, "toy split")["n_train"] == 3
+
+
+def test_check_facts_mismatch_and_unknown():
+    df = frame([(1, "a", 1), (1, "b", 2), (2, "a", 1)])
+    with pytest.raises(DataError) as err:
+        check_facts(df, {"n_users": 2, "n_items": 3}, "toy data")
+    assert str(err.value) == "toy data: facts do not hold: n_items: expected 3, got 2"
+    with pytest.raises(DataError, match=r"toy data: unknown fact\(s\) \['n_train'\]"):
+        check_facts(df, {"n_train": 1}, "toy data")
+    with pytest.raises(DataError, match=r"unknown fact\(s\) \['n_userz'\]"):
+        check_facts(leave_last_out_split(df), {"n_userz": 2}, "toy split")
+
+
+# --------------------------------------------------------------------------
+# save / load
+# --------------------------------------------------------------------------
+
+def test_save_load_roundtrip(tmp_path):
+    df = frame([("u1", 7, 1), ("u1", 3, 2), ("u2", 7, 1), ("u2", 5, 2), ("u3", 9, 1)])
+    split = leave_last_out_split(df)
+    path = tmp_path / "split.npz"
+    save_split(split, path)
+    assert [p.name for p in tmp_path.iterdir()] == ["split.npz"]   # no temp file left
+    loaded = load_split(path)
+    assert (loaded.train != split.train).nnz == 0
+    assert loaded.train.dtype == np.float32 and loaded.train.has_sorted_indices
+    np.testing.assert_array_equal(loaded.test_items, split.test_items)
+    assert loaded.user_ids.tolist() == ["u1", "u2"]
+    assert loaded.item_ids.tolist() == [3, 5, 7]
+    assert loaded.n_skipped_users == 1
+
+
+def test_load_split_corrupt_missing_keys_and_absent(tmp_path):
+    corrupt = tmp_path / "corrupt.npz"
+    corrupt.write_bytes(b"PK\x03\x04 this is not a zip")
+    with pytest.raises(DataError, match=f"{corrupt}: corrupt split file"):
+        load_split(corrupt)
+    partial = tmp_path / "partial.npz"
+    np.savez(partial, test_items=np.arange(3))
+    with pytest.raises(DataError, match=r"partial\.npz: not a saved split, missing key"):
+        load_split(partial)
+    with pytest.raises(DataError, match="file not found"):
+        load_split(tmp_path / "absent.npz")
+
+
+def test_load_split_inconsistent_arrays(tmp_path):
+    split = leave_last_out_split(frame([(1, "a", 1), (1, "b", 2), (2, "a", 1), (2, "b", 2)]))
+    path = tmp_path / "split.npz"
+    save_split(split, path)
+    with np.load(path) as npz:
+        arrays = dict(npz)
+    arrays["test_items"] = np.array([0, 5])                # column 5 does not exist
+    np.savez(path, **arrays)
+    with pytest.raises(DataError, match=f"{path}: inconsistent split"):
+        load_split(path)
+
+
+# --------------------------------------------------------------------------
+# download from a local server
+# --------------------------------------------------------------------------
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    routes: dict = {}
+    requests: list = []
+
+    def do_GET(self):  # noqa: N802 (http.server API)
+        self.requests.append(self.path)
+        status, body, length = self.routes.get(self.path, (404, b"not found", None))
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(body) if length is None else length))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def server():
+    handler = type("Handler", (_Handler,), {"routes": {}, "requests": []})
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever,
+                              kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    try:
+        yield httpd, handler, f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+
+
+BODY = b"1::1193::5::978300760\n" * 5000
+BODY_MD5 = hashlib.md5(BODY).hexdigest()
+
+
+def fetch(url, dest, md5=None, retries=0):
+    return download(url, dest, md5, timeout=5, retries=retries, progress=False, backoff=0)
+
+
+def test_download_success_with_md5(server, tmp_path):
+    _, handler, base = server
+    handler.routes["/ml.zip"] = (200, BODY, None)
+    dest = tmp_path / "sub" / "ml.zip"
+    assert fetch(f"{base}/ml.zip", dest, BODY_MD5) == dest
+    assert dest.read_bytes() == BODY and md5sum(dest) == BODY_MD5
+    assert sorted(p.name for p in dest.parent.iterdir()) == ["ml.zip"]
+
+
+def test_download_md5_mismatch_leaves_nothing(server, tmp_path):
+    _, handler, base = server
+    handler.routes["/ml.zip"] = (200, BODY, None)
+    dest = tmp_path / "ml.zip"
+    with pytest.raises(DataError) as err:
+        fetch(f"{base}/ml.zip", dest, "0" * 32, retries=2)
+    assert "0" * 32 in str(err.value) and BODY_MD5 in str(err.value)
+    assert list(tmp_path.iterdir()) == []
+    assert len(handler.requests) == 1                      # an md5 mismatch is not retried
+
+
+def test_download_404_leaves_nothing_and_is_not_retried(server, tmp_path):
+    _, handler, base = server
+    with pytest.raises(DataError, match="HTTP 404"):
+        fetch(f"{base}/missing.zip", tmp_path / "ml.zip", retries=3)
+    assert list(tmp_path.iterdir()) == []
+    assert handler.requests == ["/missing.zip"]
+
+
+def test_download_truncated_body_is_retried_then_fails(server, tmp_path):
+    _, handler, base = server
+    handler.routes["/ml.zip"] = (200, BODY[:1000], len(BODY))
+    with pytest.raises(DataError, match=f"truncated body: got 1000 of {len(BODY)} bytes"):
+        fetch(f"{base}/ml.zip", tmp_path / "ml.zip", retries=2)
+    assert list(tmp_path.iterdir()) == []
+    assert len(handler.requests) == 3
+
+
+def test_download_server_error_retried_a_bounded_number_of_times(server, tmp_path):
+    _, handler, base = server
+    handler.routes["/ml.zip"] = (503, b"busy", None)
+    with pytest.raises(DataError, match=r"after 3 attempt\(s\): HTTP 503"):
+        fetch(f"{base}/ml.zip", tmp_path / "ml.zip", retries=2)
+    assert len(handler.requests) == 3 and list(tmp_path.iterdir()) == []
+
+
+def test_download_existing_file_is_used_without_request(server, tmp_path):
+    _, handler, base = server
+    handler.routes["/ml.zip"] = (200, b"something else", None)
+    dest = tmp_path / "ml.zip"
+    dest.write_bytes(BODY)
+    assert fetch(f"{base}/ml.zip", dest, BODY_MD5) == dest
+    assert fetch(f"{base}/ml.zip", dest) == dest            # md5 None: used as is
+    assert handler.requests == [] and dest.read_bytes() == BODY
+    with pytest.raises(DataError, match=f"{dest}: existing file has md5 {BODY_MD5}"):
+        fetch(f"{base}/ml.zip", dest, "f" * 32)
+    assert handler.requests == [] and dest.read_bytes() == BODY
+
+
+# --------------------------------------------------------------------------
+# the real offline copy of binarized MovieLens 1M
+# --------------------------------------------------------------------------
+
+def test_real_movielens_1m_offline_copy():
+    if not REAL.exists():
+        pytest.skip(f"{REAL} is absent")
+    df = load_delimited(REAL, sep=",", columns={"user": "user_id", "item": "item_id",
+                                                "time": "position"})
+    facts = {"n_users": 6040, "n_items": 3706, "n_events": 1_000_209,
+             "min_events_per_user": 20, "max_events_per_user": 2314}
+    check_facts(df, {**facts, "n_duplicate_pairs": 0}, str(REAL))
+    split = leave_last_out_split(binarize(df))
+    check_facts(split, {**facts, "n_train": 994_169, "n_test": 6040,
+                        "n_skipped_users": 0}, f"{REAL} split")
+    # independent check: the test item is the row with the highest position
+    last = df.loc[df.groupby("user")["time"].idxmax()].sort_values("user")
+    np.testing.assert_array_equal(split.user_ids, last["user"].to_numpy())
+    np.testing.assert_array_equal(split.item_ids[split.test_items], last["item"].to_numpy())
+    assert (split.candidate_counts() == 3706 - (df.groupby("user").size().sort_index()
+                                                .to_numpy() - 1)).all()
