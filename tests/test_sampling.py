@@ -1,0 +1,105 @@
+"""Sampled evaluation with real scores: draws, item mapping, ranks."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy import stats
+
+from sampled_metrics.laws import sampled_rank_pmf
+from sampled_metrics.sampling import (draw_positions, excluded_items, pool_sizes,
+                                      positions_to_items, sampled_ranks)
+
+
+def small_case():
+    # 3 users, 6 items. user 0 trained on {1, 4}, held out 2; user 1 trained on {0}, held out 5;
+    # user 2 trained on {0, 1, 2}, held out 3.
+    train = sp.csr_matrix(np.array([[0, 1, 0, 0, 1, 0],
+                                    [1, 0, 0, 0, 0, 0],
+                                    [1, 1, 1, 0, 0, 0]], dtype=np.float32))
+    return train, np.array([2, 5, 3])
+
+
+def test_excluded_items_and_pools_by_hand():
+    train, test = small_case()
+    E = excluded_items(train, test)
+    assert [list(E[u].indices) for u in range(3)] == [[1, 2, 4], [0, 5], [0, 1, 2, 3]]
+    assert pool_sizes(E).tolist() == [3, 4, 2]
+
+
+def test_positions_map_to_the_free_items_in_order():
+    train, test = small_case()
+    E = excluded_items(train, test)
+    free = [[0, 3, 5], [1, 2, 3, 4], [4, 5]]
+    positions = np.array([[0, 1, 2], [3, 0, 2], [1, 0, 1]])
+    items = positions_to_items(E, positions)
+    for u in range(3):
+        assert items[u].tolist() == [free[u][p] for p in positions[u]]
+
+
+def test_distinct_draws_are_distinct_and_uniform():
+    rng = np.random.default_rng(1)
+    pool = np.array([5] * 20_000)
+    draws = draw_positions(pool, 3, rng)
+    assert np.all(np.diff(draws, axis=1) > 0)
+    # every 3-subset of 5 positions (10 of them) equally likely
+    codes = (1 << draws).sum(axis=1)
+    counts = np.unique(codes, return_counts=True)[1]
+    assert counts.size == 10
+    assert stats.chisquare(counts).pvalue > 1e-3
+
+
+def test_too_small_pool_is_refused_with_the_user():
+    with pytest.raises(ValueError, match="user 1"):
+        draw_positions(np.array([10, 2, 10]), 3, np.random.default_rng(0))
+    # with replacement it is fine
+    assert draw_positions(np.array([10, 2, 10]), 3, np.random.default_rng(0), replacement=True).shape == (3, 3)
+
+
+def test_sampled_ranks_follow_the_law_of_the_exact_rank():
+    """One user with exact rank r among n: the sampled ranks follow
+    Hypergeometric(n - 1, r - 1, m) + 1 (the law of section 4.3)."""
+    n_items, m, true_rank = 400, 20, 57
+    scores = np.arange(n_items, 0, -1, dtype=np.float32)[None, :]   # item i has rank i + 1
+    train = sp.csr_matrix((1, n_items), dtype=np.float32)
+    test = np.array([true_rank - 1])
+    ranks = sampled_ranks(np.repeat(scores, 1, 0), test, excluded_items(train, test), m, 3000, seed=5)
+    counts = np.bincount(ranks[:, 0] - 1, minlength=m + 1)
+    expected = sampled_rank_pmf([true_rank], n_items, m)[0] * ranks.shape[0]
+    keep = expected > 5
+    obs = np.r_[counts[keep], counts[~keep].sum()]
+    exp = np.r_[expected[keep], expected[~keep].sum()]
+    assert stats.chisquare(obs, exp * obs.sum() / exp.sum()).pvalue > 1e-3
+
+
+def test_training_items_are_never_sampled_and_ties_follow_the_policy():
+    # user 0: held-out item 0 scores 1.0; items 1, 2 (training) score 9; items 3..5 tie at 1.0
+    scores = np.array([[1.0, 9.0, 9.0, 1.0, 1.0, 1.0]])
+    train = sp.csr_matrix(np.array([[0, 1, 1, 0, 0, 0]], dtype=np.float32))
+    test = np.array([0])
+    E = excluded_items(train, test)
+    pessimistic = sampled_ranks(scores, test, E, 3, 5, seed=0)
+    optimistic = sampled_ranks(scores, test, E, 3, 5, seed=0, tie_policy="optimistic")
+    average = sampled_ranks(scores, test, E, 3, 5, seed=0, tie_policy="average")
+    assert pessimistic.ravel().tolist() == [4] * 5     # never 6: training items are not drawn
+    assert optimistic.ravel().tolist() == [1] * 5
+    assert average.ravel().tolist() == [2.5] * 5
+    rand = sampled_ranks(scores, test, E, 3, 200, seed=0, tie_policy="random")
+    assert set(np.unique(rand)) == {1, 2, 3, 4}
+
+
+def test_same_seed_same_draws_and_different_seed_different():
+    rng = np.random.default_rng(0)
+    scores = rng.random((50, 300))
+    train = sp.random(50, 300, density=0.1, random_state=1, format="csr")
+    test = np.array([next(i for i in range(300) if train[u, i] == 0) for u in range(50)])
+    E = excluded_items(train, test)
+    a = sampled_ranks(scores, test, E, 30, 4, seed=11)
+    assert np.array_equal(a, sampled_ranks(scores, test, E, 30, 4, seed=11))
+    assert not np.array_equal(a, sampled_ranks(scores, test, E, 30, 4, seed=12))
+
+
+def test_nan_scores_are_refused():
+    train, test = small_case()
+    scores = np.ones((3, 6))
+    scores[1, 3] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        sampled_ranks(scores, test, excluded_items(train, test), 2, 1, seed=0)
