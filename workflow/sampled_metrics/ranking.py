@@ -1,0 +1,194 @@
+"""Exact ranks of held-out items (section 6.1 of Krichene & Rendle, KDD 2020).
+
+"For each of the 6040 test users, we rank all items (leaving out the user's
+training items) and record at which position the withheld relevant item
+appears." For one user with held-out item t and candidate set C (all items but
+the user's training items; t is in C)::
+
+    rank = 1 + #{j in C, j != t : y_j > y_t} + tie term,
+    t_eq = #{j in C, j != t : y_j == y_t}
+
+with the tie term by policy: ``pessimistic`` t_eq, ``optimistic`` 0,
+``average`` t_eq / 2, ``random`` a uniform integer in 0..t_eq (seeded). The
+size of the ranked set, n = |C| = n_items - |H_u|, is what AUC (eq 7) needs.
+
+:func:`rank_from_scores` holds the tie logic on arrays of scores (use it for
+sampled candidate sets too, so that exact and sampled ranks share one policy);
+:func:`exact_ranks` applies it to every user of a split, block by block.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["TIE_POLICIES", "rank_from_scores", "exact_ranks"]
+
+TIE_POLICIES = ("pessimistic", "optimistic", "average", "random")
+
+
+def _check_policy(tie_policy: str) -> str:
+    if tie_policy not in TIE_POLICIES:
+        raise ValueError(f"unknown tie_policy {tie_policy!r}; known: {', '.join(TIE_POLICIES)}")
+    return tie_policy
+
+
+def _rng(rng) -> np.random.Generator:
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None:
+        raise ValueError("tie_policy='random' needs rng (a numpy Generator or an integer seed)")
+    return np.random.default_rng(rng)
+
+
+def _tie_term(ties: np.ndarray, tie_policy: str, uniforms: np.ndarray | None) -> np.ndarray:
+    """Tie term for ``ties`` = number of other candidates with the target's score."""
+    if tie_policy == "pessimistic":
+        return ties.astype(np.float64)
+    if tie_policy == "optimistic":
+        return np.zeros(ties.shape, dtype=np.float64)
+    if tie_policy == "average":
+        return ties / 2.0
+    # random: floor(U * (t + 1)) is uniform on 0..t for U ~ U[0, 1)
+    return np.minimum(np.floor(uniforms * (ties + 1.0)), ties).astype(np.float64)
+
+
+def _ranks_of_masked(scores: np.ndarray, target_index: np.ndarray, tie_policy: str,
+                     uniforms: np.ndarray | None) -> np.ndarray:
+    """Ranks when non-candidates already hold -inf and all candidates are finite."""
+    rows = np.arange(scores.shape[0])
+    target = scores[rows, target_index][:, None]
+    higher = np.count_nonzero(scores > target, axis=1)
+    ties = np.count_nonzero(scores == target, axis=1) - 1  # the target itself
+    return 1.0 + higher + _tie_term(ties, tie_policy, uniforms)
+
+
+def rank_from_scores(scores, candidate_mask, target_index, tie_policy: str = "pessimistic",
+                     rng=None) -> np.ndarray:
+    """Rank of the target item among the candidates, for one or many users.
+
+    Parameters
+    ----------
+    scores : array (n_items,) or (n_users, n_items)
+        Predicted scores; higher is better.
+    candidate_mask : bool array of the same shape, or None
+        True where an item is ranked; None means every item. The target must be
+        a candidate. Scores of non-candidates are ignored (may be anything).
+    target_index : int or int array (n_users,)
+        Column of the held-out item in each row.
+    tie_policy : "pessimistic" | "optimistic" | "average" | "random"
+    rng : numpy Generator or int seed, needed by "random" (one uniform draw per row)
+
+    Returns
+    -------
+    float64 array (n_users,) (a float for 1-d input): 1 + #candidates scored
+    strictly higher + the tie term (see the module docstring).
+
+    Raises ``ValueError`` if a candidate's score is NaN or infinite, or if a
+    target is not a candidate.
+    """
+    _check_policy(tie_policy)
+    scores = np.asarray(scores)
+    one_d = scores.ndim == 1
+    S = np.atleast_2d(scores)
+    if S.ndim != 2:
+        raise ValueError("scores must be 1-d or 2-d")
+    target = np.atleast_1d(np.asarray(target_index, dtype=np.int64))
+    if target.shape != (S.shape[0],):
+        raise ValueError("target_index needs one entry per row of scores")
+    if np.any(target < 0) or np.any(target >= S.shape[1]):
+        raise ValueError("target_index out of range")
+    rows = np.arange(S.shape[0])
+    if candidate_mask is None:
+        mask = None
+    else:
+        mask = np.atleast_2d(np.asarray(candidate_mask, dtype=bool))
+        if mask.shape != S.shape:
+            raise ValueError("candidate_mask must have the shape of scores")
+        if not np.all(mask[rows, target]):
+            bad = int(np.flatnonzero(~mask[rows, target])[0])
+            raise ValueError(f"row {bad}: the target item {int(target[bad])} is not a candidate")
+    finite = np.isfinite(S)
+    bad_rows = ~np.all(finite | ~mask, axis=1) if mask is not None else ~np.all(finite, axis=1)
+    if np.any(bad_rows):
+        bad = int(np.flatnonzero(bad_rows)[0])
+        raise ValueError(f"row {bad}: scores contain NaN or inf")
+    uniforms = _rng(rng).random(S.shape[0]) if tie_policy == "random" else None
+    if mask is not None:
+        S = np.where(mask, S, -np.inf)
+    ranks = _ranks_of_masked(S, target, tie_policy, uniforms)
+    return float(ranks[0]) if one_d else ranks
+
+
+def exact_ranks(model, train, test_items, *, tie_policy: str = "pessimistic",
+                block_size: int = 512, seed: int = 0, progress: bool = False):
+    """Exact rank of every user's held-out item among all items except that
+    user's training items (section 6.1).
+
+    Parameters
+    ----------
+    model : object with ``scores(users) -> (len(users), n_items)`` and optionally ``name``
+    train : scipy.sparse matrix (n_users, n_items); its nonzeros are the
+        training items H_u, which are excluded from the ranking
+    test_items : int array (n_users,), the held-out item of every user (must not
+        be one of the user's training items)
+    tie_policy : "pessimistic" (default) | "optimistic" | "average" | "random"
+    block_size : users scored at a time (memory ~ block_size x n_items scores)
+    seed : seeds the "random" tie policy; one uniform per user is drawn up
+        front, so the result does not depend on ``block_size``
+    progress : show a tqdm bar over blocks
+
+    Returns
+    -------
+    ranks : float64 (n_users,), integers except under "average"
+    n_candidates : int64 (n_users,), n_items - |H_u|: the n of eq 7 (AUC)
+
+    Raises ``ValueError`` naming the recommender and the user when a score is
+    NaN or infinite.
+    """
+    _check_policy(tie_policy)
+    if block_size < 1:
+        raise ValueError("block_size must be >= 1")
+    X = sp.csr_matrix(train)
+    X.sum_duplicates()
+    X.eliminate_zeros()
+    n_users, n_items = X.shape
+    test = np.asarray(test_items)
+    if test.shape != (n_users,) or not np.issubdtype(test.dtype, np.integer):
+        raise ValueError(f"test_items must be an integer array with one item per user ({n_users})")
+    test = test.astype(np.int64)
+    if np.any(test < 0) or np.any(test >= n_items):
+        raise ValueError("test_items out of range")
+    in_train = np.asarray(X[np.arange(n_users), test]).ravel() != 0
+    if np.any(in_train):
+        u = int(np.flatnonzero(in_train)[0])
+        raise ValueError(f"user {u}: held-out item {int(test[u])} is also a training item "
+                         f"({int(in_train.sum())} such users)")
+    name = getattr(model, "name", type(model).__name__)
+    uniforms = (np.random.default_rng(seed).random(n_users) if tie_policy == "random" else None)
+    history = np.diff(X.indptr)
+    n_candidates = (n_items - history).astype(np.int64)
+    ranks = np.empty(n_users, dtype=np.float64)
+
+    starts = range(0, n_users, block_size)
+    if progress:
+        from tqdm.auto import tqdm
+        starts = tqdm(starts, desc=f"ranking {name}", unit="block")
+    for a in starts:
+        b = min(a + block_size, n_users)
+        users = np.arange(a, b)
+        S = np.asarray(model.scores(users))
+        S = S.astype(np.float64) if not np.issubdtype(S.dtype, np.floating) else S.copy()
+        if S.shape != (b - a, n_items):
+            raise ValueError(f"recommender {name!r}: scores for users {a}..{b - 1} have shape "
+                             f"{S.shape}, expected {(b - a, n_items)}")
+        finite = np.isfinite(S)
+        if not finite.all():
+            r, i = np.argwhere(~finite)[0]
+            raise ValueError(f"recommender {name!r}: score of user {a + int(r)} for item {int(i)} "
+                             f"is {S[r, i]} (NaN or inf)")
+        lo, hi = X.indptr[a], X.indptr[b]
+        rows = np.repeat(np.arange(b - a), history[a:b])
+        S[rows, X.indices[lo:hi]] = -np.inf  # training items are not ranked
+        ranks[a:b] = _ranks_of_masked(S, test[a:b], tie_policy,
+                                      None if uniforms is None else uniforms[a:b])
+    return ranks, n_candidates
