@@ -704,3 +704,26 @@ def _split_from_arrays(a: Mapping[str, np.ndarray]) -> Split:
     return Split(train=train, test_items=a["test_items"].astype(np.int64),
                  user_ids=a["user_ids"], item_ids=a["item_ids"],
                  n_skipped_users=int(a["n_skipped_users"]))
+
+
+# --------------------------------------------------------------------------
+# A data set as configured
+# --------------------------------------------------------------------------
+
+def load_events(path, entry: Mapping) -> pd.DataFrame:
+    """Load and binarize the events of one data set of config.yaml.
+
+    ``entry["format"]`` picks the loader: ``movielens_dat`` (with an optional
+    ``member`` inside a zip) or ``delimited`` (``sep``, ``header``,
+    ``columns``, ``member``); ``binarize_threshold`` is passed to
+    :func:`binarize`.
+    """
+    fmt = entry["format"]
+    if fmt == "movielens_dat":
+        events = load_movielens_dat(path, member=entry.get("member"))
+    elif fmt == "delimited":
+        events = load_delimited(path, sep=entry.get("sep", ","), header=entry.get("header", True),
+                                columns=entry["columns"], member=entry.get("member"))
+    else:
+        raise DataError(f"{path}: unknown format {fmt!r} (movielens_dat or delimited)")
+    return binarize(events, entry.get("binarize_threshold"))

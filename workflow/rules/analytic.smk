@@ -1,0 +1,40 @@
+# Results computed from the laws alone: the toy example and Figure 6's curves.
+
+
+rule toy_tables:
+    input:
+        paper1=f"{PAPER}/table1.csv",
+        paper2=f"{PAPER}/table2.csv",
+    output:
+        **{f"{name}_{ext}": f"results/toy/{name}.{ext}"
+           for name in ("table1", "table2") for ext in ("csv", "md", "tex")},
+    params:
+        toy=config["toy"],
+        seed=config["seed"],
+    log:
+        "logs/toy/tables.log",
+    resources:
+        runtime=5,
+        mem_mb=1000,
+    script:
+        "../scripts/toy_tables.py"
+
+
+rule fig6_curves:
+    input:
+        ranks=expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
+        split="data/processed/{dataset}/split.npz",
+    output:
+        curves="results/{dataset}/fig6.csv",
+        thresholds="results/{dataset}/fig6_thresholds.csv",
+    params:
+        recommenders=RECOMMENDERS,
+        fig6=config["fig6"],
+    threads: 1
+    log:
+        "logs/{dataset}/fig6_curves.log",
+    resources:
+        runtime=15,
+        mem_mb=3000,
+    script:
+        "../scripts/fig6_curves.py"

@@ -1,0 +1,42 @@
+# Data: download an archive (when configured), then load, binarize and split.
+
+
+def archive_to_download(wildcards):
+    """Map data/raw/... back to the data set whose `archive` it is."""
+    for name, entry in config["datasets"].items():
+        if entry.get("archive") == wildcards.archive_path:
+            return name, entry
+    raise ValueError(f"no data set in config.yaml has archive: {wildcards.archive_path}")
+
+
+rule download:
+    output:
+        "{archive_path}",
+    wildcard_constraints:
+        archive_path="data/raw/.+",
+    params:
+        entry=lambda wildcards: archive_to_download(wildcards)[1],
+    log:
+        "logs/download/{archive_path}.log",
+    resources:
+        runtime=30,
+        mem_mb=500,
+    script:
+        "../scripts/download.py"
+
+
+rule split:
+    input:
+        raw_input,
+    output:
+        "data/processed/{dataset}/split.npz",
+    params:
+        entry=dataset_config,
+        short_users=config.get("short_users", "skip"),
+    log:
+        "logs/{dataset}/split.log",
+    resources:
+        runtime=10,
+        mem_mb=4000,
+    script:
+        "../scripts/split.py"

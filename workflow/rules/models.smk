@@ -1,0 +1,19 @@
+# Recommenders: fit on the training split, score every (user, item) pair.
+
+
+rule scores:
+    input:
+        "data/processed/{dataset}/split.npz",
+    output:
+        "results/{dataset}/scores/{recommender}.npy",
+    params:
+        spec=lambda wildcards: config["recommenders"][wildcards.recommender],
+        seed=config["seed"],
+    threads: 2
+    log:
+        "logs/{dataset}/scores_{recommender}.log",
+    resources:
+        runtime=30,
+        mem_mb=4000,
+    script:
+        "../scripts/scores.py"

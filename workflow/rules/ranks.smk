@@ -1,0 +1,20 @@
+# Exact ranks: each held-out item among all items but the user's training items.
+
+
+rule exact_ranks:
+    input:
+        split="data/processed/{dataset}/split.npz",
+        scores="results/{dataset}/scores/{recommender}.npy",
+    output:
+        "results/{dataset}/ranks/{recommender}.csv",
+    params:
+        tie_policy=config["ranking"].get("tie_policy", "pessimistic"),
+        block_size=config["ranking"].get("block_size", 512),
+        seed=config["seed"],
+    log:
+        "logs/{dataset}/exact_ranks_{recommender}.log",
+    resources:
+        runtime=10,
+        mem_mb=2000,
+    script:
+        "../scripts/exact_ranks.py"

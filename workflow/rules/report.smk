@@ -1,0 +1,135 @@
+# Tables and figures, rendered from results only.
+
+
+rule exact_metrics:
+    input:
+        ranks=expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
+        paper=f"{PAPER}/table3.csv",
+    output:
+        csv="results/{dataset}/exact_metrics.csv",
+        md="results/{dataset}/exact_metrics.md",
+    params:
+        recommenders=RECOMMENDERS,
+        metrics=config["metrics"],
+    log:
+        "logs/{dataset}/exact_metrics.log",
+    resources:
+        runtime=5,
+        mem_mb=1000,
+    script:
+        "../scripts/exact_metrics.py"
+
+
+rule fig5:
+    input:
+        expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
+    output:
+        pdf="figures/{dataset}/fig5.pdf",
+        png="figures/{dataset}/fig5.png",
+        facts="results/{dataset}/fig5_rank_distribution.csv",
+    params:
+        recommenders=RECOMMENDERS,
+    log:
+        "logs/{dataset}/fig5.log",
+    resources:
+        runtime=5,
+        mem_mb=1000,
+    script:
+        "../scripts/fig5.py"
+
+
+rule table3:
+    input:
+        exact="results/{dataset}/exact_metrics.csv",
+        sampling="results/{dataset}/sampling.csv",
+        paper=f"{PAPER}/table3.csv",
+    output:
+        csv="results/{dataset}/table3.csv",
+        md="results/{dataset}/table3.md",
+        tex="results/{dataset}/table3.tex",
+        versus="results/{dataset}/table3_vs_paper.md",
+    log:
+        "logs/{dataset}/table3.log",
+    resources:
+        runtime=5,
+        mem_mb=1000,
+    script:
+        "../scripts/table3.py"
+
+
+rule table4:
+    input:
+        exact="results/{dataset}/exact_metrics.csv",
+        sampling="results/{dataset}/sampling.csv",
+        paper=f"{PAPER}/table4.csv",
+    output:
+        csv="results/{dataset}/table4.csv",
+        md="results/{dataset}/table4.md",
+        tex="results/{dataset}/table4.tex",
+        versus="results/{dataset}/table4_vs_paper.md",
+    params:
+        recommenders=RECOMMENDERS,
+    log:
+        "logs/{dataset}/table4.log",
+    resources:
+        runtime=5,
+        mem_mb=1000,
+    script:
+        "../scripts/table4.py"
+
+
+rule claims:
+    input:
+        table3="results/{dataset}/table3.csv",
+        table4="results/{dataset}/table4.csv",
+        thresholds="results/{dataset}/fig6_thresholds.csv",
+        crosscheck="results/{dataset}/crosscheck.csv",
+    output:
+        "results/{dataset}/claims.md",
+    params:
+        recommenders=RECOMMENDERS,
+    log:
+        "logs/{dataset}/claims.log",
+    resources:
+        runtime=5,
+        mem_mb=1000,
+    script:
+        "../scripts/claims.py"
+
+
+rule fig6:
+    input:
+        curves="results/{dataset}/fig6.csv",
+        thresholds="results/{dataset}/fig6_thresholds.csv",
+        exact="results/{dataset}/exact_metrics.csv",
+    output:
+        pdf="figures/{dataset}/fig6.pdf",
+        png="figures/{dataset}/fig6.png",
+    params:
+        metric=config["fig6"]["metric"],
+    log:
+        "logs/{dataset}/fig6.log",
+    resources:
+        runtime=5,
+        mem_mb=1000,
+    script:
+        "../scripts/fig6.py"
+
+
+rule toy_figure:
+    output:
+        data="results/toy/{figure}.csv",
+        pdf="figures/{figure}.pdf",
+        png="figures/{figure}.png",
+    wildcard_constraints:
+        figure="fig[1-4]",
+    params:
+        toy=config["toy"],
+        law=config["corrections"]["law"],
+    log:
+        "logs/toy/{figure}.log",
+    resources:
+        runtime=5,
+        mem_mb=2000,
+    script:
+        "../scripts/toy_figure.py"

@@ -1,0 +1,46 @@
+# Sampled evaluation: 100 repetitions of m sampled items per user, then every
+# correction applied to every repetition.
+
+
+rule sampled_ranks:
+    input:
+        split="data/processed/{dataset}/split.npz",
+        scores="results/{dataset}/scores/{recommender}.npy",
+    output:
+        "results/{dataset}/sampled_ranks/{recommender}.npy",
+    params:
+        m=config["sampling"]["m"],
+        repetitions=config["sampling"]["repetitions"],
+        replacement=config["sampling"]["replacement"],
+        tie_policy=config["ranking"].get("tie_policy", "pessimistic"),
+        seed=config["seed"],
+    log:
+        "logs/{dataset}/sampled_ranks_{recommender}.log",
+    resources:
+        runtime=15,
+        mem_mb=3000,
+    script:
+        "../scripts/sampled_ranks.py"
+
+
+rule sampling_table:
+    input:
+        sampled=expand("results/{{dataset}}/sampled_ranks/{recommender}.npy", recommender=RECOMMENDERS),
+        ranks=expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
+        split="data/processed/{dataset}/split.npz",
+    output:
+        table="results/{dataset}/sampling.csv",
+        crosscheck="results/{dataset}/crosscheck.csv",
+    params:
+        recommenders=RECOMMENDERS,
+        metrics=config["metrics"],
+        corrections=config["corrections"],
+        m=config["sampling"]["m"],
+        replacement=config["sampling"]["replacement"],
+    log:
+        "logs/{dataset}/sampling_table.log",
+    resources:
+        runtime=15,
+        mem_mb=3000,
+    script:
+        "../scripts/sampling_table.py"

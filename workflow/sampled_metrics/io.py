@@ -1,0 +1,86 @@
+"""Writing results safely: atomic files, per-rule logs, pinned thread counts.
+
+Every output of the pipeline is written under a temporary name in the same
+folder and renamed into place, so an interrupted run never leaves a partial
+file under the final name.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Callable, Iterator
+
+import numpy as np
+import pandas as pd
+
+
+@contextlib.contextmanager
+def atomic_path(path) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; rename it onto ``path`` when the
+    block succeeds, delete it when the block fails."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def write_atomic(path, write: Callable[[Path], None]) -> None:
+    """Call ``write(tmp_path)`` and move the result onto ``path`` atomically."""
+    with atomic_path(path) as tmp:
+        write(tmp)
+
+
+def write_csv(frame: pd.DataFrame, path, **kwargs) -> None:
+    """A csv written atomically, floats with a fixed format for identical bytes."""
+    kwargs.setdefault("index", False)
+    kwargs.setdefault("float_format", "%.10g")
+    write_atomic(path, lambda tmp: frame.to_csv(tmp, **kwargs))
+
+
+def write_text(text: str, path) -> None:
+    write_atomic(path, lambda tmp: tmp.write_text(text))
+
+
+def write_npy(array: np.ndarray, path) -> None:
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as f:
+            np.save(f, array)
+    write_atomic(path, write)
+
+
+def save_figure(figure, *paths) -> None:
+    """Save a matplotlib figure to each path (format from the suffix), atomically.
+    PDF metadata carries no date, so the same data gives the same bytes."""
+    for path in paths:
+        suffix = Path(path).suffix.lstrip(".")
+        metadata = {"CreationDate": None} if suffix == "pdf" else {"Software": None}
+        write_atomic(path, lambda tmp: figure.savefig(tmp, format=suffix, metadata=metadata,
+                                                       dpi=150, bbox_inches="tight"))
+
+
+def start_log(path) -> logging.Logger:
+    """Send this process's log records, warnings and stderr (progress bars,
+    tracebacks) to ``path``, and return the pipeline's logger."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    stream = open(path, "w", buffering=1)
+    sys.stderr = stream
+    logging.basicConfig(stream=stream, level=logging.INFO, force=True,
+                        format="%(asctime)s %(levelname)s %(message)s")
+    logging.captureWarnings(True)
+    return logging.getLogger("sampled_metrics")
+
+
+def pin_threads(threads: int) -> None:
+    """Limit BLAS/OpenMP threads to the rule's share of cores (results do not
+    depend on it; oversubscribed BLAS threads slow everything down)."""
+    from threadpoolctl import threadpool_limits
+    threadpool_limits(int(threads))

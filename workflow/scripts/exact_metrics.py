@@ -1,0 +1,21 @@
+"""Rule exact_metrics: exact Recall@10, NDCG@10, AP, AUC beside the paper's Table 3."""
+import pandas as pd
+
+from sampled_metrics.evaluation import exact_metric
+from sampled_metrics.io import start_log, write_csv, write_text
+from sampled_metrics.report import markdown_table
+
+log = start_log(snakemake.log[0])
+paper = pd.read_csv(snakemake.input.paper).query("method == 'exact'")
+paper = paper.set_index(["recommender", "metric"])["mean"]
+rows = []
+for recommender, path in zip(snakemake.params.recommenders, snakemake.input.ranks):
+    ranks = pd.read_csv(path)
+    for metric in snakemake.params.metrics:
+        rows.append({"recommender": recommender, "metric": metric,
+                     "value": 100 * exact_metric(metric, ranks["rank"], ranks["n_candidates"]),
+                     "paper": paper.get((recommender, metric))})
+table = pd.DataFrame(rows)
+write_csv(table, snakemake.output.csv)
+write_text(markdown_table(table, digits=2), snakemake.output.md)
+log.info("\n%s", table)

@@ -1,0 +1,13 @@
+"""Rule fig5: distribution of the exact ranks of each recommender (Figure 5)."""
+import pandas as pd
+
+from sampled_metrics.io import save_figure, start_log, write_csv
+from sampled_metrics.plotting import rank_distribution_figure, rank_distribution_facts
+
+log = start_log(snakemake.log[0])
+ranks = {name: pd.read_csv(path) for name, path in zip(snakemake.params.recommenders, snakemake.input)}
+figure = rank_distribution_figure(ranks)
+save_figure(figure, snakemake.output.pdf, snakemake.output.png)
+facts = rank_distribution_facts(ranks)
+write_csv(facts, snakemake.output.facts)
+log.info("\n%s", facts)

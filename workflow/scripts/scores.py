@@ -1,0 +1,16 @@
+"""Rule scores: fit one recommender and store its full score matrix."""
+import numpy as np
+
+from sampled_metrics.datasets import load_split
+from sampled_metrics.io import pin_threads, start_log, write_npy
+from sampled_metrics.recommenders import all_scores, fit_recommender
+
+log = start_log(snakemake.log[0])
+pin_threads(snakemake.threads)
+split = load_split(snakemake.input[0])
+spec = snakemake.params.spec
+log.info("fitting %s: %s", snakemake.wildcards.recommender, spec)
+model = fit_recommender(spec, split.train, seed=snakemake.params.seed)
+scores = all_scores(model, split.n_users, progress=True)
+log.info("scores: %s, range %.4g..%.4g", scores.shape, scores.min(), scores.max())
+write_npy(scores.astype(np.float32), snakemake.output[0])

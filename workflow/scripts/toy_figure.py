@@ -1,0 +1,25 @@
+"""Rule toy_figure: Figures 1-4, their curves computed from the laws and saved beside them."""
+import pandas as pd
+
+from sampled_metrics import plotting, toy_example
+from sampled_metrics.io import save_figure, start_log, write_csv
+
+start_log(snakemake.log[0])
+toy, law, figure_name = snakemake.params.toy, snakemake.params.law, snakemake.wildcards.figure
+n = toy["n"]
+if figure_name == "fig1":
+    data = toy_example.metric_curves(n)
+    figure = plotting.metric_curves_figure(data)
+elif figure_name == "fig2":
+    data = toy_example.expected_vs_sample_size(toy_example.TOY_RANKS, n, toy["fig2_m_values"], law)
+    figure = plotting.expected_vs_sample_size_figure(data)
+elif figure_name == "fig3":
+    data = toy_example.expected_vs_true_rank(n, toy["fig3_m_values"], toy["fig3_max_rank"], law)
+    figure = plotting.expected_vs_true_rank_figure(data, n)
+else:
+    on_sample, expected = toy_example.corrected_ap_curves(n, toy["fig4_m"], toy["fig4_methods"], law, n)
+    data = pd.concat([on_sample.rename(columns={"sampled_rank": "rank"}).assign(panel="on_sample"),
+                      expected.assign(panel="expected")], ignore_index=True)
+    figure = plotting.corrected_ap_figure(on_sample, expected, n, toy["fig4_m"])
+write_csv(data, snakemake.output.data)
+save_figure(figure, snakemake.output.pdf, snakemake.output.png)
