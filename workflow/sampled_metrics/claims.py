@@ -129,6 +129,19 @@ def check_claims(table3: pd.DataFrame, table4: pd.DataFrame, thresholds: pd.Data
     return claims
 
 
+def crosscheck_claim(check: pd.DataFrame, z_limit: float = 4.0) -> Claim:
+    """Real sampling against the law of section 4.3: the mean over repetitions
+    of every (recommender, metric, method) lies within ``z_limit`` standard
+    errors of the analytic expectation (``check`` from
+    ``evaluation.sampling_crosscheck``)."""
+    z = check["z"].abs()
+    worst = check.loc[z.idxmax()]
+    return Claim("4.3", "The mean of the sampling repetitions equals the law's expectation "
+                 f"(every cell within {z_limit:g} standard errors)", bool((z <= z_limit).all()),
+                 f"{len(check)} cells; largest |z| = {z.max():.2f} ({worst['recommender']}, "
+                 f"{worst['metric']}, {worst['method']}); {int((z > 3).sum())} beyond 3")
+
+
 def claims_markdown(claims: list[Claim], title: str) -> str:
     """The claims report: one row per claim with its verdict and numbers."""
     passed = sum(c.passed for c in claims)

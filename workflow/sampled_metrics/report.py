@@ -55,7 +55,7 @@ def wide_mean_std(table: pd.DataFrame, digits: int = 2) -> pd.DataFrame:
 def paper_comparison(table: pd.DataFrame, value: str, paper: str, digits: int) -> str:
     """Markdown of every row with ours, the paper's and their difference
     (rows the paper does not report are listed with an empty paper cell)."""
-    keys = [c for c in table.columns if table[c].dtype == object]
+    keys = [c for c in table.columns if not pd.api.types.is_numeric_dtype(table[c])]
     frame = table[keys].copy()
     frame["ours"] = table[value]
     frame["paper"] = table[paper]

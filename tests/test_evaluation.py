@@ -1,0 +1,146 @@
+"""From ranks to Tables 3-4, Figure 6 and the claims, on hand-computed cases."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from sampled_metrics.claims import check_claims, crosscheck_claim
+from sampled_metrics.evaluation import (exact_metric, expected_sampled_value, order_thresholds,
+                                        pair_agreement, sampled_metric_table, sampling_crosscheck,
+                                        summary_table)
+from sampled_metrics.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
+
+
+def test_exact_metric_uses_each_users_ranked_set_for_auc():
+    # AUC_n(r) = (n - r) / (n - 1) (eq 7): (10-1)/9 = 1 and (4-4)/3 = 0.
+    assert exact_metric("auc", [1, 4], [10, 4]) == pytest.approx(0.5)
+    assert exact_metric("recall@10", [1, 11], [20, 20]) == pytest.approx(0.5)
+    assert exact_metric("ap", [1, 4], [10, 10]) == pytest.approx((1 + 0.25) / 2)
+
+
+def test_sampled_metric_table_reads_vector_at_sampled_rank():
+    ranks = np.array([[1, 2, 3], [3, 3, 1]])                   # 2 repetitions, 3 users
+    vectors = {("m", "id"): np.array([1.0, 0.5, 0.0])}
+    table = sampled_metric_table(ranks, vectors)
+    assert table["value"].tolist() == pytest.approx([1.5 / 3, 1.0 / 3])
+    assert table["rep"].tolist() == [0, 1]
+
+
+def test_sampled_metric_table_per_user_n_calls_each_group_with_its_n():
+    ranks = np.array([[1, 2]])
+    seen = []
+
+    def vectors(n):
+        seen.append(n)
+        return {("m", "x"): np.array([float(n), 0.0])}
+    table = sampled_metric_table(ranks, vectors, n_per_user=[7, 9])
+    assert sorted(seen) == [7, 9]
+    assert table["value"].tolist() == pytest.approx([7.0 / 2])
+
+
+def test_sampled_metric_table_rejects_fractional_and_too_large_ranks():
+    with pytest.raises(ValueError, match="integer"):
+        sampled_metric_table(np.array([[1.5]]), {("m", "x"): np.ones(2)})
+    with pytest.raises(ValueError, match="m \\+ 1"):
+        sampled_metric_table(np.array([[3]]), {("m", "x"): np.ones(2)})
+
+
+@pytest.mark.parametrize("law", [WITH_REPLACEMENT, WITHOUT_REPLACEMENT])
+def test_expected_value_of_sampled_auc_is_exact_auc(law):
+    """Section 4.4.1 on users with different n: E[AUC_{m+1}(r~)] = AUC_n(r)."""
+    m = 5
+    auc_on_sample = (m + 1 - np.arange(1, m + 2)) / m
+    ranks, n = np.array([1, 7, 30, 12]), np.array([40, 40, 30, 15])
+    assert expected_sampled_value(auc_on_sample, ranks, n, law) == pytest.approx(
+        exact_metric("auc", ranks, n), abs=1e-12)
+
+
+def test_expected_recall_with_m_1_by_hand():
+    # m = 1, n = 5, r = 3: p(r~ = 1) = (n - r)/(n - 1) = 1/2 (section 4.4.4).
+    assert expected_sampled_value([1.0, 0.0], [3], [5]) == pytest.approx(0.5)
+
+
+def tidy(values):
+    """{(recommender, metric, method): [value per rep]} -> sampling table."""
+    return pd.DataFrame([{"recommender": r, "metric": m, "method": k, "rep": i, "value": v}
+                         for (r, m, k), vs in values.items() for i, v in enumerate(vs)])
+
+
+def test_summary_table_mean_std_and_exact_rows():
+    exact = pd.DataFrame({"recommender": ["A"], "metric": ["ap"], "value": [5.0]})
+    table = summary_table(exact, tidy({("A", "ap", "sampled"): [1.0, 3.0]}))
+    rows = table.set_index("method")
+    assert rows.loc["exact", "mean"] == 5.0 and np.isnan(rows.loc["exact", "std"])
+    assert rows.loc["sampled", "mean"] == 2.0
+    assert rows.loc["sampled", "std"] == pytest.approx(np.sqrt(2.0))     # ddof = 1
+
+
+def test_pair_agreement_counts_repetitions_in_the_exact_order():
+    exact = pd.DataFrame({"recommender": ["A", "B"], "metric": ["ap", "ap"], "value": [1.0, 2.0]})
+    sampling = tidy({("A", "ap", "sampled"): [3.0, 1.0, 2.0, 0.5],
+                     ("B", "ap", "sampled"): [2.0, 2.0, 2.0, 1.0]})
+    row = pair_agreement(exact, sampling, [("A", "B")]).iloc[0]
+    # exact: A < B; reps: A>B (wrong), A<B, tie (wrong), A<B -> 2 of 4
+    assert (row["pair"], row["correct"], row["repetitions"]) == ("A<B", 2, 4)
+
+
+def test_crosscheck_z_scores_and_claim_verdicts():
+    sampling = tidy({("A", "ap", "x"): [1.0, 2.0, 3.0], ("A", "ap", "y"): [4.0, 4.0, 4.0]})
+    check = sampling_crosscheck(sampling, {("A", "ap", "x"): 1.0, ("A", "ap", "y"): 4.0})
+    z = dict(zip(check["method"], check["z"]))
+    assert z["x"] == pytest.approx((2.0 - 1.0) / (1.0 / np.sqrt(3)))
+    assert z["y"] == 0.0                             # no spread and equal: agreement
+    assert crosscheck_claim(check).passed                       # |z| = 1.73 <= 4
+    assert not crosscheck_claim(check, z_limit=1.5).passed
+    check_off = sampling_crosscheck(sampling, {("A", "ap", "x"): 2.0, ("A", "ap", "y"): 5.0})
+    assert np.isinf(check_off.set_index("method").loc["y", "z"])
+    assert not crosscheck_claim(check_off).passed
+
+
+def test_order_thresholds_first_and_stays_right():
+    curves = pd.DataFrame([{"m": m, "method": "s", "recommender": r, "expected": v}
+                           for m, a, b in [(1, 2, 1), (5, 1, 2), (10, 2, 1), (50, 1, 2), (100, 1, 3)]
+                           for r, v in (("A", a), ("B", b))])
+    row = order_thresholds(curves, {"A": 1.0, "B": 2.0}, "A", "B").iloc[0]
+    assert row["first_right_m"] == 5 and row["stays_right_from_m"] == 50
+
+
+def paper_like_tables(sampled_x_y):
+    """Tables with the paper's qualitative pattern; sampled X/Y recall given."""
+    rows = []
+    exact = {"recall@10": (7.6, 8.8, 9.4), "ndcg@10": (3.8, 4.6, 4.8), "ap": (3.7, 4.3, 4.4),
+             "auc": (89.0, 85.0, 75.0)}
+    for metric, values in exact.items():
+        for rec, value in zip("XYZ", values):
+            sampled = value if metric == "auc" else {"X": 60.0, "Y": 50.0, "Z": 40.0}[rec]
+            if metric == "recall@10" and rec in "XY":
+                sampled = sampled_x_y[rec]
+            rows += [{"recommender": rec, "metric": metric, "method": "exact", "mean": value},
+                     {"recommender": rec, "metric": metric, "method": "sampled", "mean": sampled},
+                     {"recommender": rec, "metric": metric, "method": "cls", "mean": value * 1.01}]
+    table3 = pd.DataFrame(rows)
+    table4 = pd.DataFrame([{"pair": p, "metric": m, "method": k, "correct": c, "repetitions": 100}
+                           for p in ("X<Y", "X<Z", "Y<Z") for m in exact
+                           for k, c in (("sampled", 0), ("rank_estimate", 50))])
+    thresholds = pd.DataFrame({"method": ["sampled", "bv_0.1"], "stays_right_from_m": [1000, 60]})
+    return table3, table4, thresholds
+
+
+def verdicts(claims):
+    return {c.statement: c.passed for c in claims}
+
+
+def test_claims_pass_on_paper_pattern_and_fail_when_the_reversal_is_gone():
+    held = verdicts(check_claims(*paper_like_tables({"X": 66.0, "Y": 56.0})))
+    assert held["Sampled Recall@10 reverses the exact order of X and Y"]
+    assert held["Sampled AUC keeps the exact order of every pair"]
+    assert held["On the exact AUC, X > Y > Z"]
+    gone = verdicts(check_claims(*paper_like_tables({"X": 50.0, "Y": 56.0})))
+    assert not gone["Sampled Recall@10 reverses the exact order of X and Y"]
+
+
+def test_sample_size_claim_fails_outside_a_factor_of_two():
+    table3, table4, thresholds = paper_like_tables({"X": 66.0, "Y": 56.0})
+    thresholds.loc[thresholds["method"] == "bv_0.1", "stays_right_from_m"] = 500
+    claims = verdicts(check_claims(table3, table4, thresholds))
+    key = "BV 0.1 Recall@10 needs about m = 60 to order X and Y (within a factor of 2)"
+    assert claims[key] is False
