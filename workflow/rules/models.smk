@@ -12,6 +12,8 @@ rule scores:
     threads: 2
     log:
         "logs/{dataset}/scores_{recommender}.log",
+    benchmark:
+        "results/{dataset}/benchmarks/scores_{recommender}.tsv"
     resources:
         runtime=30,
         mem_mb=4000,

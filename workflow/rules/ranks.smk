@@ -13,6 +13,8 @@ rule exact_ranks:
         seed=config["seed"],
     log:
         "logs/{dataset}/exact_ranks_{recommender}.log",
+    benchmark:
+        "results/{dataset}/benchmarks/exact_ranks_{recommender}.tsv"
     resources:
         runtime=10,
         mem_mb=2000,
