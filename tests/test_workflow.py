@@ -1,6 +1,8 @@
 """End-to-end: the whole Snakemake workflow on a tiny synthetic data set."""
+import re
 import subprocess
 import sys
+from html import unescape
 from pathlib import Path
 
 import numpy as np
@@ -123,3 +125,40 @@ def test_default_config_builds_its_plan_without_data():
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "download" in result.stdout + result.stderr
+
+
+def test_html_report_is_self_contained_with_every_caption(finished_run):
+    """`snakemake --report` embeds every figure, table and the claims, each with its caption."""
+    report = finished_run / "report.html"
+    result = run(finished_run, "--report", str(report))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert report.is_file() and report.stat().st_size > 200_000
+    assert not (finished_run / "report").exists()              # one file, no side folder
+    html = report.read_text()
+    assert 'src="http' not in html and '<link rel="stylesheet" href' not in html
+    assert html.count("data:image/png;") == 6                   # fig1-4, fig5, fig6
+    assert html.count("data:text/csv;") == 5                    # tables 1-4 and exact metrics
+    text = " ".join(unescape(html.replace("\\n", " ")).split())   # captions sit in JS strings
+    captions = ["Figure 1 of the paper: metrics against the predicted rank",
+                "Figure 2 of the paper: expected sampled metrics",
+                "Figure 3 of the paper: expected sampled metric against the true rank",
+                "Figure 4 of the paper: corrected AP",
+                "Figure 5 of the paper: distribution of the exact ranks on tiny",
+                "Figure 6 of the paper: expected recall@10 against the sample size m on tiny",
+                "Table 1 of the paper: the toy example, exact metrics",
+                "Table 2 of the paper: the toy example, sampled metrics",
+                "Table 3 of the paper: exact, sampled and corrected metrics on tiny",
+                "Table 4 of the paper: correct orderings of recommender pairs on tiny",
+                "Exact metrics on tiny", "claims checked on tiny",
+                "Reproduction of <strong>On Sampled Metrics for Item Recommendation</strong>"]
+    assert [c for c in captions if c not in text] == []
+    # and the bold title of every caption file (jinja expressions matched loosely)
+    for rst in sorted((REPO / "workflow/report").glob("*.rst")):
+        titles = re.findall(r"\*\*(.+?)\*\*", rst.read_text(), flags=re.S)
+        assert titles, rst
+        for title in titles:
+            pattern = r"\s+".join(re.escape(word) for word in title.split())
+            pattern = re.sub(r"\\\{\\\{.*?\\\}\\\}", ".+?", pattern)
+            assert re.search(pattern, text), f"{rst.name}: {title!r} not in the report"
+    # tables are rendered inside their captions, the claims file is included verbatim
+    assert html.count("<table") >= 5 and "Claims of the paper on tiny" in html

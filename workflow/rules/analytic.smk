@@ -6,7 +6,9 @@ rule toy_tables:
         paper1=f"{PAPER}/table1.csv",
         paper2=f"{PAPER}/table2.csv",
     output:
-        **{f"{name}_{ext}": f"results/toy/{name}.{ext}"
+        **{f"{name}_{ext}": report(f"results/toy/{name}.{ext}", caption=f"../report/{name}.rst",
+                                   category="Toy example", subcategory="Tables")
+           if ext == "csv" else f"results/toy/{name}.{ext}"
            for name in ("table1", "table2") for ext in ("csv", "md", "tex")},
     params:
         toy=config["toy"],
@@ -33,6 +35,8 @@ rule fig6_curves:
     threads: 1
     log:
         "logs/{dataset}/fig6_curves.log",
+    benchmark:
+        "results/{dataset}/benchmarks/fig6_curves.tsv"
     resources:
         runtime=15,
         mem_mb=3000,

@@ -6,7 +6,8 @@ rule exact_metrics:
         ranks=expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
         paper=f"{PAPER}/table3.csv",
     output:
-        csv="results/{dataset}/exact_metrics.csv",
+        csv=report("results/{dataset}/exact_metrics.csv", caption="../report/exact_metrics.rst",
+                   category="Data set {dataset}", subcategory="Tables"),
         md="results/{dataset}/exact_metrics.md",
     params:
         recommenders=RECOMMENDERS,
@@ -25,7 +26,8 @@ rule fig5:
         expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
     output:
         pdf="figures/{dataset}/fig5.pdf",
-        png="figures/{dataset}/fig5.png",
+        png=report("figures/{dataset}/fig5.png", caption="../report/fig5.rst",
+                   category="Data set {dataset}", subcategory="Figures"),
         facts="results/{dataset}/fig5_rank_distribution.csv",
     params:
         recommenders=RECOMMENDERS,
@@ -44,7 +46,8 @@ rule table3:
         sampling="results/{dataset}/sampling.csv",
         paper=f"{PAPER}/table3.csv",
     output:
-        csv="results/{dataset}/table3.csv",
+        csv=report("results/{dataset}/table3.csv", caption="../report/table3.rst",
+                   category="Data set {dataset}", subcategory="Tables"),
         md="results/{dataset}/table3.md",
         tex="results/{dataset}/table3.tex",
         versus="results/{dataset}/table3_vs_paper.md",
@@ -63,7 +66,8 @@ rule table4:
         sampling="results/{dataset}/sampling.csv",
         paper=f"{PAPER}/table4.csv",
     output:
-        csv="results/{dataset}/table4.csv",
+        csv=report("results/{dataset}/table4.csv", caption="../report/table4.rst",
+                   category="Data set {dataset}", subcategory="Tables"),
         md="results/{dataset}/table4.md",
         tex="results/{dataset}/table4.tex",
         versus="results/{dataset}/table4_vs_paper.md",
@@ -85,7 +89,8 @@ rule claims:
         thresholds="results/{dataset}/fig6_thresholds.csv",
         crosscheck="results/{dataset}/crosscheck.csv",
     output:
-        "results/{dataset}/claims.md",
+        report("results/{dataset}/claims.md", caption="../report/claims.rst",
+               category="Data set {dataset}", subcategory="Claims"),
     params:
         recommenders=RECOMMENDERS,
     log:
@@ -104,7 +109,8 @@ rule fig6:
         exact="results/{dataset}/exact_metrics.csv",
     output:
         pdf="figures/{dataset}/fig6.pdf",
-        png="figures/{dataset}/fig6.png",
+        png=report("figures/{dataset}/fig6.png", caption="../report/fig6.rst",
+                   category="Data set {dataset}", subcategory="Figures"),
     params:
         metric=config["fig6"]["metric"],
     log:
@@ -120,7 +126,8 @@ rule toy_figure:
     output:
         data="results/toy/{figure}.csv",
         pdf="figures/{figure}.pdf",
-        png="figures/{figure}.png",
+        png=report("figures/{figure}.png", caption="../report/toy_figure.rst",
+                   category="Toy example", subcategory="Figures"),
     wildcard_constraints:
         figure="fig[1-4]",
     params:

@@ -1,9 +1,18 @@
 """Rule download: fetch a data set's archive (md5-checked, atomic)."""
-from sampled_metrics.datasets import download
+import sys
+
+from sampled_metrics.datasets import DataError, download
 from sampled_metrics.io import start_log
 
 log = start_log(snakemake.log[0])
 entry = snakemake.params.entry
 log.info("downloading %s to %s", entry["url"], snakemake.output[0])
-download(entry["url"], snakemake.output[0], entry["md5"], progress=True)
+try:
+    download(entry["url"], snakemake.output[0], entry["md5"], progress=True)
+except DataError as error:
+    # the log holds the traceback; the console gets one line naming URL, file and cause
+    log.exception("%s", error)
+    print(f"download of {snakemake.output[0]} failed: {error} (url and md5: datasets in config.yaml)",
+          file=sys.__stderr__)
+    sys.exit(1)
 log.info("done")
