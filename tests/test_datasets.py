@@ -484,3 +484,99 @@ def test_real_movielens_1m_offline_copy():
     np.testing.assert_array_equal(split.item_ids[split.test_items], last["item"].to_numpy())
     assert (split.candidate_counts() == 3706 - (df.groupby("user").size().sort_index()
                                                 .to_numpy() - 1)).all()
+
+
+# --------------------------------------------------------------------------
+# the data sets shipped in config.yaml, each in its archive's real layout
+# --------------------------------------------------------------------------
+
+CONFIG_YAML = Path(__file__).resolve().parents[1] / "config.yaml"
+SCHEMA = Path(__file__).resolve().parents[1] / "workflow/schemas/config.schema.yaml"
+
+# (user, item, rating, timestamp) rows; user 7 rated item 50 twice (kept: the earlier)
+ROWS = [(196, 242, 3, 881250949), (186, 302, 3.5, 891717742), (196, 50, 5, 881250900),
+        (7, 50, 4, 874965758), (7, 50, 2, 874965700)]
+EXPECTED = [(196, 242, 881250949), (186, 302, 891717742), (196, 50, 881250900), (7, 50, 874965700)]
+
+# Each data set's archive as GroupLens ships it: the ratings member, plus siblings
+# that a loader picking "the single matching member" would trip over.
+LAYOUTS = {
+    "ml-100k": ("ml-100k/u.data",
+                "".join(f"{u}\t{i}\t{r}\t{t}\n" for u, i, r, t in ROWS),
+                {"ml-100k/u1.base": "1\t1\t5\t874965758\n", "ml-100k/u.item": "1|Toy Story (1995)|\n"}),
+    "ml-10m": ("ml-10M100K/ratings.dat",
+               "".join(f"{u}::{i}::{r}::{t}\n" for u, i, r, t in ROWS),
+               {"ml-10M100K/movies.dat": "1::Toy Story (1995)::Animation\n",
+                "ml-10M100K/tags.dat": "15::4973::excellent!::1215184630\n"}),
+    "ml-20m": ("ml-20m/ratings.csv",
+               "userId,movieId,rating,timestamp\n" + "".join(f"{u},{i},{r},{t}\n" for u, i, r, t in ROWS),
+               {"ml-20m/tags.csv": "userId,movieId,tag,timestamp\n18,4141,Mark Waters,1240597180\n",
+                "ml-20m/movies.csv": "movieId,title,genres\n1,Toy Story (1995),Animation\n"}),
+}
+
+
+def shipped_config() -> dict:
+    import yaml
+    return yaml.safe_load(CONFIG_YAML.read_text())
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUTS))
+def test_shipped_dataset_entry_loads_its_archive_layout(tmp_path, name):
+    from sampled_metrics.datasets import load_events
+
+    entry = shipped_config()["datasets"][name]
+    member, body, siblings = LAYOUTS[name]
+    assert entry["member"] == member
+    assert entry["archive"] == f"data/raw/{name}.zip"
+    assert entry["url"] == f"https://files.grouplens.org/datasets/movielens/{name}.zip"
+    assert "facts" not in entry and entry["binarize_threshold"] is None
+    archive = tmp_path / Path(entry["archive"]).name
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(member.split("/")[0] + "/", "")
+        zf.writestr(member, body)
+        for sibling, text in siblings.items():
+            zf.writestr(sibling, text)
+    events = load_events(archive, entry)
+    assert list(events.columns) == ["user", "item", "time"]
+    assert list(events.itertuples(index=False, name=None)) == EXPECTED
+    assert events["user"].dtype == np.int64 and events["time"].dtype == np.int64
+    split = leave_last_out_split(events)
+    assert split.user_ids.tolist() == [196] and split.n_skipped_users == 2     # 7 and 186: one item
+    assert split.item_ids[split.test_items].tolist() == [242]                  # 196's latest
+
+
+def test_shipped_datasets_validate_and_keep_ml_1m_first():
+    from snakemake.utils import validate
+
+    config = shipped_config()
+    assert list(config["datasets"])[:2] == ["ml-1m", "ml-1m-offline"]
+    assert {"ml-100k", "ml-10m", "ml-20m"} <= set(config["datasets"])
+    for name in config["datasets"]:
+        validate({**config, "dataset": name}, str(SCHEMA))
+
+
+def test_commented_bring_your_own_entry_is_valid_and_loads(tmp_path):
+    """The commented `my-data` example of config.yaml, uncommented, validates and loads."""
+    import yaml
+    from snakemake.utils import validate
+    from sampled_metrics.datasets import load_events
+
+    lines = CONFIG_YAML.read_text().splitlines()
+    start = lines.index("  # my-data:")
+    block = []
+    for line in lines[start:]:
+        if not line.startswith("  #"):
+            break
+        text = line[len("  # "):] if line.startswith("  # ") else ""
+        if not text.lstrip().startswith("#"):          # skip the commented-out alternatives
+            block.append(text)
+    entry = yaml.safe_load("\n".join(block))["my-data"]
+    assert {"path", "format", "member", "sep", "header", "columns", "binarize_threshold",
+            "facts", "split_facts"} <= set(entry)
+    assert set(entry["columns"]) == {"user", "item", "time", "rating"}
+    config = shipped_config()
+    validate({**config, "dataset": "my-data", "datasets": {"my-data": entry}}, str(SCHEMA))
+    path = tmp_path / "my-data.csv"
+    path.write_text("user_id,item_id,timestamp,rating\n1,a,10,5\n1,b,20,3\n2,a,15,4\n")
+    events = load_events(path, {**entry, "binarize_threshold": 4})
+    assert list(events.itertuples(index=False, name=None)) == [(1, "a", 10), (2, "a", 15)]
