@@ -9,6 +9,11 @@ def archive_to_download(wildcards):
     raise ValueError(f"no data set in config.yaml has archive: {wildcards.archive_path}")
 
 
+# Downloads run on the submitting machine: cluster compute nodes often have no internet.
+localrules:
+    download,
+
+
 rule download:
     output:
         "{archive_path}",
