@@ -33,6 +33,7 @@ def dataset_outputs(dataset):
     return tables + [
         f"results/{dataset}/exact_metrics.csv", f"results/{dataset}/exact_metrics.md",
         f"results/{dataset}/claims.md",
+        f"results/{dataset}/provenance/versions.txt", f"results/{dataset}/provenance/config.yaml",
         *[f"figures/{dataset}/fig{i}.{ext}" for i in (5, 6) for ext in ("pdf", "png")],
     ]
 

@@ -13,9 +13,11 @@ rule sampled_ranks:
         repetitions=config["sampling"]["repetitions"],
         replacement=config["sampling"]["replacement"],
         tie_policy=config["ranking"].get("tie_policy", "pessimistic"),
-        seed=config["seed"],
+        seed=config["sampling"].get("seed", config["seed"]),
     log:
         "logs/{dataset}/sampled_ranks_{recommender}.log",
+    benchmark:
+        "results/{dataset}/benchmarks/sampled_ranks_{recommender}.tsv"
     resources:
         runtime=15,
         mem_mb=3000,
@@ -39,6 +41,8 @@ rule sampling_table:
         replacement=config["sampling"]["replacement"],
     log:
         "logs/{dataset}/sampling_table.log",
+    benchmark:
+        "results/{dataset}/benchmarks/sampling_table.tsv"
     resources:
         runtime=15,
         mem_mb=3000,

@@ -23,6 +23,34 @@ def datasets_to_run(config: dict) -> list[str]:
     return names
 
 
+def check_schema(config: dict, schema) -> None:
+    """Validate ``config`` against the JSON schema (a dict or a YAML file);
+    raise one one-line ConfigError naming the key of the most relevant error."""
+    import jsonschema
+
+    if not isinstance(schema, dict):
+        import yaml
+
+        with open(schema) as f:
+            schema = yaml.safe_load(f)
+    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(config))
+    if not errors:
+        return
+    error = jsonschema.exceptions.best_match(errors)
+    where = ".".join(str(p) for p in error.absolute_path)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        known = list(error.schema.get("properties", {}))
+        unexpected = sorted(str(k) for k in error.instance if k not in known)
+        key = ".".join(filter(None, [where, unexpected[0] if unexpected else ""]))
+        raise ConfigError(f"{key}: unknown key" + (f" (known: {', '.join(known)})" if known else ""))
+    if error.validator in ("oneOf", "anyOf"):
+        forms = [" + ".join(s["required"]) for s in error.validator_value if "required" in s]
+        message = "needs exactly one of: " + " | ".join(forms) if forms else "matches none of the allowed forms"
+    else:
+        message = " ".join(error.message.split())
+    raise ConfigError(f"{where or 'config'}: {message[:300]}")
+
+
 def check_config(config: dict) -> None:
     """Raise ConfigError naming the first key whose value cannot work."""
     from .metrics import metric_by_name

@@ -40,6 +40,8 @@ import pandas as pd
 import scipy.sparse as sp
 from tqdm.auto import tqdm
 
+from .io import remove_stale_temporaries
+
 __all__ = [
     "DataError",
     "Split",
@@ -129,6 +131,7 @@ def _check_existing(dest: Path, md5: str | None) -> None:
 
 def _download_once(url: str, dest: Path, md5: str | None, timeout: float,
                    progress: bool) -> None:
+    remove_stale_temporaries(dest, dest.name + ".part-")   # left by a killed download
     fd, tmp_name = tempfile.mkstemp(prefix=dest.name + ".part-", dir=dest.parent)
     tmp = Path(tmp_name)
     try:
@@ -375,7 +378,7 @@ def _read_table(path: Path, member, sep: str, header: bool, usecols: list,
                               na_values=[""], low_memory=False)
     except DataError:
         raise
-    except (*_CORRUPT, pd.errors.ParserError) as e:
+    except (*_CORRUPT, pd.errors.ParserError, pd.errors.EmptyDataError) as e:
         raise DataError(f"{label}: cannot read ({e})") from e
     if raw.empty:
         raise DataError(f"{label}: no data rows")
@@ -663,6 +666,7 @@ def save_split(split: Split, path) -> None:
         "n_skipped_users": np.int64(split.n_skipped_users),
     }
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(path, path.name + ".part-")   # left by a killed write
     fd, tmp_name = tempfile.mkstemp(prefix=path.name + ".part-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as f:

@@ -7,6 +7,7 @@ file under the final name.
 from __future__ import annotations
 
 import contextlib
+import glob
 import logging
 import os
 import sys
@@ -18,12 +19,26 @@ import numpy as np
 import pandas as pd
 
 
+def remove_stale_temporaries(path, prefix: str | None = None) -> list[Path]:
+    """Delete temporary files left beside ``path`` by a killed write of it
+    (names starting with ``prefix``, default ``.<name>.``). A job is the only
+    writer of its outputs, so any such file is a leftover; returns them."""
+    path = Path(path)
+    pattern = glob.escape(prefix or f".{path.name}.") + "*"
+    stale = [p for p in path.parent.glob(pattern) if p.is_file()]
+    for p in stale:
+        p.unlink(missing_ok=True)
+    return stale
+
+
 @contextlib.contextmanager
 def atomic_path(path) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` when the
-    block succeeds, delete it when the block fails."""
+    block succeeds, delete it when the block fails. Temporaries of an earlier,
+    killed write of ``path`` are deleted first."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
     os.close(fd)
     try:

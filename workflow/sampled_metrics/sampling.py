@@ -92,8 +92,11 @@ def sampled_ranks(scores: np.ndarray, test_items, excluded: sp.csr_matrix, m: in
     """
     _check_policy(tie_policy)
     scores = np.asarray(scores)
-    if not np.all(np.isfinite(scores)):
-        raise ValueError("scores contain NaN or inf")
+    bad = ~np.isfinite(scores)
+    if bad.any():
+        user, item = np.argwhere(bad)[0]
+        raise ValueError(f"scores contain {int(bad.sum())} NaN or inf value(s), first at "
+                         f"user {int(user)}, item {int(item)}: {scores[user, item]}")
     test = np.asarray(test_items, dtype=np.int64)
     users = np.arange(scores.shape[0])
     target = scores[users, test][:, None]

@@ -1,0 +1,120 @@
+"""Records of a workflow run: who holds Snakemake's locks, and what the run used.
+
+Snakemake locks the files of a run in ``.snakemake/locks``; a run killed with
+SIGKILL (or a power loss) cannot remove them, and the next run stops with a
+LockException. :func:`record_lock_owner` notes the host and process id of the
+run holding the locks (called from the workflow's ``onstart`` handler);
+:func:`clear_stale_locks`, called when the workflow is parsed, removes the
+locks and the "incomplete" markers only when every lock is accounted for by a
+recorded owner and every owner is a dead process of this host. Anything else
+(a live owner, another host, a lock without a recorded owner) is left alone,
+so two live runs are still kept apart.
+
+Removing the incomplete markers is safe because every output of the workflow
+is written under a temporary name and renamed into place (``sampled_metrics.io``):
+an output that exists is complete.
+
+:func:`package_versions`, :func:`versions_text` and :func:`config_yaml` describe
+the software and the effective configuration of a run.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import re
+import socket
+import sys
+from importlib import metadata
+from pathlib import Path
+
+__all__ = ["PACKAGES", "clear_stale_locks", "config_yaml", "package_versions",
+           "record_lock_owner", "versions_text"]
+
+_LOCK = re.compile(r"^(\d+)\.(input|output)\.lock$")
+_OWNER = re.compile(r"^owner\.(.+)\.(\d+)$")
+
+# The packages whose versions can change a result or a figure.
+PACKAGES = ("sampled-metrics", "numpy", "scipy", "pandas", "implicit", "snakemake",
+            "matplotlib", "threadpoolctl", "tqdm", "pyyaml")
+
+
+def record_lock_owner(snakemake_dir=".snakemake", pid: int | None = None,
+                      host: str | None = None) -> Path:
+    """Write ``<snakemake_dir>/locks/owner.<host>.<pid>`` for the running workflow."""
+    locks = Path(snakemake_dir) / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    path = locks / f"owner.{host or socket.gethostname()}.{os.getpid() if pid is None else pid}"
+    path.write_text("")
+    return path
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clear_stale_locks(snakemake_dir=".snakemake", host: str | None = None) -> list[Path]:
+    """Remove the locks and incomplete markers of a dead run; return what was removed.
+
+    Nothing is removed unless every lock file has a recorded owner and every
+    recorded owner is a process of this host that no longer exists.
+    """
+    locks = Path(snakemake_dir) / "locks"
+    if not locks.is_dir():
+        return []
+    names = [p.name for p in locks.iterdir() if p.is_file()]
+    lock_sets = {m.group(1) for m in map(_LOCK.match, names) if m}
+    owners = [m for m in map(_OWNER.match, names) if m]
+    if not lock_sets or len(owners) < len(lock_sets):
+        return []
+    host = host or socket.gethostname()
+    if any(m.group(1) != host or _alive(int(m.group(2))) for m in owners):
+        return []
+    removed = [locks / name for name in names if _LOCK.match(name) or _OWNER.match(name)]
+    incomplete = Path(snakemake_dir) / "incomplete"
+    if incomplete.is_dir():
+        removed += [p for p in incomplete.rglob("*") if p.is_file() and p.name != "migration_underway"]
+    for path in removed:
+        path.unlink(missing_ok=True)
+    return removed
+
+
+def package_versions(packages=PACKAGES) -> dict[str, str]:
+    """Installed version of each distribution (``"not installed"`` when absent)."""
+    versions = {}
+    for name in packages:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def versions_text(packages=PACKAGES) -> str:
+    """``name==version`` lines: python and platform first, then each package."""
+    lines = [f"python=={platform.python_version()}",
+             f"implementation=={sys.implementation.name}",
+             f"platform=={platform.system()}-{platform.machine()}"]
+    lines += [f"{name}=={version}" for name, version in package_versions(packages).items()]
+    return "\n".join(lines) + "\n"
+
+
+def _plain(value):
+    """Mappings and sequences as plain dicts and lists (YAML-safe)."""
+    if isinstance(value, dict) or hasattr(value, "items"):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def config_yaml(config) -> str:
+    """The effective configuration as YAML, keys in their configured order."""
+    import yaml
+
+    return yaml.safe_dump(_plain(config), sort_keys=False, default_flow_style=False)

@@ -1,0 +1,9 @@
+"""Rule provenance: the package versions and the full effective config of a run."""
+from sampled_metrics.io import start_log, write_text
+from sampled_metrics.runs import config_yaml, versions_text
+
+log = start_log(snakemake.log[0])
+versions = versions_text()
+write_text(versions, snakemake.output.versions)
+write_text(config_yaml(snakemake.params.config), snakemake.output.config)
+log.info("\n%s", versions)
