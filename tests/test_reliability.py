@@ -453,9 +453,12 @@ BAD_DATA = {
     "empty_file": ({"path": "empty.csv", "format": "delimited", "sep": ",", "header": True,
                     "columns": {"user": "uid", "item": "iid", "time": "t"}}, "empty.csv", "", "split",
                    "empty.csv: empty file"),
-    "truncated_zip": ({"url": "http://127.0.0.1:9/never.zip", "md5": "0" * 32, "archive": "data/raw/truncated.zip",
-                       "format": "movielens_dat", "member": "tiny/ratings.dat"}, "data/raw/truncated.zip",
-                      None, "split", "data/raw/truncated.zip: not a readable zip archive"),
+    "truncated_zip": ({"path": "truncated.zip", "format": "movielens_dat", "member": "tiny/ratings.dat"},
+                      "truncated.zip", None, "split", "truncated.zip: not a readable zip archive"),
+    "archive_by_hand": ({"url": "http://127.0.0.1:9/never.zip", "md5": "0" * 32,
+                         "archive": "data/raw/truncated.zip", "format": "movielens_dat",
+                         "member": "tiny/ratings.dat"}, "data/raw/truncated.zip", None, "split",
+                        "data/raw/truncated.zip: existing file has md5 "),
     "md5_mismatch": (None, None, None, "download", "data/raw/md5.zip: downloaded from "),
 }
 
@@ -471,7 +474,7 @@ def bad_data_run(server, tmp_path_factory):
         if name == "md5_mismatch":
             entry = {"url": f"{base}/fast.zip", "md5": "0" * 32, "archive": "data/raw/md5.zip",
                      "format": "movielens_dat", "member": "tiny/ratings.dat"}
-        elif content is None:                                    # the truncated archive, placed by hand
+        elif content is None:                                    # a truncated archive, placed by hand
             (workdir / file_name).parent.mkdir(parents=True, exist_ok=True)
             (workdir / file_name).write_bytes(handler.body[: len(handler.body) // 2])
         else:

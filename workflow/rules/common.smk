@@ -40,3 +40,11 @@ def dataset_outputs(dataset):
 
 def all_outputs():
     return TOY_OUTPUTS + [path for dataset in DATASETS for path in dataset_outputs(dataset)]
+
+
+def archive_to_download(wildcards):
+    """Map data/raw/... back to the data set whose `archive` it is."""
+    for name, entry in config["datasets"].items():
+        if entry.get("archive") == wildcards.archive_path:
+            return name, entry
+    raise ValueError(f"no data set in config.yaml has archive: {wildcards.archive_path}")

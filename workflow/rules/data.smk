@@ -1,14 +1,6 @@
 # Data: download an archive (when configured), then load, binarize and split.
 
 
-def archive_to_download(wildcards):
-    """Map data/raw/... back to the data set whose `archive` it is."""
-    for name, entry in config["datasets"].items():
-        if entry.get("archive") == wildcards.archive_path:
-            return name, entry
-    raise ValueError(f"no data set in config.yaml has archive: {wildcards.archive_path}")
-
-
 # Downloads run on the submitting machine: cluster compute nodes often have no internet.
 localrules:
     download,

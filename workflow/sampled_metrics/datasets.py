@@ -104,7 +104,7 @@ def download(url: str, dest, md5: str | None = None, *, timeout: float = 60,
     """
     dest = Path(dest)
     if dest.exists():
-        _check_existing(dest, md5)
+        check_md5(dest, md5)
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
     last_error: Exception | None = None
@@ -120,12 +120,14 @@ def download(url: str, dest, md5: str | None = None, *, timeout: float = 60,
                     f"attempt(s): {last_error}") from last_error
 
 
-def _check_existing(dest: Path, md5: str | None) -> None:
+def check_md5(path, md5: str | None) -> None:
+    """Raise DataError naming ``path`` unless its md5 is ``md5`` (None: no check).
+    Used on an archive that is already in place, downloaded or put there by hand."""
     if md5 is None:
         return
-    actual = md5sum(dest)
+    actual = md5sum(path)
     if actual != md5.lower():
-        raise DataError(f"{dest}: existing file has md5 {actual}, expected {md5}; "
+        raise DataError(f"{path}: existing file has md5 {actual}, expected {md5}; "
                         "delete it to download again")
 
 

@@ -1,10 +1,13 @@
 """Rule split: load, binarize, check the known facts, split leave-last-out."""
-from sampled_metrics.datasets import check_facts, leave_last_out_split, load_events, save_split
+from sampled_metrics.datasets import (check_facts, check_md5, leave_last_out_split, load_events,
+                                      save_split)
 from sampled_metrics.io import start_log
 
 log = start_log(snakemake.log[0])
 source = snakemake.input[0]
 entry = snakemake.params.entry
+if "archive" in entry:           # downloaded, or placed by hand: the md5 of config.yaml holds
+    check_md5(source, entry.get("md5"))
 events = load_events(source, entry)
 log.info("%s: %d interactions", source, len(events))
 log.info("facts: %s", check_facts(events, entry.get("facts", {}), source))
