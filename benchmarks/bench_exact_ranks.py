@@ -18,12 +18,10 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
@@ -31,24 +29,7 @@ from sampled_metrics.metrics import recall_at_k  # noqa: E402
 from sampled_metrics.ranking import exact_ranks  # noqa: E402
 from sampled_metrics.recommenders import PAPER_RECOMMENDERS, fit_recommender  # noqa: E402
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared/datasets/ml-1m-binarized/interactions.csv.gz"
-
-
-def load_leave_last_out(path) -> tuple[sp.csr_matrix, np.ndarray]:
-    """Binarized ML-1M: each user's highest-position row is the test item."""
-    df = pd.read_csv(path)
-    _, u = np.unique(df["user_id"].to_numpy(), return_inverse=True)
-    items, i = np.unique(df["item_id"].to_numpy(), return_inverse=True)
-    pos = df["position"].to_numpy()
-    last = pos == pd.Series(pos).groupby(u).transform("max").to_numpy()
-    n_users = u.max() + 1
-    test = np.full(n_users, -1, dtype=np.int64)
-    test[u[last]] = i[last]
-    keep = ~last
-    train = sp.csr_matrix((np.ones(keep.sum(), np.float32), (u[keep], i[keep])),
-                          shape=(n_users, len(items)))
-    assert train.shape == (6040, 3706) and train.nnz == 994_169 and (test >= 0).all()
-    return train, test
+from offline_data import DEFAULT_DATA, load_leave_last_out  # noqa: E402
 
 
 def best_time(fn, repeats):

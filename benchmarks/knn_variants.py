@@ -24,13 +24,10 @@ import itertools
 import os
 import sys
 import time
-from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import scipy.sparse as sp  # noqa: E402
 
 from sampled_metrics.metrics import auc, average_precision_at_k, ndcg_at_k, recall_at_k  # noqa: E402
 from sampled_metrics.ranking import TIE_POLICIES, exact_ranks  # noqa: E402
@@ -42,30 +39,13 @@ from sampled_metrics.recommenders import (  # noqa: E402
     fit_recommender,
 )
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared/datasets/ml-1m-binarized/interactions.csv.gz"
+from offline_data import DEFAULT_DATA, load_leave_last_out  # noqa: E402
 
 # Table 3, "Exact" column: Recall@10, NDCG@10, AP, AUC (percent)
 PAPER = {"X": (7.60, 3.76, 3.75, 89.13), "Y": (8.84, 4.59, 4.32, 85.33),
          "Z": (9.42, 4.79, 4.44, 74.73)}
 PAPER_FIG5 = ("Figure 5 text: X has 2310 held-out items in the top 100 and fewer than 300 "
               "in the bottom half; Z puts over 1600 users in the worst bucket.")
-
-
-def load_leave_last_out(path) -> tuple[sp.csr_matrix, np.ndarray]:
-    """Binarized ML-1M: each user's highest-position row is the test item."""
-    df = pd.read_csv(path)
-    _, u = np.unique(df["user_id"].to_numpy(), return_inverse=True)
-    items, i = np.unique(df["item_id"].to_numpy(), return_inverse=True)
-    pos = df["position"].to_numpy()
-    last = pos == pd.Series(pos).groupby(u).transform("max").to_numpy()
-    n_users = u.max() + 1
-    test = np.full(n_users, -1, dtype=np.int64)
-    test[u[last]] = i[last]
-    keep = ~last
-    train = sp.csr_matrix((np.ones(keep.sum(), np.float32), (u[keep], i[keep])),
-                          shape=(n_users, len(items)))
-    assert train.shape == (6040, 3706) and train.nnz == 994_169 and (test >= 0).all()
-    return train, test
 
 
 def measure(ranks, n) -> dict:

@@ -14,7 +14,6 @@ import pytest
 
 from sampled_metrics.datasets import (
     DataError,
-    Split,
     binarize,
     check_facts,
     download,
