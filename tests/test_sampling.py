@@ -4,7 +4,9 @@ import pytest
 import scipy.sparse as sp
 from scipy import stats
 
-from sampled_metrics.laws import sampled_rank_pmf
+from sampled_metrics.laws import WITHOUT_REPLACEMENT, sampled_rank_pmf
+from sampled_metrics.ranking import exact_ranks
+from sampled_metrics.recommenders import PrecomputedScores
 from sampled_metrics.sampling import (draw_positions, excluded_items, pool_sizes,
                                       positions_to_items, sampled_ranks)
 
@@ -82,8 +84,33 @@ def test_training_items_are_never_sampled_and_ties_follow_the_policy():
     assert pessimistic.ravel().tolist() == [4] * 5     # never 6: training items are not drawn
     assert optimistic.ravel().tolist() == [1] * 5
     assert average.ravel().tolist() == [2.5] * 5
-    rand = sampled_ranks(scores, test, E, 3, 200, seed=0, tie_policy="random")
-    assert set(np.unique(rand)) == {1, 2, 3, 4}
+    # random: one fixed order of the items per (tie seed, user), shared with the
+    # exact ranks; with all three tied items drawn, every repetition agrees with it
+    for tie_seed in range(30):
+        rand = sampled_ranks(scores, test, E, 3, 5, seed=0, tie_policy="random", tie_seed=tie_seed)
+        exact, _ = exact_ranks(PrecomputedScores(scores), train, test, tie_policy="random", seed=tie_seed)
+        assert rand.ravel().tolist() == [exact[0]] * 5
+    orders = {sampled_ranks(scores, test, E, 3, 1, seed=0, tie_policy="random", tie_seed=t)[0, 0]
+              for t in range(200)}
+    assert orders == {1, 2, 3, 4}
+
+
+def test_random_ties_sampled_ranks_follow_the_law_of_the_exact_rank():
+    """With ties broken in one order shared with the exact ranks, the sampled
+    rank given the exact rank follows the hypergeometric law (section 4.3)."""
+    n_items, m = 40, 6
+    scores = np.zeros((1, n_items))
+    scores[0, :10] = 1.0                               # 10 items above a 30-item tie at 0
+    train = sp.csr_matrix((1, n_items), dtype=np.float32)
+    test = np.array([25])
+    exact, n_candidates = exact_ranks(PrecomputedScores(scores), train, test, tie_policy="random", seed=3)
+    sampled = sampled_ranks(scores, test, excluded_items(train, test), m, 4000, seed=1,
+                            tie_policy="random", tie_seed=3)
+    expected = sampled_rank_pmf(exact.astype(int), n_candidates, m, WITHOUT_REPLACEMENT)[0]
+    observed = np.bincount(sampled.ravel() - 1, minlength=m + 1)
+    keep = expected > 0
+    assert observed[~keep].sum() == 0
+    assert stats.chisquare(observed[keep], expected[keep] * observed.sum()).pvalue > 1e-3
 
 
 def test_same_seed_same_draws_and_different_seed_different():

@@ -162,3 +162,23 @@ def test_html_report_is_self_contained_with_every_caption(finished_run):
             assert re.search(pattern, text), f"{rst.name}: {title!r} not in the report"
     # tables are rendered inside their captions, the claims file is included verbatim
     assert html.count("<table") >= 5 and "Claims of the paper on tiny" in html
+
+
+def test_a_fourth_recommender_is_one_config_entry(tmp_path):
+    """A recommender added in config alone is fitted, ranked, sampled, corrected and
+    tabulated beside X, Y, Z; the paper's claims stay about X, Y and Z."""
+    write_synthetic_interactions(tmp_path / "tiny.csv")
+    config = {**TINY_CONFIG, "sampling": {"m": 10, "repetitions": 3, "replacement": False},
+              "recommenders": {**TINY_CONFIG["recommenders"],
+                               "W": {"type": "item_knn", "q": 2, "k": None, "k_prime": 3}}}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    result = run(tmp_path, "--cores", "2", "results/tiny/claims.md", "results/tiny/table4.csv")
+    assert result.returncode == 0, result.stderr[-3000:]
+    table3 = pd.read_csv(tmp_path / "results/tiny/table3.csv")
+    assert set(table3["recommender"]) == {"W", "X", "Y", "Z"}
+    assert len(pd.read_csv(tmp_path / "results/tiny/ranks/W.csv")) == 90
+    assert {"W<X", "X<Y", "Y<Z"} <= set(pd.read_csv(tmp_path / "results/tiny/table4.csv")["pair"])
+    claims = (tmp_path / "results/tiny/claims.md").read_text().splitlines()
+    paper_rows = [row for row in claims if row.startswith("| 6.")]
+    assert len(paper_rows) >= 10 and any("Z > Y > X" in row for row in paper_rows)
+    assert not any("W " in row.split("|")[4] for row in paper_rows)     # evidence cells

@@ -11,6 +11,7 @@ rule toy_tables:
            if ext == "csv" else f"results/toy/{name}.{ext}"
            for name in ("table1", "table2") for ext in ("csv", "md", "tex")},
     params:
+        library=LIBRARY,
         toy=config["toy"],
         seed=config["seed"],
     log:
@@ -30,6 +31,7 @@ rule fig6_curves:
         curves="results/{dataset}/fig6.csv",
         thresholds="results/{dataset}/fig6_thresholds.csv",
     params:
+        library=LIBRARY,
         recommenders=RECOMMENDERS,
         fig6=config["fig6"],
     threads: 1

@@ -1,9 +1,11 @@
 # Helpers shared by the rules: which data sets run, and config look-ups.
 from sampled_metrics.config import check_config, datasets_to_run
+from sampled_metrics.runs import library_fingerprint
 
 check_config(config)
 DATASETS = datasets_to_run(config)
 RECOMMENDERS = list(config["recommenders"])
+LIBRARY = library_fingerprint()  # a param of every rule that computes: library edits rerun them
 PAPER = os.path.join(workflow.basedir, "workflow", "resources", "paper")  # the paper's published numbers
 
 

@@ -28,6 +28,7 @@ rule split:
     output:
         "data/processed/{dataset}/split.npz",
     params:
+        library=LIBRARY,
         entry=dataset_config,
         short_users=config.get("short_users", "skip"),
     log:

@@ -7,6 +7,7 @@ rule scores:
     output:
         "results/{dataset}/scores/{recommender}.npy",
     params:
+        library=LIBRARY,
         spec=lambda wildcards: config["recommenders"][wildcards.recommender],
         seed=config["seed"],
     threads: 2

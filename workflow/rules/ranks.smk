@@ -8,6 +8,7 @@ rule exact_ranks:
     output:
         "results/{dataset}/ranks/{recommender}.csv",
     params:
+        library=LIBRARY,
         tie_policy=config["ranking"].get("tie_policy", "pessimistic"),
         block_size=config["ranking"].get("block_size", 512),
         seed=config["seed"],

@@ -10,6 +10,7 @@ rule exact_metrics:
                    category="Data set {dataset}", subcategory="Tables"),
         md="results/{dataset}/exact_metrics.md",
     params:
+        library=LIBRARY,
         recommenders=RECOMMENDERS,
         metrics=config["metrics"],
     log:
@@ -30,6 +31,7 @@ rule fig5:
                    category="Data set {dataset}", subcategory="Figures"),
         facts="results/{dataset}/fig5_rank_distribution.csv",
     params:
+        library=LIBRARY,
         recommenders=RECOMMENDERS,
     log:
         "logs/{dataset}/fig5.log",
@@ -51,6 +53,8 @@ rule table3:
         md="results/{dataset}/table3.md",
         tex="results/{dataset}/table3.tex",
         versus="results/{dataset}/table3_vs_paper.md",
+    params:
+        library=LIBRARY,
     log:
         "logs/{dataset}/table3.log",
     resources:
@@ -72,6 +76,7 @@ rule table4:
         tex="results/{dataset}/table4.tex",
         versus="results/{dataset}/table4_vs_paper.md",
     params:
+        library=LIBRARY,
         recommenders=RECOMMENDERS,
     log:
         "logs/{dataset}/table4.log",
@@ -92,6 +97,7 @@ rule claims:
         report("results/{dataset}/claims.md", caption="../report/claims.rst",
                category="Data set {dataset}", subcategory="Claims"),
     params:
+        library=LIBRARY,
         recommenders=RECOMMENDERS,
     log:
         "logs/{dataset}/claims.log",
@@ -112,6 +118,7 @@ rule fig6:
         png=report("figures/{dataset}/fig6.png", caption="../report/fig6.rst",
                    category="Data set {dataset}", subcategory="Figures"),
     params:
+        library=LIBRARY,
         metric=config["fig6"]["metric"],
     log:
         "logs/{dataset}/fig6.log",
@@ -131,6 +138,7 @@ rule toy_figure:
     wildcard_constraints:
         figure="fig[1-4]",
     params:
+        library=LIBRARY,
         toy=config["toy"],
         law=config["corrections"]["law"],
     log:

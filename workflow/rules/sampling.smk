@@ -9,11 +9,13 @@ rule sampled_ranks:
     output:
         "results/{dataset}/sampled_ranks/{recommender}.npy",
     params:
+        library=LIBRARY,
         m=config["sampling"]["m"],
         repetitions=config["sampling"]["repetitions"],
         replacement=config["sampling"]["replacement"],
         tie_policy=config["ranking"].get("tie_policy", "pessimistic"),
         seed=config["sampling"].get("seed", config["seed"]),
+        tie_seed=config["seed"],     # the random tie order of the exact ranks (rule exact_ranks)
     log:
         "logs/{dataset}/sampled_ranks_{recommender}.log",
     benchmark:
@@ -34,6 +36,7 @@ rule sampling_table:
         table="results/{dataset}/sampling.csv",
         crosscheck="results/{dataset}/crosscheck.csv",
     params:
+        library=LIBRARY,
         recommenders=RECOMMENDERS,
         metrics=config["metrics"],
         corrections=config["corrections"],

@@ -12,6 +12,7 @@ from itertools import combinations
 import pandas as pd
 
 TOP_HEAVY = ("recall@10", "ndcg@10", "ap")
+PAPER_RECOMMENDERS = ("X", "Y", "Z")   # iALS, item-kNN q=3, item-kNN k'=10 (section 9)
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,12 @@ def check_claims(table3: pd.DataFrame, table4: pd.DataFrame, thresholds: pd.Data
                             int((share <= 0.9).sum()) <= 1,
                             f"{int((share > 0.9).sum())} of {len(bv)} comparisons above 90%"))
     return claims
+
+
+def paper_trio(recommenders) -> tuple[str, str, str] | None:
+    """The recommenders the paper's claims are about: X, Y and Z when the run
+    has all three (other recommenders may run beside them), else None."""
+    return PAPER_RECOMMENDERS if set(PAPER_RECOMMENDERS) <= set(recommenders) else None
 
 
 def crosscheck_claim(check: pd.DataFrame, z_limit: float = 4.0) -> Claim:

@@ -9,8 +9,15 @@ the user's training items; t is in C)::
     t_eq = #{j in C, j != t : y_j == y_t}
 
 with the tie term by policy: ``pessimistic`` t_eq, ``optimistic`` 0,
-``average`` t_eq / 2, ``random`` a uniform integer in 0..t_eq (seeded). The
-size of the ranked set, n = |C| = n_items - |H_u|, is what AUC (eq 7) needs.
+``average`` t_eq / 2, ``random`` the number of tied items that come first in a
+seeded random order of the items (:func:`tie_order_keys`), which is uniform on
+0..t_eq. The size of the ranked set, n = |C| = n_items - |H_u|, is what AUC
+(eq 7) needs.
+
+The random order is one fixed order per (seed, user), shared by exact and
+sampled ranking: the items then form one strict order, and the rank of the
+held-out item among m sampled items follows the law of section 4.3 given its
+exact rank, ties included (redrawing the tie break for each sample would not).
 
 :func:`rank_from_scores` holds the tie logic on arrays of scores (use it for
 sampled candidate sets too, so that exact and sampled ranks share one policy);
@@ -21,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["TIE_POLICIES", "rank_from_scores", "exact_ranks"]
+__all__ = ["TIE_POLICIES", "rank_from_scores", "exact_ranks", "tie_order_keys"]
 
 TIE_POLICIES = ("pessimistic", "optimistic", "average", "random")
 
@@ -40,26 +47,51 @@ def _rng(rng) -> np.random.Generator:
     return np.random.default_rng(rng)
 
 
-def _tie_term(ties: np.ndarray, tie_policy: str, uniforms: np.ndarray | None) -> np.ndarray:
-    """Tie term for ``ties`` = number of other candidates with the target's score."""
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _splitmix64(x: np.ndarray) -> np.ndarray:
+    """The splitmix64 finalizer: a bijective scramble of 64-bit integers."""
+    with np.errstate(over="ignore"):
+        z = x + _GOLDEN
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def tie_order_keys(users, items, seed: int) -> np.ndarray:
+    """Keys of a seeded random order of the items of each user (uint64, broadcast
+    over ``users`` and ``items``): under the "random" tie policy, a tied item
+    counts as ranked above the held-out item when its key is smaller. A pure
+    function of (seed, user, item), so exact and sampled ranking agree."""
+    counter = (np.asarray(users, dtype=np.uint64) << np.uint64(32)) | np.asarray(items, dtype=np.uint64)
+    return _splitmix64(counter ^ _splitmix64(np.uint64(seed)))
+
+
+def _tie_term(tied: np.ndarray, tie_policy: str, keys=None, target_key=None) -> np.ndarray:
+    """Tie term from ``tied`` (rows x items, True for the other candidates with
+    the target's score); "random" counts those whose key is below the target's."""
+    if tie_policy == "random":
+        return np.count_nonzero(tied & (keys < target_key), axis=1).astype(np.float64)
+    ties = np.count_nonzero(tied, axis=1).astype(np.float64)
     if tie_policy == "pessimistic":
-        return ties.astype(np.float64)
+        return ties
     if tie_policy == "optimistic":
-        return np.zeros(ties.shape, dtype=np.float64)
-    if tie_policy == "average":
-        return ties / 2.0
-    # random: floor(U * (t + 1)) is uniform on 0..t for U ~ U[0, 1)
-    return np.minimum(np.floor(uniforms * (ties + 1.0)), ties).astype(np.float64)
+        return np.zeros(ties.shape)
+    return ties / 2.0                                         # average
 
 
 def _ranks_of_masked(scores: np.ndarray, target_index: np.ndarray, tie_policy: str,
-                     uniforms: np.ndarray | None) -> np.ndarray:
-    """Ranks when non-candidates already hold -inf and all candidates are finite."""
+                     keys: np.ndarray | None) -> np.ndarray:
+    """Ranks when non-candidates already hold -inf and all candidates are finite;
+    ``keys`` (the shape of ``scores``) order the ties under "random"."""
     rows = np.arange(scores.shape[0])
     target = scores[rows, target_index][:, None]
     higher = np.count_nonzero(scores > target, axis=1)
-    ties = np.count_nonzero(scores == target, axis=1) - 1  # the target itself
-    return 1.0 + higher + _tie_term(ties, tie_policy, uniforms)
+    tied = scores == target
+    tied[rows, target_index] = False                          # the target itself
+    target_key = None if keys is None else keys[rows, target_index][:, None]
+    return 1.0 + higher + _tie_term(tied, tie_policy, keys, target_key)
 
 
 def rank_from_scores(scores, candidate_mask, target_index, tie_policy: str = "pessimistic",
@@ -76,7 +108,8 @@ def rank_from_scores(scores, candidate_mask, target_index, tie_policy: str = "pe
     target_index : int or int array (n_users,)
         Column of the held-out item in each row.
     tie_policy : "pessimistic" | "optimistic" | "average" | "random"
-    rng : numpy Generator or int seed, needed by "random" (one uniform draw per row)
+    rng : numpy Generator or int seed, needed by "random" (a random order of the
+        items of each row, drawn from it)
 
     Returns
     -------
@@ -112,10 +145,10 @@ def rank_from_scores(scores, candidate_mask, target_index, tie_policy: str = "pe
     if np.any(bad_rows):
         bad = int(np.flatnonzero(bad_rows)[0])
         raise ValueError(f"row {bad}: scores contain NaN or inf")
-    uniforms = _rng(rng).random(S.shape[0]) if tie_policy == "random" else None
+    keys = _rng(rng).random(S.shape) if tie_policy == "random" else None
     if mask is not None:
         S = np.where(mask, S, -np.inf)
-    ranks = _ranks_of_masked(S, target, tie_policy, uniforms)
+    ranks = _ranks_of_masked(S, target, tie_policy, keys)
     return float(ranks[0]) if one_d else ranks
 
 
@@ -133,8 +166,9 @@ def exact_ranks(model, train, test_items, *, tie_policy: str = "pessimistic",
         be one of the user's training items)
     tie_policy : "pessimistic" (default) | "optimistic" | "average" | "random"
     block_size : users scored at a time (memory ~ block_size x n_items scores)
-    seed : seeds the "random" tie policy; one uniform per user is drawn up
-        front, so the result does not depend on ``block_size``
+    seed : seeds the "random" tie policy: ties follow ``tie_order_keys(user,
+        item, seed)``, so the result does not depend on ``block_size`` and
+        ``sampling.sampled_ranks`` with the same ``tie_seed`` breaks ties alike
     progress : show a tqdm bar over blocks
 
     Returns
@@ -164,7 +198,6 @@ def exact_ranks(model, train, test_items, *, tie_policy: str = "pessimistic",
         raise ValueError(f"user {u}: held-out item {int(test[u])} is also a training item "
                          f"({int(in_train.sum())} such users)")
     name = getattr(model, "name", type(model).__name__)
-    uniforms = (np.random.default_rng(seed).random(n_users) if tie_policy == "random" else None)
     history = np.diff(X.indptr)
     n_candidates = (n_items - history).astype(np.int64)
     ranks = np.empty(n_users, dtype=np.float64)
@@ -189,6 +222,7 @@ def exact_ranks(model, train, test_items, *, tie_policy: str = "pessimistic",
         lo, hi = X.indptr[a], X.indptr[b]
         rows = np.repeat(np.arange(b - a), history[a:b])
         S[rows, X.indices[lo:hi]] = -np.inf  # training items are not ranked
-        ranks[a:b] = _ranks_of_masked(S, test[a:b], tie_policy,
-                                      None if uniforms is None else uniforms[a:b])
+        keys = (tie_order_keys(users[:, None], np.arange(n_items)[None, :], seed)
+                if tie_policy == "random" else None)
+        ranks[a:b] = _ranks_of_masked(S, test[a:b], tie_policy, keys)
     return ranks, n_candidates

@@ -27,8 +27,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-__all__ = ["PACKAGES", "clear_stale_locks", "config_yaml", "package_versions",
-           "record_lock_owner", "versions_text"]
+__all__ = ["PACKAGES", "clear_stale_locks", "config_yaml", "library_fingerprint",
+           "package_versions", "record_lock_owner", "versions_text"]
 
 _LOCK = re.compile(r"^(\d+)\.(input|output)\.lock$")
 _OWNER = re.compile(r"^owner\.(.+)\.(\d+)$")
@@ -82,6 +82,19 @@ def clear_stale_locks(snakemake_dir=".snakemake", host: str | None = None) -> li
     for path in removed:
         path.unlink(missing_ok=True)
     return removed
+
+
+def library_fingerprint() -> str:
+    """sha256 (first 16 hex digits) of this package's Python sources. The rules
+    take it as a param, so that editing a metric, a correction or a loader reruns
+    every job that depends on the library (Snakemake itself only tracks the
+    rule scripts)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def package_versions(packages=PACKAGES) -> dict[str, str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .ranking import _check_policy, _tie_term
+from .ranking import _check_policy, _tie_term, tie_order_keys
 
 
 def excluded_items(train, test_items) -> sp.csr_matrix:
@@ -82,11 +82,15 @@ def positions_to_items(excluded: sp.csr_matrix, positions: np.ndarray) -> np.nda
 
 def sampled_ranks(scores: np.ndarray, test_items, excluded: sp.csr_matrix, m: int,
                   repetitions: int, seed: int, *, tie_policy: str = "pessimistic",
-                  replacement: bool = False, progress: bool = False) -> np.ndarray:
+                  tie_seed: int | None = None, replacement: bool = False,
+                  progress: bool = False) -> np.ndarray:
     """Ranks of the held-out items among m sampled items, for every repetition.
 
     ``scores`` is the full (n_users, n_items) score matrix of one model.
     Repetition ``rep`` draws from ``numpy.random.default_rng([seed, rep])``.
+    Under the "random" tie policy, ties follow ``ranking.tie_order_keys`` with
+    ``tie_seed`` (default ``seed``); give it the seed of the exact ranks so that
+    both break ties in the same order.
     Returns an int16/float array (repetitions, n_users) of ranks in 1..m+1
     (float only under the "average" tie policy).
     """
@@ -100,6 +104,8 @@ def sampled_ranks(scores: np.ndarray, test_items, excluded: sp.csr_matrix, m: in
     test = np.asarray(test_items, dtype=np.int64)
     users = np.arange(scores.shape[0])
     target = scores[users, test][:, None]
+    tie_seed = seed if tie_seed is None else tie_seed
+    target_key = tie_order_keys(users, test, tie_seed)[:, None] if tie_policy == "random" else None
     pool = pool_sizes(excluded)
     out = np.empty((repetitions, users.size), dtype=np.float64)
     reps = range(repetitions)
@@ -111,7 +117,6 @@ def sampled_ranks(scores: np.ndarray, test_items, excluded: sp.csr_matrix, m: in
         items = positions_to_items(excluded, draw_positions(pool, m, rng, replacement))
         sampled = scores[users[:, None], items]
         higher = np.count_nonzero(sampled > target, axis=1)
-        ties = np.count_nonzero(sampled == target, axis=1)
-        uniforms = rng.random(users.size) if tie_policy == "random" else None
-        out[rep] = 1.0 + higher + _tie_term(ties, tie_policy, uniforms)
+        keys = tie_order_keys(users[:, None], items, tie_seed) if tie_policy == "random" else None
+        out[rep] = 1.0 + higher + _tie_term(sampled == target, tie_policy, keys, target_key)
     return out if tie_policy == "average" else out.astype(np.int16)

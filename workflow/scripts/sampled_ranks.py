@@ -19,7 +19,8 @@ if not p.replacement and pool.min() < p.m:
                       f"{snakemake.input.split}); lower sampling.m or set sampling.replacement: true")
 try:
     ranks = sampled_ranks(scores, split.test_items, excluded, p.m, p.repetitions, p.seed,
-                          tie_policy=p.tie_policy, replacement=p.replacement, progress=True)
+                          tie_policy=p.tie_policy, tie_seed=p.tie_seed, replacement=p.replacement,
+                          progress=True)
 except ValueError as error:
     raise ValueError(f"{snakemake.input.scores}: {error}") from None
 log.info("%d repetitions x %d users, mean sampled rank %.2f", *ranks.shape, ranks.mean())
