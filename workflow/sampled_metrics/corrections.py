@@ -20,7 +20,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from scipy import optimize
+from scipy import linalg, optimize
 
 from .expected import metric_on_sample
 from .laws import WITHOUT_REPLACEMENT, sampled_rank_law
@@ -138,8 +138,12 @@ def bias_variance_correction(exact_values, law_matrix, gamma: float, prior=None)
     A, b, c = least_squares_design(exact_values, law_matrix, prior)
     if gamma == 0.0:
         return least_squares_correction(exact_values, law_matrix, prior)
-    lhs = (1.0 - gamma) * (A.T @ A) + gamma * np.diag(c)   # condition number ~ 1/gamma
-    return np.linalg.solve(lhs, A.T @ b)
+    # The system is symmetric positive definite: only its upper triangle is
+    # formed (BLAS syrk) and it is solved by Cholesky, half the work of A.T @ A
+    # and LU at m = n - 1 (Figure 6); condition number ~ 1/gamma.
+    lhs = (1.0 - gamma) * linalg.blas.dsyrk(1.0, A, trans=1)
+    lhs[np.diag_indices_from(lhs)] += gamma * c
+    return linalg.solve(lhs, A.T @ b, assume_a="pos", lower=False)
 
 
 def posterior_mean_correction(exact_values, law_matrix, prior=None) -> np.ndarray:
