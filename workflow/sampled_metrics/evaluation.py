@@ -140,11 +140,11 @@ def sample_size_curves(ranks: dict, metric: str, methods, m_values, n: int, law:
         from tqdm.auto import tqdm
         grid = tqdm(grid, desc="Figure 6 sample sizes", unit="m")
     for m in grid:
-        for method in methods:
-            vector = corrected_metric(metric, method, n, int(m), law)
-            for name, (r, n_candidates) in ranks.items():
-                rows.append({"m": int(m), "method": method, "recommender": name,
-                             "expected": expected_sampled_value(vector, r, n_candidates, law)})
+        vectors = {method: corrected_metric(metric, method, n, int(m), law) for method in methods}
+        for name, (r, n_candidates) in ranks.items():
+            P = sampled_rank_pmf(r, n_candidates, int(m), law)      # one law for every method
+            rows += [{"m": int(m), "method": method, "recommender": name,
+                      "expected": float(np.mean(P @ vector))} for method, vector in vectors.items()]
     return pd.DataFrame(rows)
 
 
