@@ -46,10 +46,10 @@ TINY_CONFIG = {
 }
 
 
-def run(workdir: Path, *args: str) -> subprocess.CompletedProcess:
+def run(workdir: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     return subprocess.run([*SNAKEMAKE, "--directory", str(workdir), "--configfile",
                            str(workdir / "config.yaml"), *args],
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
@@ -62,12 +62,18 @@ def finished_run(tmp_path_factory):
     return workdir
 
 
-def test_every_figure_and_table_is_made(finished_run):
+def paper_outputs(dataset: str) -> list[str]:
+    """Every figure (1-6) and table (1-4) of the paper, and the claims, for one data set."""
     expected = [f"figures/fig{i}.{ext}" for i in range(1, 5) for ext in ("pdf", "png")]
-    expected += [f"figures/tiny/fig{i}.{ext}" for i in (5, 6) for ext in ("pdf", "png")]
+    expected += [f"figures/{dataset}/fig{i}.{ext}" for i in (5, 6) for ext in ("pdf", "png")]
     expected += [f"results/toy/table{i}.{ext}" for i in (1, 2) for ext in ("csv", "md", "tex")]
-    expected += [f"results/tiny/table{i}.{ext}" for i in (3, 4) for ext in ("csv", "md", "tex")]
-    expected += ["results/tiny/claims.md", "results/tiny/exact_metrics.csv", "results/tiny/sampling.csv"]
+    expected += [f"results/{dataset}/table{i}.{ext}" for i in (3, 4) for ext in ("csv", "md", "tex")]
+    return expected + [f"results/{dataset}/{name}" for name in
+                       ("claims.md", "exact_metrics.csv", "sampling.csv")]
+
+
+def test_every_figure_and_table_is_made(finished_run):
+    expected = paper_outputs("tiny")
     missing = [p for p in expected if not (finished_run / p).is_file()]
     assert not missing
     assert all((finished_run / p).stat().st_size > 0 for p in expected)

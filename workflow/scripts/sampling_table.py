@@ -1,5 +1,7 @@
 """Rule sampling_table: every metric and correction on every repetition, and the
 cross-check of the repetitions' mean against the law's expectation."""
+from functools import lru_cache
+
 import numpy as np
 import pandas as pd
 
@@ -16,6 +18,7 @@ methods = ["sampled", *c["methods"]]
 n_items = load_split(snakemake.input.split).n_items
 
 
+@lru_cache(maxsize=None)   # per_user: one build per distinct n, shared by all recommenders
 def vectors_for(n):
     return correction_vectors(p.metrics, methods, n, p.m, c["law"], None, c["rank_estimate_rounding"])
 
