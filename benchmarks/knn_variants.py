@@ -30,7 +30,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from sampled_metrics.metrics import auc, average_precision_at_k, ndcg_at_k, recall_at_k  # noqa: E402
-from sampled_metrics.ranking import TIE_POLICIES, exact_ranks  # noqa: E402
+from sampled_metrics.ranking import exact_ranks  # noqa: E402
+from sampled_metrics.ties import TIE_POLICIES  # noqa: E402
 from sampled_metrics.recommenders import (  # noqa: E402
     ITEM_KNN_DEFAULTS,
     PAPER_RECOMMENDERS,

@@ -2,7 +2,7 @@
 library itself (the same loader and split as the workflow's rule `split`)."""
 from pathlib import Path
 
-from sampled_metrics.datasets import check_facts, leave_last_out_split, load_events
+from sampled_metrics.data import check_facts, leave_last_out_split, load_events
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared/datasets/ml-1m-binarized/interactions.csv.gz"
 OFFLINE_ENTRY = {"format": "delimited", "sep": ",", "header": True,

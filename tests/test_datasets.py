@@ -1,4 +1,4 @@
-"""Tests for sampled_metrics.datasets: loaders, binarize, split, facts, download."""
+"""Tests for sampled_metrics.data: loaders, binarize, split, facts, download."""
 from __future__ import annotations
 
 import gzip
@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sampled_metrics.datasets import (
+from sampled_metrics.data import (
     DataError,
     binarize,
     check_facts,
@@ -521,7 +521,7 @@ def shipped_config() -> dict:
 
 @pytest.mark.parametrize("name", sorted(LAYOUTS))
 def test_shipped_dataset_entry_loads_its_archive_layout(tmp_path, name):
-    from sampled_metrics.datasets import load_events
+    from sampled_metrics.data import load_events
 
     entry = shipped_config()["datasets"][name]
     member, body, siblings = LAYOUTS[name]
@@ -558,7 +558,7 @@ def test_commented_bring_your_own_entry_is_valid_and_loads(tmp_path):
     """The commented `my-data` example of config.yaml, uncommented, validates and loads."""
     import yaml
     from snakemake.utils import validate
-    from sampled_metrics.datasets import load_events
+    from sampled_metrics.data import load_events
 
     lines = CONFIG_YAML.read_text().splitlines()
     start = lines.index("  # my-data:")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from sampled_metrics.datasets import load_split, md5sum
+from sampled_metrics.data import load_split, md5sum
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]

@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sampled_metrics.ranking import TIE_POLICIES, exact_ranks, rank_from_scores
+from sampled_metrics.ranking import exact_ranks, rank_from_scores
+from sampled_metrics.ties import TIE_POLICIES
 
 
 class FixedScores:

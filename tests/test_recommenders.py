@@ -428,7 +428,7 @@ ML1M = Path(__file__).resolve().parents[2] / "shared/datasets/ml-1m-binarized/in
 @pytest.mark.slow
 @pytest.mark.skipif(not ML1M.exists(), reason="offline MovieLens 1M copy not available")
 def test_table3_exact_column_on_movielens():
-    from sampled_metrics.datasets import leave_last_out_split, load_events
+    from sampled_metrics.data import leave_last_out_split, load_events
     from sampled_metrics.metrics import auc, average_precision_at_k, ndcg_at_k, recall_at_k
 
     split = leave_last_out_split(load_events(ML1M, {

@@ -30,7 +30,7 @@ from test_workflow import SNAKEMAKE, TINY_CONFIG, run, write_synthetic_interacti
 
 from sampled_metrics import corrections as C
 from sampled_metrics import metrics as M
-from sampled_metrics.datasets import DataError, leave_last_out_split, load_delimited, load_movielens_dat
+from sampled_metrics.data import DataError, leave_last_out_split, load_delimited, load_movielens_dat
 from sampled_metrics.laws import LAWS, sampled_rank_law
 from sampled_metrics.ranking import exact_ranks, rank_from_scores
 from sampled_metrics.recommenders import PrecomputedScores, all_scores, fit_recommender
@@ -501,7 +501,7 @@ def test_bad_data_fails_with_one_message_and_no_output(case, bad_data_run):
     assert f"Error in rule {rule}:" in console
     if rule == "split":                  # the traceback in the log ends with the one-line message
         lines = [line for line in (workdir / f"logs/{case}/split.log").read_text().splitlines() if line.strip()]
-        assert lines[-1].startswith("sampled_metrics.datasets.DataError: "), lines[-5:]
+        assert lines[-1].startswith("sampled_metrics.data.errors.DataError: "), lines[-5:]
         message = lines[-1].split(": ", 1)[1]
         assert sum(message in line for line in lines) == 1           # said once
     else:                                # the download also says it on the console, once

@@ -1,16 +1,45 @@
 """Figures of the paper, drawn from result tables (no metric is computed here
-other than through the library's own functions)."""
+other than through the library's own functions).
+
+Every figure is drawn and saved inside :data:`STYLE` (a ``matplotlib``
+``rc_context``): importing this module changes no global setting.
+"""
 from __future__ import annotations
 
-import matplotlib
+import functools
+from pathlib import Path
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
 
-plt.rcParams.update({"font.size": 10, "axes.grid": True, "grid.alpha": 0.3,
-                     "svg.hashsalt": "sampled-metrics"})
+from .atomic import write_atomic
+
+# One style for every figure; svg.hashsalt makes SVG ids the same in every run.
+STYLE = {"font.size": 10, "axes.grid": True, "grid.alpha": 0.3, "svg.hashsalt": "sampled-metrics"}
+
+
+def styled(draw):
+    """Run a figure-drawing function inside the figures' style."""
+    @functools.wraps(draw)
+    def wrapper(*args, **kwargs):
+        with plt.rc_context(STYLE):
+            return draw(*args, **kwargs)
+    return wrapper
+
+
+@styled
+def save_figure(figure, *paths) -> None:
+    """Save a matplotlib figure to each path (format from the suffix), atomically,
+    in the figures' style (ticks drawn at save time follow it too). PDF metadata
+    carries no date, so the same data gives the same bytes."""
+    for path in paths:
+        suffix = Path(path).suffix.lstrip(".")
+        metadata = {"CreationDate": None} if suffix == "pdf" else {"Software": None}
+        write_atomic(path, lambda tmp: figure.savefig(tmp, format=suffix, metadata=metadata,
+                                                       dpi=150, bbox_inches="tight"))
+
+
 COLORS = {"X": "tab:blue", "Y": "tab:orange", "Z": "tab:green"}
 
 
@@ -27,6 +56,7 @@ def rank_buckets(n_items: int, width: int) -> np.ndarray:
     return np.arange(0, n_items + width, width) + 0.5
 
 
+@styled
 def rank_distribution_figure(ranks: dict[str, pd.DataFrame], width: int = 100, top: int = 100,
                              top_width: int = 10):
     """Figure 5: histogram of exact ranks per recommender over all ranks
@@ -73,6 +103,7 @@ def _label(metric: str) -> str:
     return METRIC_LABELS.get(metric, metric)
 
 
+@styled
 def metric_curves_figure(curves: pd.DataFrame, top: int = 100):
     """Figure 1: metric vs predicted rank, whole range (left) and top ranks (right)."""
     fig, (whole, head) = plt.subplots(1, 2, figsize=(10, 3.6))
@@ -89,6 +120,7 @@ def metric_curves_figure(curves: pd.DataFrame, top: int = 100):
     return fig
 
 
+@styled
 def expected_vs_sample_size_figure(curves: pd.DataFrame):
     """Figure 2: expected sampled metric of each toy recommender vs m."""
     metrics = list(dict.fromkeys(curves["metric"]))
@@ -104,6 +136,7 @@ def expected_vs_sample_size_figure(curves: pd.DataFrame):
     return fig
 
 
+@styled
 def expected_vs_true_rank_figure(curves: pd.DataFrame, n: int):
     """Figure 3: expected sampled metric vs true rank for several m (m = n: exact)."""
     metrics = list(dict.fromkeys(curves["metric"]))
@@ -131,6 +164,7 @@ def method_label(method: str) -> str:
     return METHOD_LABELS.get(method, method)
 
 
+@styled
 def corrected_ap_figure(on_sample: pd.DataFrame, expected: pd.DataFrame, n: int, m: int):
     """Figure 4: corrected AP over the sampled rank (left) and its expectation
     over the true rank (right)."""
@@ -154,6 +188,7 @@ def corrected_ap_figure(on_sample: pd.DataFrame, expected: pd.DataFrame, n: int,
 # Figure 6: expected Recall@10 vs sample size on real ranks
 # --------------------------------------------------------------------------
 
+@styled
 def sample_size_figure(curves: pd.DataFrame, exact: dict, metric: str, orders: pd.DataFrame):
     """Figure 6: expected metric vs m per recommender, one panel per method,
     the exact values as dashed lines and a marker at the smallest m from which

@@ -6,37 +6,22 @@ appears." For one user with held-out item t and candidate set C (all items but
 the user's training items; t is in C)::
 
     rank = 1 + #{j in C, j != t : y_j > y_t} + tie term,
-    t_eq = #{j in C, j != t : y_j == y_t}
 
-with the tie term by policy: ``pessimistic`` t_eq, ``optimistic`` 0,
-``average`` t_eq / 2, ``random`` the number of tied items that come first in a
-seeded random order of the items (:func:`tie_order_keys`), which is uniform on
-0..t_eq. The size of the ranked set, n = |C| = n_items - |H_u|, is what AUC
-(eq 7) needs.
+with the tie term of :mod:`.ties` (the same in sampled ranks). The size of the
+ranked set, n = |C| = n_items - |H_u|, is what AUC (eq 7) needs.
 
-The random order is one fixed order per (seed, user), shared by exact and
-sampled ranking: the items then form one strict order, and the rank of the
-held-out item among m sampled items follows the law of section 4.3 given its
-exact rank, ties included (redrawing the tie break for each sample would not).
-
-:func:`rank_from_scores` holds the tie logic on arrays of scores (use it for
-sampled candidate sets too, so that exact and sampled ranks share one policy);
-:func:`exact_ranks` applies it to every user of a split, block by block.
+:func:`rank_from_scores` holds the rank on arrays of scores; :func:`exact_ranks`
+ranks every user of a split, block by block, with the seeded tie order of
+:func:`.ties.tie_order_keys`.
 """
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["TIE_POLICIES", "rank_from_scores", "exact_ranks", "tie_order_keys"]
+from .ties import check_tie_policy, tie_order_keys, tie_term
 
-TIE_POLICIES = ("pessimistic", "optimistic", "average", "random")
-
-
-def _check_policy(tie_policy: str) -> str:
-    if tie_policy not in TIE_POLICIES:
-        raise ValueError(f"unknown tie_policy {tie_policy!r}; known: {', '.join(TIE_POLICIES)}")
-    return tie_policy
+__all__ = ["exact_ranks", "rank_from_scores"]
 
 
 def _rng(rng) -> np.random.Generator:
@@ -45,40 +30,6 @@ def _rng(rng) -> np.random.Generator:
     if rng is None:
         raise ValueError("tie_policy='random' needs rng (a numpy Generator or an integer seed)")
     return np.random.default_rng(rng)
-
-
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-
-
-def _splitmix64(x: np.ndarray) -> np.ndarray:
-    """The splitmix64 finalizer: a bijective scramble of 64-bit integers."""
-    with np.errstate(over="ignore"):
-        z = x + _GOLDEN
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
-
-
-def tie_order_keys(users, items, seed: int) -> np.ndarray:
-    """Keys of a seeded random order of the items of each user (uint64, broadcast
-    over ``users`` and ``items``): under the "random" tie policy, a tied item
-    counts as ranked above the held-out item when its key is smaller. A pure
-    function of (seed, user, item), so exact and sampled ranking agree."""
-    counter = (np.asarray(users, dtype=np.uint64) << np.uint64(32)) | np.asarray(items, dtype=np.uint64)
-    return _splitmix64(counter ^ _splitmix64(np.uint64(seed)))
-
-
-def _tie_term(tied: np.ndarray, tie_policy: str, keys=None, target_key=None) -> np.ndarray:
-    """Tie term from ``tied`` (rows x items, True for the other candidates with
-    the target's score); "random" counts those whose key is below the target's."""
-    if tie_policy == "random":
-        return np.count_nonzero(tied & (keys < target_key), axis=1).astype(np.float64)
-    ties = np.count_nonzero(tied, axis=1).astype(np.float64)
-    if tie_policy == "pessimistic":
-        return ties
-    if tie_policy == "optimistic":
-        return np.zeros(ties.shape)
-    return ties / 2.0                                         # average
 
 
 def _ranks_of_masked(scores: np.ndarray, target_index: np.ndarray, tie_policy: str,
@@ -91,7 +42,7 @@ def _ranks_of_masked(scores: np.ndarray, target_index: np.ndarray, tie_policy: s
     tied = scores == target
     tied[rows, target_index] = False                          # the target itself
     target_key = None if keys is None else keys[rows, target_index][:, None]
-    return 1.0 + higher + _tie_term(tied, tie_policy, keys, target_key)
+    return 1.0 + higher + tie_term(tied, tie_policy, keys, target_key)
 
 
 def rank_from_scores(scores, candidate_mask, target_index, tie_policy: str = "pessimistic",
@@ -119,7 +70,7 @@ def rank_from_scores(scores, candidate_mask, target_index, tie_policy: str = "pe
     Raises ``ValueError`` if a candidate's score is NaN or infinite, or if a
     target is not a candidate.
     """
-    _check_policy(tie_policy)
+    check_tie_policy(tie_policy)
     scores = np.asarray(scores)
     one_d = scores.ndim == 1
     S = np.atleast_2d(scores)
@@ -179,7 +130,7 @@ def exact_ranks(model, train, test_items, *, tie_policy: str = "pessimistic",
     Raises ``ValueError`` naming the recommender and the user when a score is
     NaN or infinite.
     """
-    _check_policy(tie_policy)
+    check_tie_policy(tie_policy)
     if block_size < 1:
         raise ValueError("block_size must be >= 1")
     X = sp.csr_matrix(train)

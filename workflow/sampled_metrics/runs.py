@@ -1,4 +1,7 @@
-"""Records of a workflow run: who holds Snakemake's locks, and what the run used.
+"""A workflow run: its jobs' logs and threads, who holds Snakemake's locks, and
+what the run used.
+
+:func:`start_log` and :func:`pin_threads` set up one job (a rule's script).
 
 Snakemake locks the files of a run in ``.snakemake/locks``; a run killed with
 SIGKILL (or a power loss) cannot remove them, and the next run stops with a
@@ -11,7 +14,7 @@ recorded owner and every owner is a dead process of this host. Anything else
 so two live runs are still kept apart.
 
 Removing the incomplete markers is safe because every output of the workflow
-is written under a temporary name and renamed into place (``sampled_metrics.io``):
+is written under a temporary name and renamed into place (``sampled_metrics.atomic``):
 an output that exists is complete.
 
 :func:`package_versions`, :func:`versions_text` and :func:`config_yaml` describe
@@ -19,6 +22,7 @@ the software and the effective configuration of a run.
 """
 from __future__ import annotations
 
+import logging
 import os
 import platform
 import re
@@ -28,7 +32,7 @@ from importlib import metadata
 from pathlib import Path
 
 __all__ = ["PACKAGES", "clear_stale_locks", "config_yaml", "library_fingerprint",
-           "package_versions", "record_lock_owner", "versions_text"]
+           "package_versions", "pin_threads", "record_lock_owner", "start_log", "versions_text"]
 
 _LOCK = re.compile(r"^(\d+)\.(input|output)\.lock$")
 _OWNER = re.compile(r"^owner\.(.+)\.(\d+)$")
@@ -36,6 +40,26 @@ _OWNER = re.compile(r"^owner\.(.+)\.(\d+)$")
 # The packages whose versions can change a result or a figure.
 PACKAGES = ("sampled-metrics", "numpy", "scipy", "pandas", "implicit", "snakemake",
             "matplotlib", "threadpoolctl", "tqdm", "pyyaml")
+
+
+def start_log(path) -> logging.Logger:
+    """Send this process's log records, warnings and stderr (progress bars,
+    tracebacks) to ``path``, and return the pipeline's logger."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    stream = open(path, "w", buffering=1)
+    sys.stderr = stream
+    logging.basicConfig(stream=stream, level=logging.INFO, force=True,
+                        format="%(asctime)s %(levelname)s %(message)s")
+    logging.captureWarnings(True)
+    return logging.getLogger("sampled_metrics")
+
+
+def pin_threads(threads: int) -> None:
+    """Limit BLAS/OpenMP threads to the rule's share of cores (results do not
+    depend on it; oversubscribed BLAS threads slow everything down)."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(int(threads))
 
 
 def record_lock_owner(snakemake_dir=".snakemake", pid: int | None = None,
@@ -85,15 +109,17 @@ def clear_stale_locks(snakemake_dir=".snakemake", host: str | None = None) -> li
 
 
 def library_fingerprint() -> str:
-    """sha256 (first 16 hex digits) of this package's Python sources. The rules
+    """sha256 (first 16 hex digits) of this package's Python sources, sub-packages
+    included. The rules
     take it as a param, so that editing a metric, a correction or a loader reruns
     every job that depends on the library (Snakemake itself only tracks the
     rule scripts)."""
     import hashlib
 
+    package = Path(__file__).parent
     digest = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 

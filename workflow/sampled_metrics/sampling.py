@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .ranking import _check_policy, _tie_term, tie_order_keys
+from .ties import check_tie_policy, tie_order_keys, tie_term
 
 
 def excluded_items(train, test_items) -> sp.csr_matrix:
@@ -88,13 +88,13 @@ def sampled_ranks(scores: np.ndarray, test_items, excluded: sp.csr_matrix, m: in
 
     ``scores`` is the full (n_users, n_items) score matrix of one model.
     Repetition ``rep`` draws from ``numpy.random.default_rng([seed, rep])``.
-    Under the "random" tie policy, ties follow ``ranking.tie_order_keys`` with
+    Under the "random" tie policy, ties follow ``ties.tie_order_keys`` with
     ``tie_seed`` (default ``seed``); give it the seed of the exact ranks so that
     both break ties in the same order.
     Returns an int16/float array (repetitions, n_users) of ranks in 1..m+1
     (float only under the "average" tie policy).
     """
-    _check_policy(tie_policy)
+    check_tie_policy(tie_policy)
     scores = np.asarray(scores)
     bad = ~np.isfinite(scores)
     if bad.any():
@@ -118,5 +118,5 @@ def sampled_ranks(scores: np.ndarray, test_items, excluded: sp.csr_matrix, m: in
         sampled = scores[users[:, None], items]
         higher = np.count_nonzero(sampled > target, axis=1)
         keys = tie_order_keys(users[:, None], items, tie_seed) if tie_policy == "random" else None
-        out[rep] = 1.0 + higher + _tie_term(sampled == target, tie_policy, keys, target_key)
+        out[rep] = 1.0 + higher + tie_term(sampled == target, tie_policy, keys, target_key)
     return out if tie_policy == "average" else out.astype(np.int16)

@@ -4,7 +4,8 @@ from itertools import combinations
 import pandas as pd
 
 from sampled_metrics.claims import check_claims, claims_markdown, crosscheck_claim, paper_trio
-from sampled_metrics.io import start_log, write_text
+from sampled_metrics.runs import start_log
+from sampled_metrics.atomic import write_text
 
 log = start_log(snakemake.log[0])
 trio = paper_trio(snakemake.params.recommenders)

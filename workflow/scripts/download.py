@@ -1,8 +1,8 @@
 """Rule download: fetch a data set's archive (md5-checked, atomic)."""
 import sys
 
-from sampled_metrics.datasets import DataError, download
-from sampled_metrics.io import start_log
+from sampled_metrics.data import DataError, download
+from sampled_metrics.runs import start_log
 
 log = start_log(snakemake.log[0])
 entry = snakemake.params.entry

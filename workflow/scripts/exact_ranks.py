@@ -2,8 +2,9 @@
 import numpy as np
 import pandas as pd
 
-from sampled_metrics.datasets import load_split
-from sampled_metrics.io import start_log, write_csv
+from sampled_metrics.data import load_split
+from sampled_metrics.runs import start_log
+from sampled_metrics.atomic import write_csv
 from sampled_metrics.ranking import exact_ranks
 from sampled_metrics.recommenders import PrecomputedScores
 

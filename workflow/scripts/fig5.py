@@ -1,7 +1,9 @@
 """Rule fig5: distribution of the exact ranks of each recommender (Figure 5)."""
 import pandas as pd
 
-from sampled_metrics.io import save_figure, start_log, write_csv
+from sampled_metrics.runs import start_log
+from sampled_metrics.atomic import write_csv
+from sampled_metrics.plotting import save_figure
 from sampled_metrics.plotting import rank_distribution_figure, rank_distribution_facts
 
 log = start_log(snakemake.log[0])

@@ -1,7 +1,8 @@
 """Rule fig6: draw Figure 6 from its curves."""
 import pandas as pd
 
-from sampled_metrics.io import save_figure, start_log
+from sampled_metrics.runs import start_log
+from sampled_metrics.plotting import save_figure
 from sampled_metrics.plotting import sample_size_figure
 
 start_log(snakemake.log[0])

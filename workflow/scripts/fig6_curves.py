@@ -1,9 +1,10 @@
 """Rule fig6_curves: expected metric vs sample size on the real exact ranks."""
 import pandas as pd
 
-from sampled_metrics.datasets import load_split
+from sampled_metrics.data import load_split
 from sampled_metrics.evaluation import exact_metric, order_thresholds, sample_size_curves
-from sampled_metrics.io import start_log, write_csv
+from sampled_metrics.runs import start_log
+from sampled_metrics.atomic import write_csv
 
 log = start_log(snakemake.log[0])
 f = snakemake.params.fig6

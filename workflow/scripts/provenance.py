@@ -1,5 +1,6 @@
 """Rule provenance: the package versions and the full effective config of a run."""
-from sampled_metrics.io import start_log, write_text
+from sampled_metrics.runs import start_log
+from sampled_metrics.atomic import write_text
 from sampled_metrics.runs import config_yaml, versions_text
 
 log = start_log(snakemake.log[0])

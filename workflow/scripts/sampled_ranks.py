@@ -2,8 +2,9 @@
 import numpy as np
 
 from sampled_metrics.config import ConfigError
-from sampled_metrics.datasets import load_split
-from sampled_metrics.io import start_log, write_npy
+from sampled_metrics.data import load_split
+from sampled_metrics.runs import start_log
+from sampled_metrics.atomic import write_npy
 from sampled_metrics.sampling import excluded_items, pool_sizes, sampled_ranks
 
 log = start_log(snakemake.log[0])

@@ -5,10 +5,11 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from sampled_metrics.datasets import load_split
+from sampled_metrics.data import load_split
 from sampled_metrics.evaluation import (correction_vectors, expected_sampled_value,
                                         sampled_metric_table, sampling_crosscheck)
-from sampled_metrics.io import start_log, write_csv
+from sampled_metrics.runs import start_log
+from sampled_metrics.atomic import write_csv
 from sampled_metrics.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
 
 log = start_log(snakemake.log[0])

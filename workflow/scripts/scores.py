@@ -1,8 +1,9 @@
 """Rule scores: fit one recommender and store its full score matrix."""
 import numpy as np
 
-from sampled_metrics.datasets import load_split
-from sampled_metrics.io import pin_threads, start_log, write_npy
+from sampled_metrics.data import load_split
+from sampled_metrics.runs import pin_threads, start_log
+from sampled_metrics.atomic import write_npy
 from sampled_metrics.recommenders import all_scores, fit_recommender
 
 log = start_log(snakemake.log[0])

@@ -1,7 +1,7 @@
 """Rule split: load, binarize, check the known facts, split leave-last-out."""
-from sampled_metrics.datasets import (check_facts, check_md5, leave_last_out_split, load_events,
+from sampled_metrics.data import (check_facts, check_md5, leave_last_out_split, load_events,
                                       save_split)
-from sampled_metrics.io import start_log
+from sampled_metrics.runs import start_log
 
 log = start_log(snakemake.log[0])
 source = snakemake.input[0]

@@ -2,7 +2,8 @@
 import pandas as pd
 
 from sampled_metrics.evaluation import summary_table
-from sampled_metrics.io import start_log, write_csv, write_text
+from sampled_metrics.runs import start_log
+from sampled_metrics.atomic import write_csv, write_text
 from sampled_metrics.report import latex_table, markdown_table, paper_comparison, wide_mean_std
 
 log = start_log(snakemake.log[0])

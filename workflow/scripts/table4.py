@@ -4,7 +4,8 @@ from itertools import combinations
 import pandas as pd
 
 from sampled_metrics.evaluation import pair_agreement
-from sampled_metrics.io import start_log, write_csv, write_text
+from sampled_metrics.runs import start_log
+from sampled_metrics.atomic import write_csv, write_text
 from sampled_metrics.report import latex_table, markdown_table, paper_comparison
 
 log = start_log(snakemake.log[0])

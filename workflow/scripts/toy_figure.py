@@ -2,7 +2,9 @@
 import pandas as pd
 
 from sampled_metrics import plotting, toy_example
-from sampled_metrics.io import save_figure, start_log, write_csv
+from sampled_metrics.runs import start_log
+from sampled_metrics.atomic import write_csv
+from sampled_metrics.plotting import save_figure
 
 start_log(snakemake.log[0])
 toy, law, figure_name = snakemake.params.toy, snakemake.params.law, snakemake.wildcards.figure

@@ -1,7 +1,8 @@
 """Rule toy_tables: Tables 1 and 2 (the toy example of sections 3.2 and 4.2)."""
 import pandas as pd
 
-from sampled_metrics.io import start_log, write_csv, write_text
+from sampled_metrics.runs import start_log
+from sampled_metrics.atomic import write_csv, write_text
 from sampled_metrics.report import latex_table, markdown_table
 from sampled_metrics.toy_example import TOY_RANKS, exact_table, sampled_table
 

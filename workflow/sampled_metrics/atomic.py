@@ -1,4 +1,4 @@
-"""Writing results safely: atomic files, per-rule logs, pinned thread counts.
+"""Atomic writes: every output appears whole under its final name, or not at all.
 
 Every output of the pipeline is written under a temporary name in the same
 folder and renamed into place, so an interrupted run never leaves a partial
@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
-import logging
 import os
-import sys
 import tempfile
 from pathlib import Path
 from typing import Callable, Iterator
@@ -70,32 +68,3 @@ def write_npy(array: np.ndarray, path) -> None:
         with open(tmp, "wb") as f:
             np.save(f, array)
     write_atomic(path, write)
-
-
-def save_figure(figure, *paths) -> None:
-    """Save a matplotlib figure to each path (format from the suffix), atomically.
-    PDF metadata carries no date, so the same data gives the same bytes."""
-    for path in paths:
-        suffix = Path(path).suffix.lstrip(".")
-        metadata = {"CreationDate": None} if suffix == "pdf" else {"Software": None}
-        write_atomic(path, lambda tmp: figure.savefig(tmp, format=suffix, metadata=metadata,
-                                                       dpi=150, bbox_inches="tight"))
-
-
-def start_log(path) -> logging.Logger:
-    """Send this process's log records, warnings and stderr (progress bars,
-    tracebacks) to ``path``, and return the pipeline's logger."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    stream = open(path, "w", buffering=1)
-    sys.stderr = stream
-    logging.basicConfig(stream=stream, level=logging.INFO, force=True,
-                        format="%(asctime)s %(levelname)s %(message)s")
-    logging.captureWarnings(True)
-    return logging.getLogger("sampled_metrics")
-
-
-def pin_threads(threads: int) -> None:
-    """Limit BLAS/OpenMP threads to the rule's share of cores (results do not
-    depend on it; oversubscribed BLAS threads slow everything down)."""
-    from threadpoolctl import threadpool_limits
-    threadpool_limits(int(threads))

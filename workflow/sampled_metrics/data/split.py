@@ -1,0 +1,218 @@
+"""The leave-last-out split of section 9, and its file.
+
+The evaluation protocol of the paper (following the Neural Collaborative
+Filtering setup) holds out each user's last interaction and ranks it against
+the items the user has not interacted with in training.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from ..atomic import write_atomic
+from .errors import CORRUPT_FILE_ERRORS, EVENT_COLUMNS, DataError, require_columns, require_file
+
+__all__ = ["Split", "leave_last_out_split", "load_split", "save_split"]
+
+
+@dataclass(frozen=True, eq=False)
+class Split:
+    """A leave-last-out split: training matrix and one held-out item per user.
+
+    ``train`` is a binary float32 CSR matrix (users x items, sorted indices);
+    ``test_items[u]`` is the column of user ``u``'s held-out item, never among
+    the user's training items. ``user_ids`` / ``item_ids`` give the original
+    ids of rows / columns, sorted. ``n_skipped_users`` counts users dropped
+    for having too few events.
+    """
+
+    train: sp.csr_matrix
+    test_items: np.ndarray
+    user_ids: np.ndarray
+    item_ids: np.ndarray
+    n_skipped_users: int = 0
+
+    def __post_init__(self):
+        n_users, n_items = self.train.shape
+        if len(self.user_ids) != n_users or len(self.item_ids) != n_items:
+            raise DataError(f"Split: train is {n_users}x{n_items} but there are "
+                            f"{len(self.user_ids)} user ids, {len(self.item_ids)} item ids")
+        if self.test_items.shape != (n_users,):
+            raise DataError(f"Split: {self.test_items.shape} test items for "
+                            f"{n_users} users")
+        if n_users and (self.test_items.min() < 0 or self.test_items.max() >= n_items):
+            raise DataError(f"Split: test item index outside 0..{n_items - 1}")
+
+    @property
+    def n_users(self) -> int:
+        """Number of users (rows), each with exactly one held-out item."""
+        return self.train.shape[0]
+
+    @property
+    def n_items(self) -> int:
+        """Number of items (columns): every item of the train or test data."""
+        return self.train.shape[1]
+
+    def candidate_counts(self) -> np.ndarray:
+        """Per user, n_items minus the user's training items (int64).
+
+        This is the size of the set the held-out item is ranked in (the
+        held-out item included).
+        """
+        return (self.n_items - np.diff(self.train.indptr)).astype(np.int64)
+
+    def unseen_test_items(self) -> int:
+        """Number of users whose held-out item no user has in training."""
+        item_counts = np.bincount(self.train.indices, minlength=self.n_items)
+        return int(np.count_nonzero(item_counts[self.test_items] == 0))
+
+
+def leave_last_out_split(df: pd.DataFrame, *, min_events: int = 2,
+                         on_short_users: str = "skip") -> Split:
+    """Hold out each user's last event; the user's other events are training.
+
+    The last event is the one with the largest ``time``. Ties are broken by
+    the row order of ``df``: events are stably sorted by time, so among equal
+    times the LAST row is the latest and becomes the test item.
+
+    Users with fewer than ``min_events`` events are dropped with
+    ``on_short_users="skip"`` (counted in ``Split.n_skipped_users``) or raise
+    :class:`DataError` with ``"error"``. Users and items get indices in sorted
+    order of their ids; the items are those of the kept users (train or
+    test). ``df`` must have one row per (user, item); see :func:`binarize`.
+    """
+    require_columns(df, EVENT_COLUMNS, "leave_last_out_split")
+    if on_short_users not in ("skip", "error"):
+        raise ValueError(f"on_short_users must be 'skip' or 'error', got {on_short_users!r}")
+    if min_events < 1:
+        raise ValueError(f"min_events must be >= 1, got {min_events}")
+    _check_split_input(df)
+    df, n_skipped = _drop_short_users(df, min_events, on_short_users)
+    user_codes, user_ids = _factorize_sorted(df["user"], "user")
+    item_codes, item_ids = _factorize_sorted(df["item"], "item")
+    order = np.argsort(df["time"].to_numpy(), kind="stable")
+    order = order[np.argsort(user_codes[order], kind="stable")]
+    is_test = np.zeros(len(order), dtype=bool)
+    is_test[np.cumsum(np.bincount(user_codes, minlength=len(user_ids))) - 1] = True
+    rows, cols = user_codes[order], item_codes[order]
+    train = _binary_csr(rows[~is_test], cols[~is_test], (len(user_ids), len(item_ids)))
+    return Split(train=train, test_items=cols[is_test].astype(np.int64),
+                 user_ids=user_ids, item_ids=item_ids, n_skipped_users=n_skipped)
+
+
+def _check_split_input(df: pd.DataFrame) -> None:
+    if df[list(EVENT_COLUMNS)].isna().to_numpy().any():
+        raise DataError("leave_last_out_split: missing values in user/item/time")
+    n_dup = int(df.duplicated(["user", "item"]).sum())
+    if n_dup:
+        raise DataError(f"leave_last_out_split: {n_dup} repeated (user, item) "
+                        "pairs; call binarize() first")
+
+
+def _drop_short_users(df: pd.DataFrame, min_events: int, on_short_users: str):
+    counts = df.groupby("user", sort=False)["user"].transform("size").to_numpy()
+    short = counts < min_events
+    if not short.any():
+        return df, 0
+    short_users = pd.unique(df["user"].to_numpy()[short])
+    if on_short_users == "error":
+        example = short_users[0]
+        example = example.item() if isinstance(example, np.generic) else example
+        raise DataError(f"{len(short_users)} user(s) have fewer than {min_events} "
+                        f"events, e.g. user {example!r}")
+    return df[~short], len(short_users)
+
+
+def _factorize_sorted(values: pd.Series, name: str) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        codes, uniques = pd.factorize(values, sort=True)
+    except TypeError as e:
+        raise DataError(f"{name} ids cannot be sorted (mixed types?): {e}") from e
+    return codes.astype(np.int64), np.asarray(uniques)
+
+
+def _binary_csr(rows: np.ndarray, cols: np.ndarray, shape) -> sp.csr_matrix:
+    data = np.ones(len(rows), dtype=np.float32)
+    matrix = sp.csr_matrix((data, (rows, cols)), shape=shape, dtype=np.float32)
+    matrix.sort_indices()
+    return matrix
+
+
+
+# --------------------------------------------------------------------------
+# Saving and loading a split
+# --------------------------------------------------------------------------
+
+_SPLIT_KEYS = ("train_indptr", "train_indices", "train_shape", "test_items",
+               "user_ids", "item_ids", "n_skipped_users")
+
+
+def _plain_ids(ids: np.ndarray, name: str) -> np.ndarray:
+    """Ids as an array numpy can store without pickle (numbers or strings)."""
+    ids = np.asarray(ids)
+    if ids.dtype.kind in "iuf" or ids.dtype.kind == "U":
+        return ids
+    if all(isinstance(x, str) for x in ids):
+        return ids.astype(str)
+    raise DataError(f"save_split: {name} ids must be all numbers or all strings")
+
+
+def save_split(split: Split, path) -> None:
+    """Write ``split`` to one ``.npz`` file, atomically (temp file + rename)."""
+    path = Path(path)
+    arrays = {
+        "train_indptr": split.train.indptr,
+        "train_indices": split.train.indices,
+        "train_shape": np.asarray(split.train.shape, dtype=np.int64),
+        "test_items": np.asarray(split.test_items, dtype=np.int64),
+        "user_ids": _plain_ids(split.user_ids, "user"),
+        "item_ids": _plain_ids(split.item_ids, "item"),
+        "n_skipped_users": np.int64(split.n_skipped_users),
+    }
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as f:
+            np.savez_compressed(f, **arrays)
+
+    write_atomic(path, write)
+
+
+def load_split(path) -> Split:
+    """Read a split written by :func:`save_split`.
+
+    A missing file, missing keys or corrupt content raise :class:`DataError`
+    naming the file.
+    """
+    path = Path(path)
+    require_file(path)
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            absent = [k for k in _SPLIT_KEYS if k not in npz.files]
+            if absent:
+                raise DataError(f"{path}: not a saved split, missing key(s) {absent}")
+            arrays = {k: npz[k] for k in _SPLIT_KEYS}
+        return _split_from_arrays(arrays)
+    except DataError as e:
+        if str(path) in str(e):
+            raise
+        raise DataError(f"{path}: inconsistent split ({e})") from e
+    except (*CORRUPT_FILE_ERRORS, ValueError) as e:
+        raise DataError(f"{path}: corrupt split file ({type(e).__name__}: {e})") from e
+
+
+def _split_from_arrays(a: Mapping[str, np.ndarray]) -> Split:
+    indices = a["train_indices"]
+    shape = tuple(int(x) for x in a["train_shape"])
+    train = sp.csr_matrix((np.ones(len(indices), dtype=np.float32), indices,
+                           a["train_indptr"]), shape=shape)
+    train.check_format(full_check=True)
+    return Split(train=train, test_items=a["test_items"].astype(np.int64),
+                 user_ids=a["user_ids"], item_ids=a["item_ids"],
+                 n_skipped_users=int(a["n_skipped_users"]))
+

@@ -1,0 +1,216 @@
+"""Recommenders Y and Z of section 9: item-based collaborative filtering with
+the cosine similarity of eqs 27-30, the points the paper leaves open as options
+(see :class:`ItemKNN`)."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from .hyperparameters import binary_train, choice, hyperparameters, neighbourhood_size, positive_number
+
+__all__ = ["ITEM_KNN_DEFAULTS", "ItemKNN", "cosine_similarity"]
+
+# Plain cosine (q=1), no cut, and for the points the paper leaves open the
+# readings that come closest to its Table 3 for both Y and Z
+# (docs/knn_variants.md): s_ii included, k' cut on the history-item side, eq 29
+# with the L2 norm, no item-dependent denominator in eq 30.
+ITEM_KNN_DEFAULTS = {
+    "q": 1.0,
+    "k": None,
+    "k_prime": None,
+    "self_similarity": "include",
+    "cut": "column",
+    "normalization": "row",
+    "norm": "l2",
+    "denominator": "none",
+}
+
+
+def cosine_similarity(train, q: float = 1.0) -> np.ndarray:
+    """Eq 27: s_ij = (|U_i & U_j| / (sqrt|U_i| sqrt|U_j|))^q, dense float64 (n_items^2).
+
+    U_i is the set of users with item i in ``train``; computed from the sparse
+    co-occurrence counts X^T X. The diagonal is 1 for every item with at least
+    one interaction. Items without interactions have similarity 0 everywhere
+    (0/0 := 0), including with themselves.
+    """
+    X = binary_train(train).astype(np.float64)
+    counts = (X.T @ X).toarray()  # exact integer co-occurrence counts
+    n = np.diag(counts).copy()
+    root = np.sqrt(n)
+    denom = np.multiply.outer(root, root)  # bit-symmetric
+    with np.errstate(divide="ignore", invalid="ignore"):
+        S = np.where(denom > 0, counts / denom, 0.0)
+    np.fill_diagonal(S, (n > 0).astype(np.float64))
+    if q != 1:
+        np.power(S, q, out=S)
+    return S
+
+
+def _top_k_mask(S: np.ndarray, k: int, axis: int) -> np.ndarray:
+    """Boolean mask of the k largest entries of every row (axis=1) or column
+    (axis=0) of S, among the strictly positive ones; ties at the boundary go to
+    the lower item index (a stable sort), so exactly min(k, #positive) entries
+    are kept per row/column."""
+    A = S if axis == 1 else S.T
+    mask = np.zeros(A.shape, dtype=bool)
+    if k < A.shape[1]:
+        order = np.argsort(-A, axis=1, kind="stable")[:, :k]
+        np.put_along_axis(mask, order, True, axis=1)
+    else:
+        mask[:] = True
+    mask &= A > 0
+    return mask if axis == 1 else mask.T
+
+
+_SELF_SIMILARITY = {True: "include", False: "exclude", "include": "include",
+                    "exclude": "exclude", "after_cut": "after_cut"}
+
+
+class ItemKNN:
+    """Item-based collaborative filtering of section 9, eqs 27-30.
+
+    Eq 27  s_ij = cos(i, j)^q                          (:func:`cosine_similarity`)
+    Eq 28  s'_ij = s_ij delta(i in N_k(j)) delta(j in N_k'(i))
+    Eq 29  s''_ij = s'_ij / ||s'_i||
+    Eq 30  y(u, i) = sum_{j in H_u} s''_ij / sum_{j in I} s''_ij
+
+    ``i`` is the item being scored, ``j`` runs over the user's history H_u.
+
+    Options for what the paper leaves open (docs/knn_variants.md measures them):
+
+    ``self_similarity``
+        ``"include"`` (or True): s_ii (= 1) is an entry of s before the cut; it is
+        then i's nearest neighbour and takes one of the k' places. ``"exclude"``
+        (or False): s_ii = 0. ``"after_cut"``: the neighbourhoods are chosen
+        among the other items, then s_ii = 1 is put back. A candidate item is
+        never in the user's history, so s_ii never enters a numerator; it only
+        enters the norms of eq 29 and the denominator of eq 30.
+    ``cut``
+        The side of k'. ``"row"`` is eq 28 as printed: (i, j) survives if j is
+        among the k' most similar items of the scored item i (top-k' of row i)
+        and i among the k most similar of j (top-k of column j). ``"column"``
+        swaps the roles: every history item j votes only for its own k' nearest
+        neighbours (top-k' of column j), the classic item-kNN. With k = k' = None
+        the side is irrelevant. Ties at the k-th place go to the lower item index.
+    ``normalization`` and ``norm``
+        ``"row"`` is eq 29 (divide row i by its ``norm``, "l1" or "l2"),
+        ``"column"`` divides column j by its norm, ``"none"`` skips eq 29.
+    ``denominator``
+        ``"row_sum"`` is eq 30 as printed: divide by sum_{j in I} s''_ij. That
+        cancels any row normalization, so "row" and "none" then give
+        bit-identical scores. ``"none"``: y(u, i) = sum_{j in H_u} s''_ij, which
+        ranks items exactly as any denominator that does not depend on i (a
+        per-user constant) would. The paper's Table 3 is matched only by this
+        reading together with an L2 row normalization (docs/knn_variants.md).
+
+    A score 0/0 (an item whose row of s' is all zero, e.g. an item without
+    training interactions, or with no neighbour left after the cut) is 0.
+
+    Numerics: the similarity and the sums are computed in float64 and the
+    row scalings of eqs 29/30 are applied to the sum, not to s, so numerator and
+    denominator of eq 30 are accumulated over j in the same (index) order: an
+    item whose every neighbour lies in H_u scores exactly 1.0 under "row_sum",
+    one with no neighbour in H_u exactly 0.0. Ties there are exact, not rounding
+    artefacts. Scores are returned as float32.
+    """
+
+    def __init__(self, train, *, q=ITEM_KNN_DEFAULTS["q"], k=ITEM_KNN_DEFAULTS["k"],
+                 k_prime=ITEM_KNN_DEFAULTS["k_prime"],
+                 self_similarity=ITEM_KNN_DEFAULTS["self_similarity"], cut=ITEM_KNN_DEFAULTS["cut"],
+                 normalization=ITEM_KNN_DEFAULTS["normalization"], norm=ITEM_KNN_DEFAULTS["norm"],
+                 denominator=ITEM_KNN_DEFAULTS["denominator"], name="item_knn"):
+        if self_similarity not in _SELF_SIMILARITY:
+            raise ValueError(f"self_similarity must be one of {list(_SELF_SIMILARITY)}")
+        self_similarity = _SELF_SIMILARITY[self_similarity]
+        if cut not in ("row", "column"):
+            raise ValueError("cut must be 'row' or 'column'")
+        if normalization not in ("row", "column", "none"):
+            raise ValueError("normalization must be 'row', 'column' or 'none'")
+        if norm not in ("l1", "l2"):
+            raise ValueError("norm must be 'l1' or 'l2'")
+        if denominator not in ("row_sum", "none"):
+            raise ValueError("denominator must be 'row_sum' or 'none'")
+        self.name = name
+        self.hyperparameters = {"q": q, "k": k, "k_prime": k_prime,
+                                "self_similarity": self_similarity, "cut": cut,
+                                "normalization": normalization, "norm": norm,
+                                "denominator": denominator}
+        self._train = binary_train(train).astype(np.float64)
+        S = cosine_similarity(self._train, q)
+        diagonal = np.diag(S).copy()
+        if self_similarity != "include":
+            np.fill_diagonal(S, 0.0)
+        # eq 28: delta(j in N_k'(i)) on the k' side, delta(i in N_k(j)) on the other
+        row_k, col_k = (k_prime, k) if cut == "row" else (k, k_prime)
+        if row_k is not None:
+            S *= _top_k_mask(S, row_k, axis=1)
+        if col_k is not None:
+            S *= _top_k_mask(S, col_k, axis=0)
+        if self_similarity == "after_cut":
+            np.fill_diagonal(S, diagonal)
+
+        def _norms(A, axis):
+            return np.abs(A).sum(axis=axis) if norm == "l1" else np.sqrt(np.sum(A * A, axis=axis))
+
+        if normalization == "column":  # eq 29 on the other axis
+            col_norm = _norms(S, 0)
+            S = S / np.where(col_norm > 0, col_norm, 1.0)
+        self._ST = np.ascontiguousarray(S.T)  # s' (column-normalized if asked); row scalings below
+        n_items = S.shape[0]
+        # per-item divisor of the numerator sum_{j in H_u} s'_ij
+        if denominator == "row_sum":
+            ones = sp.csr_matrix((np.ones(n_items), (np.zeros(n_items, dtype=np.int64),
+                                                     np.arange(n_items))), shape=(1, n_items))
+            divisor = np.asarray(ones @ self._ST).ravel()  # same summation order as the numerator
+        elif normalization == "row":
+            divisor = _norms(S, 1)
+        else:
+            divisor = np.ones(n_items)
+        self._divisor = divisor
+
+    @property
+    def similarity(self) -> np.ndarray:
+        """s' after the cut (and the column normalization, if any), before the
+        per-row scaling of eqs 29-30 (a read-only view)."""
+        view = self._ST.T
+        view.flags.writeable = False
+        return view
+
+    @property
+    def n_items(self) -> int:
+        return self._ST.shape[0]
+
+    def scores(self, users) -> np.ndarray:
+        users = np.asarray(users, dtype=np.int64)
+        numerator = np.asarray(self._train[users] @ self._ST)
+        d = self._divisor
+        y = np.divide(numerator, d, out=np.zeros_like(numerator), where=d > 0)
+        return y.astype(np.float32)
+
+
+def validate_item_knn(spec: dict) -> dict:
+    name, p = hyperparameters(spec, ITEM_KNN_DEFAULTS)
+    ss = p["self_similarity"]
+    if isinstance(ss, (bool, np.bool_)):
+        ss = _SELF_SIMILARITY[bool(ss)]
+    else:
+        ss = choice(name, "self_similarity", ss, ("include", "exclude", "after_cut"))
+    return {
+        "name": name,
+        "q": positive_number(name, "q", p["q"]),
+        "k": neighbourhood_size(name, "k", p["k"]),
+        "k_prime": neighbourhood_size(name, "k_prime", p["k_prime"]),
+        "self_similarity": ss,
+        "cut": choice(name, "cut", p["cut"], ("row", "column")),
+        "normalization": choice(name, "normalization", p["normalization"],
+                                 ("row", "column", "none")),
+        "norm": choice(name, "norm", p["norm"], ("l1", "l2")),
+        "denominator": choice(name, "denominator", p["denominator"], ("row_sum", "none")),
+    }
+
+
+def build_item_knn(spec: dict, train, seed) -> ItemKNN:  # noqa: ARG001 - deterministic
+    return ItemKNN(train, **validate_item_knn(spec))
+

@@ -1,0 +1,70 @@
+"""Ties: items scored exactly like the held-out item, in exact and sampled ranks alike.
+
+The rank of the held-out item t among the candidates C is
+
+    rank = 1 + #{j in C, j != t : y_j > y_t} + tie term,
+
+and the tie term counts some of the t_eq other candidates with y_j == y_t, by
+policy: ``pessimistic`` t_eq, ``optimistic`` 0, ``average`` t_eq / 2, ``random``
+the number of tied items that come first in a seeded random order of the items
+(:func:`tie_order_keys`), which is uniform on 0..t_eq.
+
+The random order is one fixed order per (seed, user): a pure function of
+(seed, user, item). Exact ranking (:mod:`.ranking`) and sampled ranking
+(:mod:`.sampling`) both use it, so the items form one strict order and the
+rank among m sampled items follows the law of section 4.3 given the exact
+rank, ties included (redrawing the tie break for each sample would not).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["TIE_POLICIES", "check_tie_policy", "tie_order_keys", "tie_term"]
+
+TIE_POLICIES = ("pessimistic", "optimistic", "average", "random")
+
+
+def check_tie_policy(tie_policy: str) -> str:
+    """Return ``tie_policy`` if it is one of :data:`TIE_POLICIES`, else raise ValueError."""
+    if tie_policy not in TIE_POLICIES:
+        raise ValueError(f"unknown tie_policy {tie_policy!r}; known: {', '.join(TIE_POLICIES)}")
+    return tie_policy
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _splitmix64(x: np.ndarray) -> np.ndarray:
+    """The splitmix64 finalizer: a bijective scramble of 64-bit integers."""
+    with np.errstate(over="ignore"):
+        z = x + _GOLDEN
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def tie_order_keys(users, items, seed: int) -> np.ndarray:
+    """Keys of a seeded random order of the items of each user (uint64, broadcast
+    over ``users`` and ``items``): under the "random" tie policy, a tied item
+    counts as ranked above the held-out item when its key is smaller. A pure
+    function of (seed, user, item), so exact and sampled ranking agree."""
+    counter = (np.asarray(users, dtype=np.uint64) << np.uint64(32)) | np.asarray(items, dtype=np.uint64)
+    return _splitmix64(counter ^ _splitmix64(np.uint64(seed)))
+
+
+def tie_term(tied: np.ndarray, tie_policy: str, keys=None, target_key=None) -> np.ndarray:
+    """The tie term of the rank, one per row.
+
+    ``tied`` (rows x items) is True for the other candidates scored exactly like
+    the target. "pessimistic" counts them all, "optimistic" none, "average"
+    half of them, "random" those whose key (:func:`tie_order_keys`, in
+    ``keys``) is below the target's key (``target_key``, one per row)."""
+    if tie_policy == "random":
+        return np.count_nonzero(tied & (keys < target_key), axis=1).astype(np.float64)
+    ties = np.count_nonzero(tied, axis=1).astype(np.float64)
+    if tie_policy == "pessimistic":
+        return ties
+    if tie_policy == "optimistic":
+        return np.zeros(ties.shape)
+    return ties / 2.0                                         # average
