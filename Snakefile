@@ -1,23 +1,31 @@
 """Reproduction of 'On Sampled Metrics for Item Recommendation' (Krichene & Rendle, KDD 2020).
 
-    snakemake --cores 8                                   # everything, MovieLens 1M from GroupLens
-    snakemake --cores 8 --config dataset=ml-1m-offline    # the same from a local copy
-    snakemake --cores 8 figures/ml-1m/fig5.pdf            # one figure
+snakemake --cores 8                                   # everything, MovieLens 1M from GroupLens
+snakemake --cores 8 --config dataset=ml-1m-offline    # the same from a local copy
+snakemake --cores 8 figures/ml-1m/fig5.pdf            # one figure
 """
+
 import os
 
 from snakemake.utils import min_version, validate
 
 min_version("9.0")
 
+
 configfile: os.path.join(workflow.basedir, "config.yaml")
-report: "workflow/report/workflow.rst"    # snakemake --report report.html
+
+
+report: "workflow/report/workflow.rst"  # snakemake --report report.html
 
 
 from sampled_metrics.config import check_schema
 
-check_schema(config, os.path.join(workflow.basedir, "workflow/schemas/config.schema.yaml"))  # one-line errors
+check_schema(
+    config, os.path.join(workflow.basedir, "workflow/schemas/config.schema.yaml")
+)  # one-line errors
 validate(config, os.path.join(workflow.basedir, "workflow/schemas/config.schema.yaml"))
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/recovery.smk"
 include: "workflow/rules/data.smk"
@@ -30,6 +38,6 @@ include: "workflow/rules/provenance.smk"
 
 
 rule all:
+    default_target: True
     input:
         all_outputs(),
-    default_target: True

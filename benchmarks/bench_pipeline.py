@@ -11,6 +11,7 @@ Figure 6's curves. Stage times are per job; jobs of a stage may run in parallel.
 With --part1, only the targets of part 1 (split, models, exact ranks, Figure 5,
 exact metrics).
 """
+
 import argparse
 import subprocess
 import sys
@@ -38,19 +39,39 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--cores", type=int, default=2)
-    parser.add_argument("--part1", action="store_true", help="only split, models, exact ranks, Figure 5")
+    parser.add_argument(
+        "--part1", action="store_true", help="only split, models, exact ranks, Figure 5"
+    )
     args = parser.parse_args()
     if not args.data.is_file():
         sys.exit(f"{args.data}: offline MovieLens copy not found (--data PATH)")
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        (workdir / "config.yaml").write_text(yaml.safe_dump(
-            {"dataset": DATASET, "datasets": {DATASET: {"path": str(args.data.resolve())}}}))
+        (workdir / "config.yaml").write_text(
+            yaml.safe_dump(
+                {"dataset": DATASET, "datasets": {DATASET: {"path": str(args.data.resolve())}}}
+            )
+        )
         start = time.perf_counter()
-        result = subprocess.run([sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile"),
-                                 "--directory", str(workdir), "--configfile", str(workdir / "config.yaml"),
-                                 "--cores", str(args.cores), *(PART1_TARGETS if args.part1 else []),
-                                 "--quiet"], capture_output=True, text=True)
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "snakemake",
+                "--snakefile",
+                str(REPO / "Snakefile"),
+                "--directory",
+                str(workdir),
+                "--configfile",
+                str(workdir / "config.yaml"),
+                "--cores",
+                str(args.cores),
+                *(PART1_TARGETS if args.part1 else []),
+                "--quiet",
+            ],
+            capture_output=True,
+            text=True,
+        )
         total = time.perf_counter() - start
         if result.returncode != 0:
             sys.exit(result.stderr[-3000:])
@@ -61,13 +82,20 @@ def main() -> None:
             if not frames:
                 continue
             table = pd.concat(frames)
-            print(f"{label:46s} {len(frames):4d} {table['s'].sum():8.1f} {table['s'].max():7.1f} "
-                  f"{table['max_rss'].max():10.0f}")
+            print(
+                f"{label:46s} {len(frames):4d} {table['s'].sum():8.1f} {table['s'].max():7.1f} "
+                f"{table['max_rss'].max():10.0f}"
+            )
         if args.part1:
-            print(f"\npart 1 (split, models, exact ranks, Figure 5), --cores {args.cores}: {total:.1f} s")
+            print(
+                f"\npart 1 (split, models, exact ranks, Figure 5), "
+                f"--cores {args.cores}: {total:.1f} s"
+            )
         else:
-            print(f"\nwhole pipeline, raw data to every figure and table, --cores {args.cores}: "
-                  f"{total:.1f} s; target 180 s; ratio {total / 180:.2f}")
+            print(
+                f"\nwhole pipeline, raw data to every figure and table, --cores {args.cores}: "
+                f"{total:.1f} s; target 180 s; ratio {total / 180:.2f}"
+            )
 
 
 if __name__ == "__main__":

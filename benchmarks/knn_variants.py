@@ -17,6 +17,7 @@ the paper's exact column beside each row. Usage (about 8 minutes on 2 cores)::
 "dist" is the mean relative deviation |ours - paper| / paper over the four
 metrics, in percent; rows are sorted by it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,10 +29,10 @@ import time
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
+from offline_data import DEFAULT_DATA, load_leave_last_out  # noqa: E402
 
 from sampled_metrics.metrics import auc, average_precision_at_k, ndcg_at_k, recall_at_k  # noqa: E402
 from sampled_metrics.ranking import exact_ranks  # noqa: E402
-from sampled_metrics.ties import TIE_POLICIES  # noqa: E402
 from sampled_metrics.recommenders import (  # noqa: E402
     ITEM_KNN_DEFAULTS,
     PAPER_RECOMMENDERS,
@@ -39,14 +40,18 @@ from sampled_metrics.recommenders import (  # noqa: E402
     all_scores,
     fit_recommender,
 )
-
-from offline_data import DEFAULT_DATA, load_leave_last_out  # noqa: E402
+from sampled_metrics.ties import TIE_POLICIES  # noqa: E402
 
 # Table 3, "Exact" column: Recall@10, NDCG@10, AP, AUC (percent)
-PAPER = {"X": (7.60, 3.76, 3.75, 89.13), "Y": (8.84, 4.59, 4.32, 85.33),
-         "Z": (9.42, 4.79, 4.44, 74.73)}
-PAPER_FIG5 = ("Figure 5 text: X has 2310 held-out items in the top 100 and fewer than 300 "
-              "in the bottom half; Z puts over 1600 users in the worst bucket.")
+PAPER = {
+    "X": (7.60, 3.76, 3.75, 89.13),
+    "Y": (8.84, 4.59, 4.32, 85.33),
+    "Z": (9.42, 4.79, 4.44, 74.73),
+}
+PAPER_FIG5 = (
+    "Figure 5 text: X has 2310 held-out items in the top 100 and fewer than 300 "
+    "in the bottom half; Z puts over 1600 users in the worst bucket."
+)
 
 
 def measure(ranks, n) -> dict:
@@ -70,8 +75,10 @@ def dist(row: dict, key: str) -> float:
 
 def table(rows: list[dict], key_column="rec", sort=True) -> str:
     rows = sorted(rows, key=lambda r: r["dist"]) if sort else rows
-    head = ("| rec | variant | ties | R@10 (paper) | NDCG@10 (paper) | AP (paper) | AUC (paper) "
-            "| dist % | <=10 | <=100 | bottom half | >1000 | last |")
+    head = (
+        "| rec | variant | ties | R@10 (paper) | NDCG@10 (paper) | AP (paper) | AUC (paper) "
+        "| dist % | <=10 | <=100 | bottom half | >1000 | last |"
+    )
     lines = [head, "|" + "---|" * 13]
     for r in rows:
         p = PAPER[r[key_column]]
@@ -79,18 +86,23 @@ def table(rows: list[dict], key_column="rec", sort=True) -> str:
             f"| {r['rec']} | {r['variant']} | {r['ties']} "
             f"| {r['R@10']:.2f} ({p[0]:.2f}) | {r['NDCG@10']:.2f} ({p[1]:.2f}) "
             f"| {r['AP']:.2f} ({p[2]:.2f}) | {r['AUC']:.2f} ({p[3]:.2f}) | {r['dist']:.1f} "
-            f"| {r['<=10']} | {r['<=100']} | {r['bottom half']} | {r['>1000']} | {r['last']} |")
+            f"| {r['<=10']} | {r['<=100']} | {r['bottom half']} | {r['>1000']} | {r['last']} |"
+        )
     return "\n".join(lines)
 
 
 def legend_text() -> str:
-    return ("Columns: <=10, <=100: users with rank at most 10 / 100; bottom half: rank > n/2 "
-            "(n = the user's candidates); >1000: the worst bucket of a decade histogram "
-            "(1-10, 11-100, 101-1000, >1000); last: rank = n.")
+    return (
+        "Columns: <=10, <=100: users with rank at most 10 / 100; bottom half: rank > n/2 "
+        "(n = the user's candidates); >1000: the worst bucket of a decade histogram "
+        "(1-10, 11-100, 101-1000, >1000); last: rank = n."
+    )
 
 
 def knn_label(o: dict) -> str:
-    norm = o["normalization"] if o["normalization"] == "none" else f"{o['normalization']}-{o['norm']}"
+    norm = (
+        o["normalization"] if o["normalization"] == "none" else f"{o['normalization']}-{o['norm']}"
+    )
     label = f"self={o['self_similarity']}, norm={norm}, den={o['denominator']}"
     return label + (f", cut={o['cut']}" if "cut" in o else "")
 
@@ -100,10 +112,21 @@ def knn_grid(with_cut: bool):
     norms = [("row", "l1"), ("row", "l2"), ("column", "l1"), ("column", "l2"), ("none", "l2")]
     selfs = ["include", "after_cut", "exclude"] if with_cut else ["include", "exclude"]
     cuts = ["row", "column"] if with_cut else [None]
-    for ss, cut, den, (normalization, norm) in itertools.product(selfs, cuts, ["row_sum", "none"], norms):
-        if den == "row_sum" and normalization != "column" and not (normalization == "row" and norm == "l2"):
+    for ss, cut, den, (normalization, norm) in itertools.product(
+        selfs, cuts, ["row_sum", "none"], norms
+    ):
+        if (
+            den == "row_sum"
+            and normalization != "column"
+            and not (normalization == "row" and norm == "l2")
+        ):
             continue  # row normalization cancels in eq 30: row-l1 = row-l2 = none; keep one
-        o = {"self_similarity": ss, "normalization": normalization, "norm": norm, "denominator": den}
+        o = {
+            "self_similarity": ss,
+            "normalization": normalization,
+            "norm": norm,
+            "denominator": den,
+        }
         if cut:
             o["cut"] = cut
         yield o
@@ -113,14 +136,26 @@ def run_x(train, test, out):
     rows = []
     for iterations, seed in [(16, 0), (8, 0), (32, 0), (16, 1), (16, 2)]:
         t = time.perf_counter()
-        model = fit_recommender({**PAPER_RECOMMENDERS["X"], "iterations": iterations}, train, seed=seed)
+        model = fit_recommender(
+            {**PAPER_RECOMMENDERS["X"], "iterations": iterations}, train, seed=seed
+        )
         fit_s = time.perf_counter() - t
         ranks, n = exact_ranks(model, train, test, tie_policy="random", seed=0)
-        row = {"rec": "X", "variant": f"iterations={iterations}, seed={seed} (fit {fit_s:.1f}s)",
-               "ties": "random", "ranks": ranks, "n": n, **measure(ranks, n)}
+        row = {
+            "rec": "X",
+            "variant": f"iterations={iterations}, seed={seed} (fit {fit_s:.1f}s)",
+            "ties": "random",
+            "ranks": ranks,
+            "n": n,
+            **measure(ranks, n),
+        }
         row["dist"] = dist(row, "X")
         rows.append(row)
-        print(f"  X {row['variant']}: R@10 {row['R@10']:.2f} AUC {row['AUC']:.2f}", file=out, flush=True)
+        print(
+            f"  X {row['variant']}: R@10 {row['R@10']:.2f} AUC {row['AUC']:.2f}",
+            file=out,
+            flush=True,
+        )
     return rows
 
 
@@ -132,13 +167,25 @@ def run_knn(key, train, test, out, ties):
         cached = PrecomputedScores(all_scores(model, train.shape[0]), name=model.name)
         for policy in ties:
             ranks, n = exact_ranks(cached, train, test, tie_policy=policy, seed=0)
-            row = {"rec": key, "variant": knn_label(options), "ties": policy, "options": options,
-                   "ranks": ranks, "n": n, **measure(ranks, n)}
+            row = {
+                "rec": key,
+                "variant": knn_label(options),
+                "ties": policy,
+                "options": options,
+                "ranks": ranks,
+                "n": n,
+                **measure(ranks, n),
+            }
             row["dist"] = dist(row, key)
             rows.append(row)
-        print(f"  {key} {knn_label(options)} ({time.perf_counter() - t:.1f}s): "
-              + ", ".join(f"{r['ties']} R@10 {r['R@10']:.2f} AUC {r['AUC']:.2f}" for r in rows[-len(ties):]),
-              file=out, flush=True)
+        print(
+            f"  {key} {knn_label(options)} ({time.perf_counter() - t:.1f}s): "
+            + ", ".join(
+                f"{r['ties']} R@10 {r['R@10']:.2f} AUC {r['AUC']:.2f}" for r in rows[-len(ties) :]
+            ),
+            file=out,
+            flush=True,
+        )
     return rows
 
 
@@ -157,10 +204,15 @@ def main(argv=None):
 
     print("## X (iALS, d=16, lambda=10, alpha=0.2): iterations and seeds\n")
     print(table(x_rows, sort=False))
-    y_gap = max(abs(a[m] - b[m]) for a, b in zip(y_rows[::2], y_rows[1::2])
-                for m in ("R@10", "NDCG@10", "AP", "AUC"))
-    print(f"\n## Y (q=3, k=k'=inf): open points, tie policy random "
-          f"(pessimistic differs by at most {y_gap:.3f} points)\n")
+    y_gap = max(
+        abs(a[m] - b[m])
+        for a, b in zip(y_rows[::2], y_rows[1::2])
+        for m in ("R@10", "NDCG@10", "AP", "AUC")
+    )
+    print(
+        f"\n## Y (q=3, k=k'=inf): open points, tie policy random "
+        f"(pessimistic differs by at most {y_gap:.3f} points)\n"
+    )
     print(table([r for r in y_rows if r["ties"] == "random"]))
     print("\n## Z (q=1, k=inf, k'=10): open points, each with its closest tie policy\n")
     closest = {}
@@ -170,39 +222,54 @@ def main(argv=None):
             closest[key] = r
     print(table(list(closest.values())))
     best_z = min(z_rows, key=lambda r: r["dist"])
-    print(f"\n## Z, closest reading ({best_z['variant']}) and the defaults, under every tie policy\n")
+    print(
+        f"\n## Z, closest reading ({best_z['variant']}) and the defaults, under every tie policy\n"
+    )
     default_z = {k: v for k, v in ITEM_KNN_DEFAULTS.items() if k in best_z["options"]}
     print(table([r for r in z_rows if r["options"] in (best_z["options"], default_z)], sort=False))
 
     print("\n## Defaults (recommenders.ITEM_KNN_DEFAULTS, tie policy random) next to the paper\n")
     defaults = [x_rows[0]]
-    for key, rows in (("Y", y_rows), ("Z", z_rows)):
+    for rows in (y_rows, z_rows):
         for r in rows:
-            if r["ties"] == "random" and all(ITEM_KNN_DEFAULTS[k] == v for k, v in r["options"].items()):
+            if r["ties"] == "random" and all(
+                ITEM_KNN_DEFAULTS[k] == v for k, v in r["options"].items()
+            ):
                 defaults.append(r)
     print(table(defaults, sort=False))
     by = {r["rec"]: r for r in defaults}
     top = all(by["Z"][m] > by["Y"][m] > by["X"][m] for m in ("R@10", "NDCG@10", "AP"))
     bottom = by["X"]["AUC"] > by["Y"]["AUC"] > by["Z"]["AUC"]
-    print(f"\nPaper's ordering Z > Y > X on Recall/NDCG/AP: {'yes' if top else 'NO'}; "
-          f"X > Y > Z on AUC: {'yes' if bottom else 'NO'}.")
+    print(
+        f"\nPaper's ordering Z > Y > X on Recall/NDCG/AP: {'yes' if top else 'NO'}; "
+        f"X > Y > Z on AUC: {'yes' if bottom else 'NO'}."
+    )
     print(legend_text())
     print(PAPER_FIG5)
     print("\n## Figure 5: users in the worst bucket of a histogram of the rank, defaults\n")
-    print("Equal-width bins over ranks 1..3706 (bins = 10, 20, 37 ~ width 100), a histogram of "
-          "rank / n (10 bins), and the decade bucket > 1000.\n")
-    print("| rec | ties | 10 bins | 20 bins | 37 bins | rank/n, 10 bins | > 1000 | last (rank = n) |")
+    print(
+        "Equal-width bins over ranks 1..3706 (bins = 10, 20, 37 ~ width 100), a histogram of "
+        "rank / n (10 bins), and the decade bucket > 1000.\n"
+    )
+    print(
+        "| rec | ties | 10 bins | 20 bins | 37 bins | rank/n, 10 bins | > 1000 | last (rank = n) |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     z_default = next(r for r in defaults if r["rec"] == "Z")
     fig_rows = [(x_rows[0], "random"), (defaults[1], "random")]
-    fig_rows += [(r, r["ties"]) for r in z_rows
-                 if r["options"] == z_default["options"] and r["ties"] in ("pessimistic", "random")]
+    fig_rows += [
+        (r, r["ties"])
+        for r in z_rows
+        if r["options"] == z_default["options"] and r["ties"] in ("pessimistic", "random")
+    ]
     for r, policy in fig_rows:
         ranks, n = r["ranks"], r["n"]
         worst = [int(np.histogram(ranks, bins=b, range=(1, 3706))[0][-1]) for b in (10, 20, 37)]
         rel = int(np.histogram(ranks / n, bins=10, range=(0, 1))[0][-1])
-        print(f"| {r['rec']} | {policy} | {worst[0]} | {worst[1]} | {worst[2]} | {rel} "
-              f"| {r['>1000']} | {r['last']} |")
+        print(
+            f"| {r['rec']} | {policy} | {worst[0]} | {worst[1]} | {worst[2]} | {rel} "
+            f"| {r['>1000']} | {r['last']} |"
+        )
     print(f"\nTotal time {time.perf_counter() - started:.0f}s.")
 
 

@@ -1,7 +1,9 @@
 """Corrections of section 5 against the identities the paper states."""
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sampled_metrics import corrections as C
 from sampled_metrics import metrics as M
@@ -33,10 +35,15 @@ def test_rank_estimate_makes_recall_and_ndcg_identical_on_movielens():
 def test_bv_with_gamma_one_is_the_posterior_mean_eq26(law, name):
     P = sampled_rank_law(ML1M_ITEMS, SAMPLES, law)
     exact = M.metric_vector(name, ML1M_ITEMS)
-    # eq 26 computed directly: sum_r p(r|r~) M(r) with p(r|r~) = P[r, r~] / sum_r P[r, r~] (uniform prior)
+    # eq 26 computed directly: sum_r p(r|r~) M(r) with
+    # p(r|r~) = P[r, r~] / sum_r P[r, r~] (uniform prior)
     posterior = P / P.sum(axis=0, keepdims=True)
-    np.testing.assert_allclose(C.bias_variance_correction(exact, P, 1.0), posterior.T @ exact, atol=1e-12)
-    np.testing.assert_allclose(C.posterior_mean_correction(exact, P), posterior.T @ exact, atol=1e-12)
+    np.testing.assert_allclose(
+        C.bias_variance_correction(exact, P, 1.0), posterior.T @ exact, atol=1e-12
+    )
+    np.testing.assert_allclose(
+        C.posterior_mean_correction(exact, P), posterior.T @ exact, atol=1e-12
+    )
 
 
 def test_bv_with_gamma_one_uses_the_prior():
@@ -45,17 +52,22 @@ def test_bv_with_gamma_one_uses_the_prior():
     prior = np.linspace(2, 0.1, n)
     exact = M.metric_vector("ndcg", n)
     joint = (prior / prior.sum())[:, None] * P
-    np.testing.assert_allclose(C.bias_variance_correction(exact, P, 1.0, prior),
-                               joint.T @ exact / joint.sum(axis=0), atol=1e-12)
+    np.testing.assert_allclose(
+        C.bias_variance_correction(exact, P, 1.0, prior),
+        joint.T @ exact / joint.sum(axis=0),
+        atol=1e-12,
+    )
 
 
 @pytest.mark.parametrize("law", LAWS)
 def test_bv_tends_to_least_squares_as_gamma_goes_to_zero(law):
-    n, m = 30, 4              # small enough for A to be well conditioned
+    n, m = 30, 4  # small enough for A to be well conditioned
     P = sampled_rank_law(n, m, law)
     exact = M.metric_vector("ap", n)
     ls = C.least_squares_correction(exact, P)
-    gaps = [np.abs(C.bias_variance_correction(exact, P, g) - ls).max() for g in (1e-2, 1e-4, 1e-6, 1e-8)]
+    gaps = [
+        np.abs(C.bias_variance_correction(exact, P, g) - ls).max() for g in (1e-2, 1e-4, 1e-6, 1e-8)
+    ]
     assert all(b < a for a, b in zip(gaps, gaps[1:]))
     assert gaps[-1] < 1e-5
     # and LS satisfies the normal equations of eq 22
@@ -78,14 +90,16 @@ def test_cls_is_monotone_and_beats_every_monotone_vector_we_try(law, name):
         "isotonic-projected LS": np.minimum.accumulate(C.least_squares_correction(exact, P)),
     }
     rng = np.random.default_rng(0)
-    for i in range(20):           # feasible perturbations of the optimum
+    for i in range(20):  # feasible perturbations of the optimum
         step = -np.cumsum(rng.exponential(size=SAMPLES + 1)) * 10.0 ** rng.integers(-8, -3)
         rivals[f"perturbed {i}"] = np.minimum.accumulate(cls + step * rng.choice([-1, 1]))
     for label, vector in rivals.items():
         assert np.all(np.diff(vector) <= 1e-12), label
         assert objective <= C.average_squared_bias(vector, exact, P) + 1e-15, label
     # and it is no better than the unconstrained optimum
-    assert objective >= C.average_squared_bias(C.least_squares_correction(exact, P), exact, P) - 1e-15
+    assert (
+        objective >= C.average_squared_bias(C.least_squares_correction(exact, P), exact, P) - 1e-15
+    )
 
 
 @pytest.mark.parametrize("name", ["recall@10", "ndcg@10", "ap"])
@@ -97,7 +111,7 @@ def test_bias_order_ls_bv_uncorrected_on_movielens_size(name):
     bv = C.average_squared_bias(C.bias_variance_correction(exact, P, 0.1), exact, P)
     raw = C.average_squared_bias(metric_on_sample(name, SAMPLES), exact, P)
     assert ls <= bv <= raw
-    assert bv < raw / 10       # the correction removes most of the bias
+    assert bv < raw / 10  # the correction removes most of the bias
 
 
 def test_variance_grows_as_gamma_shrinks():
@@ -109,7 +123,9 @@ def test_variance_grows_as_gamma_shrinks():
         mean = P @ vector
         return np.mean((mean - exact) ** 2), np.mean(P @ vector**2 - mean**2)
 
-    results = [bias_and_variance(C.bias_variance_correction(exact, P, g)) for g in (1, 0.1, 0.01, 0.001)]
+    results = [
+        bias_and_variance(C.bias_variance_correction(exact, P, g)) for g in (1, 0.1, 0.01, 0.001)
+    ]
     biases, variances = zip(*results)
     assert list(biases) == sorted(biases, reverse=True)
     assert list(variances) == sorted(variances)
@@ -119,11 +135,15 @@ def test_corrected_metric_by_name_dispatches():
     n, m = 50, 5
     P = sampled_rank_law(n, m)
     exact = M.metric_vector("ndcg@10", n)
-    assert np.array_equal(C.corrected_metric("ndcg@10", "sampled", n, m), metric_on_sample("ndcg@10", m))
-    np.testing.assert_allclose(C.corrected_metric("ndcg@10", "bv_0.1", n, m),
-                               C.bias_variance_correction(exact, P, 0.1))
-    np.testing.assert_allclose(C.corrected_metric("ndcg@10", "cls", n, m),
-                               C.constrained_least_squares_correction(exact, P))
+    assert np.array_equal(
+        C.corrected_metric("ndcg@10", "sampled", n, m), metric_on_sample("ndcg@10", m)
+    )
+    np.testing.assert_allclose(
+        C.corrected_metric("ndcg@10", "bv_0.1", n, m), C.bias_variance_correction(exact, P, 0.1)
+    )
+    np.testing.assert_allclose(
+        C.corrected_metric("ndcg@10", "cls", n, m), C.constrained_least_squares_correction(exact, P)
+    )
     assert C.parse_method("bv_0.001") == ("bv", 0.001)
     for bad in ("bv_2", "bv_x", "median", "bv_-0.1"):
         with pytest.raises(ValueError, match="bv_|unknown"):
@@ -149,9 +169,14 @@ def test_prior_is_validated():
 
 
 @settings(max_examples=40, deadline=None)
-@given(n=st.integers(5, 300), m=st.integers(1, 60), gamma=st.floats(0.001, 1.0),
-       law=st.sampled_from(LAWS), seed=st.integers(0, 2**16),
-       name=st.sampled_from(["recall@10", "ndcg@10", "ap", "auc"]))
+@given(
+    n=st.integers(5, 300),
+    m=st.integers(1, 60),
+    gamma=st.floats(0.001, 1.0),
+    law=st.sampled_from(LAWS),
+    seed=st.integers(0, 2**16),
+    name=st.sampled_from(["recall@10", "ndcg@10", "ap", "auc"]),
+)
 def test_corrections_are_finite_and_cls_monotone_for_random_problems(n, m, gamma, law, seed, name):
     m = min(m, n - 1)
     prior = np.random.default_rng(seed).random(n) + 1e-3
@@ -162,8 +187,11 @@ def test_corrections_are_finite_and_cls_monotone_for_random_problems(n, m, gamma
     assert np.all(np.isfinite(bv)) and np.all(np.isfinite(cls))
     assert np.all(np.diff(cls) <= 1e-9)
     # bias^2 of BV never exceeds that of the posterior mean (gamma = 1), its most regularized case
-    assert (C.average_squared_bias(bv, exact, P, prior)
-            <= C.average_squared_bias(C.bias_variance_correction(exact, P, 1.0, prior), exact, P, prior) + 1e-12)
+    assert (
+        C.average_squared_bias(bv, exact, P, prior)
+        <= C.average_squared_bias(C.bias_variance_correction(exact, P, 1.0, prior), exact, P, prior)
+        + 1e-12
+    )
 
 
 def test_every_correction_is_closer_in_expectation_on_a_toy_rank_set():
@@ -172,7 +200,9 @@ def test_every_correction_is_closer_in_expectation_on_a_toy_rank_set():
     n, m = 10_000, 100
     ranks = np.arange(1, n + 1)
     exact = M.metric_vector("ap", n)
-    raw_gap = abs(expected_sampled_metric(metric_on_sample("ap", m), ranks, n).mean() - exact.mean())
+    raw_gap = abs(
+        expected_sampled_metric(metric_on_sample("ap", m), ranks, n).mean() - exact.mean()
+    )
     for method in ("rank_estimate", "cls", "bv_1", "bv_0.1", "bv_0.01"):
         vector = C.corrected_metric("ap", method, n, m)
         gap = abs(expected_sampled_metric(vector, ranks, n).mean() - exact.mean())

@@ -1,4 +1,5 @@
 """Tests for sampled_metrics.data: loaders, binarize, split, facts, download."""
+
 from __future__ import annotations
 
 import gzip
@@ -38,6 +39,7 @@ def frame(rows, columns=("user", "item", "time")):
 # ratings.dat
 # --------------------------------------------------------------------------
 
+
 def test_movielens_dat_plain(tmp_path):
     path = tmp_path / "ratings.dat"
     path.write_text(RATINGS)
@@ -63,13 +65,16 @@ def test_movielens_dat_zip_default_and_named_member(tmp_path):
         load_movielens_dat(path, member="ml-1m/nope.dat")
 
 
-@pytest.mark.parametrize("bad, problem", [
-    ("3::10::4", "expected 4 '::'-separated fields, found 3"),
-    ("3::10::4::5::6", "found 5"),
-    ("3::abc::4::978300760", "item 'abc' is not an integer"),
-    ("u7::10::4::978300760", "user 'u7' is not an integer"),
-    ("3::10::four::978300760", "rating 'four' is not a number"),
-])
+@pytest.mark.parametrize(
+    "bad, problem",
+    [
+        ("3::10::4", "expected 4 '::'-separated fields, found 3"),
+        ("3::10::4::5::6", "found 5"),
+        ("3::abc::4::978300760", "item 'abc' is not an integer"),
+        ("u7::10::4::978300760", "user 'u7' is not an integer"),
+        ("3::10::four::978300760", "rating 'four' is not a number"),
+    ],
+)
 def test_movielens_dat_malformed_line_names_file_and_line(tmp_path, bad, problem):
     path = tmp_path / "ratings.dat"
     path.write_text(RATINGS + bad + "\n1::1::1::1\n")
@@ -108,7 +113,7 @@ def test_movielens_dat_corrupt_member_crc(tmp_path):
         zf.writestr("ratings.dat", RATINGS)
     data = bytearray(path.read_bytes())
     offset = data.index(b"1193")
-    data[offset] = ord("7")           # flip a byte of the stored member
+    data[offset] = ord("7")  # flip a byte of the stored member
     path.write_bytes(bytes(data))
     with pytest.raises(DataError, match="corrupt or truncated"):
         load_movielens_dat(path)
@@ -136,8 +141,7 @@ def test_delimited_csv_with_header_and_mapping(tmp_path):
 def test_delimited_tsv_without_header_by_index(tmp_path):
     path = tmp_path / "events.tsv"
     path.write_text("100\t10\ta\n90\t11\tb\n")
-    df = load_delimited(path, sep="\t", header=False,
-                        columns={"user": 1, "item": 2, "time": 0})
+    df = load_delimited(path, sep="\t", header=False, columns={"user": 1, "item": 2, "time": 0})
     assert list(df.columns) == ["user", "item", "time"]
     assert df.to_dict("list") == {"user": [10, 11], "item": ["a", "b"], "time": [100, 90]}
 
@@ -153,7 +157,8 @@ def test_delimited_gzip_and_zip_member(tmp_path):
     expected = load_delimited(plain, columns=COLS)
     pd.testing.assert_frame_equal(load_delimited(gz, columns=COLS), expected)
     pd.testing.assert_frame_equal(
-        load_delimited(zp, columns=COLS, member="data/events.csv"), expected)
+        load_delimited(zp, columns=COLS, member="data/events.csv"), expected
+    )
     pd.testing.assert_frame_equal(load_delimited(zp, columns=COLS), expected)
 
 
@@ -174,12 +179,15 @@ def test_delimited_missing_column(tmp_path):
         load_delimited(path, header=False, columns={"user": 0, "item": 7, "time": 3})
 
 
-@pytest.mark.parametrize("body, line, what", [
-    ("uid,mid,stars,ts\n10,a,4,100\n11,b,2,yesterday\n", 3, "time 'yesterday' is not a number"),
-    ("uid,mid,stars,ts\n10,a,4,100\n,b,2,90\n", 3, "missing value in column(s) ['user']"),
-    ("uid,mid,stars,ts\n10,a,4,100\n\n11,b,2,90\n", 3, "missing value"),
-    ("uid,mid,stars,ts\n10,a,4,100\n11,b,2,90\n12,c,1,\n", 4, "['time']"),
-])
+@pytest.mark.parametrize(
+    "body, line, what",
+    [
+        ("uid,mid,stars,ts\n10,a,4,100\n11,b,2,yesterday\n", 3, "time 'yesterday' is not a number"),
+        ("uid,mid,stars,ts\n10,a,4,100\n,b,2,90\n", 3, "missing value in column(s) ['user']"),
+        ("uid,mid,stars,ts\n10,a,4,100\n\n11,b,2,90\n", 3, "missing value"),
+        ("uid,mid,stars,ts\n10,a,4,100\n11,b,2,90\n12,c,1,\n", 4, "['time']"),
+    ],
+)
 def test_delimited_bad_values_name_file_and_line(tmp_path, body, line, what):
     path = tmp_path / "events.csv"
     path.write_text(body)
@@ -203,9 +211,12 @@ def test_delimited_empty_file(tmp_path):
 # binarize
 # --------------------------------------------------------------------------
 
+
 def test_binarize_without_threshold_keeps_earliest_duplicate():
-    df = frame([(1, "a", 5, 3.0), (1, "b", 2, 1.0), (1, "a", 1, 5.0), (2, "a", 7, 4.0)],
-               ("user", "item", "time", "rating"))
+    df = frame(
+        [(1, "a", 5, 3.0), (1, "b", 2, 1.0), (1, "a", 1, 5.0), (2, "a", 7, 4.0)],
+        ("user", "item", "time", "rating"),
+    )
     out = binarize(df)
     assert list(out.columns) == ["user", "item", "time"]
     # (1, a) appears at times 5 and 1: the earliest (time 1) is kept, in row order
@@ -221,8 +232,10 @@ def test_binarize_duplicate_with_equal_times_keeps_first_row():
 
 
 def test_binarize_with_threshold():
-    df = frame([(1, "a", 1, 5.0), (1, "b", 2, 3.0), (2, "a", 3, 4.0), (2, "c", 4, 3.5)],
-               ("user", "item", "time", "rating"))
+    df = frame(
+        [(1, "a", 1, 5.0), (1, "b", 2, 3.0), (2, "a", 3, 4.0), (2, "c", 4, 3.5)],
+        ("user", "item", "time", "rating"),
+    )
     out = binarize(df, threshold=4)
     assert out.values.tolist() == [[1, "a", 1], [2, "a", 3]]
     with pytest.raises(DataError, match="rating"):
@@ -232,6 +245,7 @@ def test_binarize_with_threshold():
 # --------------------------------------------------------------------------
 # leave-last-out split
 # --------------------------------------------------------------------------
+
 
 def test_split_test_item_is_last_and_indices_are_sorted_ids():
     df = frame([(20, "z", 3), (10, "y", 1), (20, "x", 9), (10, "z", 4), (20, "y", 5)])
@@ -271,10 +285,10 @@ def test_split_short_users_skip_and_error():
     split = leave_last_out_split(df, min_events=3)
     assert split.user_ids.tolist() == [1]
     assert split.n_skipped_users == 2
-    assert split.item_ids.tolist() == ["a", "b", "c"]      # d belonged to a skipped user
+    assert split.item_ids.tolist() == ["a", "b", "c"]  # d belonged to a skipped user
     with pytest.raises(DataError, match=r"2 user\(s\) have fewer than 3 events, e.g. user 2"):
         leave_last_out_split(df, min_events=3, on_short_users="error")
-    assert leave_last_out_split(df).n_skipped_users == 1   # default min_events=2
+    assert leave_last_out_split(df).n_skipped_users == 1  # default min_events=2
 
 
 def test_split_rejects_duplicate_pairs():
@@ -283,24 +297,30 @@ def test_split_rejects_duplicate_pairs():
 
 
 def test_candidate_counts_and_unseen_test_items():
-    df = frame([(1, "a", 1), (1, "b", 2), (1, "c", 3),
-                (2, "a", 1), (2, "d", 2),
-                (3, "b", 1), (3, "a", 2)])
+    df = frame(
+        [(1, "a", 1), (1, "b", 2), (1, "c", 3), (2, "a", 1), (2, "d", 2), (3, "b", 1), (3, "a", 2)]
+    )
     split = leave_last_out_split(df)
     # items a, b, c, d; train: user1 {a, b}, user2 {a}, user3 {b}; tests c, d, a
     assert split.candidate_counts().tolist() == [2, 3, 3]
     assert split.candidate_counts().dtype == np.int64
-    assert split.unseen_test_items() == 2                  # c and d, never trained on
+    assert split.unseen_test_items() == 2  # c and d, never trained on
 
 
 # --------------------------------------------------------------------------
 # facts
 # --------------------------------------------------------------------------
 
+
 def test_check_facts_frame_and_split():
     df = frame([(1, "a", 1), (1, "b", 2), (1, "c", 3), (2, "a", 1), (2, "b", 2)])
-    facts = {"n_users": 2, "n_items": 3, "n_events": 5,
-             "min_events_per_user": 2, "max_events_per_user": 3}
+    facts = {
+        "n_users": 2,
+        "n_items": 3,
+        "n_events": 5,
+        "min_events_per_user": 2,
+        "max_events_per_user": 3,
+    }
     assert check_facts(df, facts, "toy") == facts
     split = leave_last_out_split(df)
     assert check_facts(split, {**facts, "n_train": 3, "n_test": 2}, "toy split")["n_train"] == 3
@@ -321,12 +341,13 @@ def test_check_facts_mismatch_and_unknown():
 # save / load
 # --------------------------------------------------------------------------
 
+
 def test_save_load_roundtrip(tmp_path):
     df = frame([("u1", 7, 1), ("u1", 3, 2), ("u2", 7, 1), ("u2", 5, 2), ("u3", 9, 1)])
     split = leave_last_out_split(df)
     path = tmp_path / "split.npz"
     save_split(split, path)
-    assert [p.name for p in tmp_path.iterdir()] == ["split.npz"]   # no temp file left
+    assert [p.name for p in tmp_path.iterdir()] == ["split.npz"]  # no temp file left
     loaded = load_split(path)
     assert (loaded.train != split.train).nnz == 0
     assert loaded.train.dtype == np.float32 and loaded.train.has_sorted_indices
@@ -355,7 +376,7 @@ def test_load_split_inconsistent_arrays(tmp_path):
     save_split(split, path)
     with np.load(path) as npz:
         arrays = dict(npz)
-    arrays["test_items"] = np.array([0, 5])                # column 5 does not exist
+    arrays["test_items"] = np.array([0, 5])  # column 5 does not exist
     np.savez(path, **arrays)
     with pytest.raises(DataError, match=f"{path}: inconsistent split"):
         load_split(path)
@@ -364,6 +385,7 @@ def test_load_split_inconsistent_arrays(tmp_path):
 # --------------------------------------------------------------------------
 # download from a local server
 # --------------------------------------------------------------------------
+
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     routes: dict = {}
@@ -385,8 +407,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 def server():
     handler = type("Handler", (_Handler,), {"routes": {}, "requests": []})
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever,
-                              kwargs={"poll_interval": 0.02}, daemon=True)
+    thread = threading.Thread(
+        target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+    )
     thread.start()
     try:
         yield httpd, handler, f"http://127.0.0.1:{httpd.server_address[1]}"
@@ -421,7 +444,7 @@ def test_download_md5_mismatch_leaves_nothing(server, tmp_path):
         fetch(f"{base}/ml.zip", dest, "0" * 32, retries=2)
     assert "0" * 32 in str(err.value) and BODY_MD5 in str(err.value)
     assert list(tmp_path.iterdir()) == []
-    assert len(handler.requests) == 1                      # an md5 mismatch is not retried
+    assert len(handler.requests) == 1  # an md5 mismatch is not retried
 
 
 def test_download_404_leaves_nothing_and_is_not_retried(server, tmp_path):
@@ -455,7 +478,7 @@ def test_download_existing_file_is_used_without_request(server, tmp_path):
     dest = tmp_path / "ml.zip"
     dest.write_bytes(BODY)
     assert fetch(f"{base}/ml.zip", dest, BODY_MD5) == dest
-    assert fetch(f"{base}/ml.zip", dest) == dest            # md5 None: used as is
+    assert fetch(f"{base}/ml.zip", dest) == dest  # md5 None: used as is
     assert handler.requests == [] and dest.read_bytes() == BODY
     with pytest.raises(DataError, match=f"{dest}: existing file has md5 {BODY_MD5}"):
         fetch(f"{base}/ml.zip", dest, "f" * 32)
@@ -466,23 +489,32 @@ def test_download_existing_file_is_used_without_request(server, tmp_path):
 # the real offline copy of binarized MovieLens 1M
 # --------------------------------------------------------------------------
 
+
 def test_real_movielens_1m_offline_copy():
     if not REAL.exists():
         pytest.skip(f"{REAL} is absent")
-    df = load_delimited(REAL, sep=",", columns={"user": "user_id", "item": "item_id",
-                                                "time": "position"})
-    facts = {"n_users": 6040, "n_items": 3706, "n_events": 1_000_209,
-             "min_events_per_user": 20, "max_events_per_user": 2314}
+    df = load_delimited(
+        REAL, sep=",", columns={"user": "user_id", "item": "item_id", "time": "position"}
+    )
+    facts = {
+        "n_users": 6040,
+        "n_items": 3706,
+        "n_events": 1_000_209,
+        "min_events_per_user": 20,
+        "max_events_per_user": 2314,
+    }
     check_facts(df, {**facts, "n_duplicate_pairs": 0}, str(REAL))
     split = leave_last_out_split(binarize(df))
-    check_facts(split, {**facts, "n_train": 994_169, "n_test": 6040,
-                        "n_skipped_users": 0}, f"{REAL} split")
+    check_facts(
+        split, {**facts, "n_train": 994_169, "n_test": 6040, "n_skipped_users": 0}, f"{REAL} split"
+    )
     # independent check: the test item is the row with the highest position
     last = df.loc[df.groupby("user")["time"].idxmax()].sort_values("user")
     np.testing.assert_array_equal(split.user_ids, last["user"].to_numpy())
     np.testing.assert_array_equal(split.item_ids[split.test_items], last["item"].to_numpy())
-    assert (split.candidate_counts() == 3706 - (df.groupby("user").size().sort_index()
-                                                .to_numpy() - 1)).all()
+    assert (
+        split.candidate_counts() == 3706 - (df.groupby("user").size().sort_index().to_numpy() - 1)
+    ).all()
 
 
 # --------------------------------------------------------------------------
@@ -493,29 +525,45 @@ CONFIG_YAML = Path(__file__).resolve().parents[1] / "config.yaml"
 SCHEMA = Path(__file__).resolve().parents[1] / "workflow/schemas/config.schema.yaml"
 
 # (user, item, rating, timestamp) rows; user 7 rated item 50 twice (kept: the earlier)
-ROWS = [(196, 242, 3, 881250949), (186, 302, 3.5, 891717742), (196, 50, 5, 881250900),
-        (7, 50, 4, 874965758), (7, 50, 2, 874965700)]
+ROWS = [
+    (196, 242, 3, 881250949),
+    (186, 302, 3.5, 891717742),
+    (196, 50, 5, 881250900),
+    (7, 50, 4, 874965758),
+    (7, 50, 2, 874965700),
+]
 EXPECTED = [(196, 242, 881250949), (186, 302, 891717742), (196, 50, 881250900), (7, 50, 874965700)]
 
 # Each data set's archive as GroupLens ships it: the ratings member, plus siblings
 # that a loader picking "the single matching member" would trip over.
 LAYOUTS = {
-    "ml-100k": ("ml-100k/u.data",
-                "".join(f"{u}\t{i}\t{r}\t{t}\n" for u, i, r, t in ROWS),
-                {"ml-100k/u1.base": "1\t1\t5\t874965758\n", "ml-100k/u.item": "1|Toy Story (1995)|\n"}),
-    "ml-10m": ("ml-10M100K/ratings.dat",
-               "".join(f"{u}::{i}::{r}::{t}\n" for u, i, r, t in ROWS),
-               {"ml-10M100K/movies.dat": "1::Toy Story (1995)::Animation\n",
-                "ml-10M100K/tags.dat": "15::4973::excellent!::1215184630\n"}),
-    "ml-20m": ("ml-20m/ratings.csv",
-               "userId,movieId,rating,timestamp\n" + "".join(f"{u},{i},{r},{t}\n" for u, i, r, t in ROWS),
-               {"ml-20m/tags.csv": "userId,movieId,tag,timestamp\n18,4141,Mark Waters,1240597180\n",
-                "ml-20m/movies.csv": "movieId,title,genres\n1,Toy Story (1995),Animation\n"}),
+    "ml-100k": (
+        "ml-100k/u.data",
+        "".join(f"{u}\t{i}\t{r}\t{t}\n" for u, i, r, t in ROWS),
+        {"ml-100k/u1.base": "1\t1\t5\t874965758\n", "ml-100k/u.item": "1|Toy Story (1995)|\n"},
+    ),
+    "ml-10m": (
+        "ml-10M100K/ratings.dat",
+        "".join(f"{u}::{i}::{r}::{t}\n" for u, i, r, t in ROWS),
+        {
+            "ml-10M100K/movies.dat": "1::Toy Story (1995)::Animation\n",
+            "ml-10M100K/tags.dat": "15::4973::excellent!::1215184630\n",
+        },
+    ),
+    "ml-20m": (
+        "ml-20m/ratings.csv",
+        "userId,movieId,rating,timestamp\n" + "".join(f"{u},{i},{r},{t}\n" for u, i, r, t in ROWS),
+        {
+            "ml-20m/tags.csv": "userId,movieId,tag,timestamp\n18,4141,Mark Waters,1240597180\n",
+            "ml-20m/movies.csv": "movieId,title,genres\n1,Toy Story (1995),Animation\n",
+        },
+    ),
 }
 
 
 def shipped_config() -> dict:
     import yaml
+
     return yaml.safe_load(CONFIG_YAML.read_text())
 
 
@@ -540,8 +588,8 @@ def test_shipped_dataset_entry_loads_its_archive_layout(tmp_path, name):
     assert list(events.itertuples(index=False, name=None)) == EXPECTED
     assert events["user"].dtype == np.int64 and events["time"].dtype == np.int64
     split = leave_last_out_split(events)
-    assert split.user_ids.tolist() == [196] and split.n_skipped_users == 2     # 7 and 186: one item
-    assert split.item_ids[split.test_items].tolist() == [242]                  # 196's latest
+    assert split.user_ids.tolist() == [196] and split.n_skipped_users == 2  # 7 and 186: one item
+    assert split.item_ids[split.test_items].tolist() == [242]  # 196's latest
 
 
 def test_shipped_datasets_validate_and_keep_ml_1m_first():
@@ -558,6 +606,7 @@ def test_commented_bring_your_own_entry_is_valid_and_loads(tmp_path):
     """The commented `my-data` example of config.yaml, uncommented, validates and loads."""
     import yaml
     from snakemake.utils import validate
+
     from sampled_metrics.data import load_events
 
     lines = CONFIG_YAML.read_text().splitlines()
@@ -566,12 +615,21 @@ def test_commented_bring_your_own_entry_is_valid_and_loads(tmp_path):
     for line in lines[start:]:
         if not line.startswith("  #"):
             break
-        text = line[len("  # "):] if line.startswith("  # ") else ""
-        if not text.lstrip().startswith("#"):          # skip the commented-out alternatives
+        text = line[len("  # ") :] if line.startswith("  # ") else ""
+        if not text.lstrip().startswith("#"):  # skip the commented-out alternatives
             block.append(text)
     entry = yaml.safe_load("\n".join(block))["my-data"]
-    assert {"path", "format", "member", "sep", "header", "columns", "binarize_threshold",
-            "facts", "split_facts"} <= set(entry)
+    assert {
+        "path",
+        "format",
+        "member",
+        "sep",
+        "header",
+        "columns",
+        "binarize_threshold",
+        "facts",
+        "split_facts",
+    } <= set(entry)
     assert set(entry["columns"]) == {"user", "item", "time", "rating"}
     config = shipped_config()
     validate({**config, "dataset": "my-data", "datasets": {"my-data": entry}}, str(SCHEMA))

@@ -1,5 +1,6 @@
 """The workflow's `download` rule against a local HTTP server: success, 404,
 truncated body and md5 mismatch, each leaving no archive behind on failure."""
+
 import hashlib
 import http.server
 import io
@@ -23,7 +24,11 @@ pytestmark = pytest.mark.slow
 
 def ratings_zip() -> bytes:
     """A MovieLens-style archive: tiny/ratings.dat, 6 users with 3 ratings each."""
-    lines = [f"{user}::{item}::4::{1000 * user + item}" for user in range(1, 7) for item in (1, 2, 2 + user)]
+    lines = [
+        f"{user}::{item}::4::{1000 * user + item}"
+        for user in range(1, 7)
+        for item in (1, 2, 2 + user)
+    ]
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("tiny/ratings.dat", "\n".join(lines) + "\n")
@@ -37,6 +42,7 @@ BODY_MD5 = hashlib.md5(BODY).hexdigest()
 
 class Handler(http.server.BaseHTTPRequestHandler):
     """/tiny.zip: the archive; /truncated.zip: announces the full length, sends 100 bytes."""
+
     requests: list = []
 
     def do_GET(self):  # noqa: N802 (http.server API)
@@ -62,7 +68,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def base_url(request):
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread = threading.Thread(
+        target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+    )
     thread.start()
 
     def stop():
@@ -74,15 +82,40 @@ def base_url(request):
     return f"http://127.0.0.1:{httpd.server_address[1]}"
 
 
-def run_download(workdir: Path, url: str, md5: str, target: str = ARCHIVE) -> subprocess.CompletedProcess:
-    config = {"dataset": "tiny",
-              "datasets": {"tiny": {"url": url, "md5": md5, "archive": ARCHIVE, "format": "movielens_dat",
-                                    "member": "tiny/ratings.dat", "binarize_threshold": None,
-                                    "facts": {"n_users": 6, "n_events": 18}}}}
+def run_download(
+    workdir: Path, url: str, md5: str, target: str = ARCHIVE
+) -> subprocess.CompletedProcess:
+    config = {
+        "dataset": "tiny",
+        "datasets": {
+            "tiny": {
+                "url": url,
+                "md5": md5,
+                "archive": ARCHIVE,
+                "format": "movielens_dat",
+                "member": "tiny/ratings.dat",
+                "binarize_threshold": None,
+                "facts": {"n_users": 6, "n_events": 18},
+            }
+        },
+    }
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     Handler.requests.clear()
-    return subprocess.run([*SNAKEMAKE, "--directory", str(workdir), "--configfile", str(workdir / "config.yaml"),
-                           "--cores", "1", target], capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [
+            *SNAKEMAKE,
+            "--directory",
+            str(workdir),
+            "--configfile",
+            str(workdir / "config.yaml"),
+            "--cores",
+            "1",
+            target,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def leftovers(workdir: Path) -> list[str]:
@@ -91,7 +124,9 @@ def leftovers(workdir: Path) -> list[str]:
 
 
 def test_download_rule_fetches_checks_and_feeds_the_split(base_url, tmp_path):
-    result = run_download(tmp_path, f"{base_url}/tiny.zip", BODY_MD5, "data/processed/tiny/split.npz")
+    result = run_download(
+        tmp_path, f"{base_url}/tiny.zip", BODY_MD5, "data/processed/tiny/split.npz"
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert Handler.requests == ["/tiny.zip"]
     assert leftovers(tmp_path) == ["tiny.zip"]
@@ -99,7 +134,7 @@ def test_download_rule_fetches_checks_and_feeds_the_split(base_url, tmp_path):
     split = load_split(tmp_path / "data/processed/tiny/split.npz")
     assert split.n_users == 6 and len(split.test_items) == 6 and split.train.nnz == 12
     assert f"{base_url}/tiny.zip" in (tmp_path / f"logs/download/{ARCHIVE}.log").read_text()
-    again = run_download(tmp_path, f"{base_url}/tiny.zip", BODY_MD5)   # present: nothing to do
+    again = run_download(tmp_path, f"{base_url}/tiny.zip", BODY_MD5)  # present: nothing to do
     assert again.returncode == 0 and Handler.requests == []
 
 
@@ -109,7 +144,7 @@ def test_download_rule_http_404_names_the_url_and_leaves_nothing(base_url, tmp_p
     assert result.returncode != 0
     output = result.stdout + result.stderr
     assert url in output and "HTTP 404" in output, output[-3000:]
-    assert Handler.requests == ["/missing.zip"]                          # a 404 is not retried
+    assert Handler.requests == ["/missing.zip"]  # a 404 is not retried
     assert leftovers(tmp_path) == []
 
 
@@ -118,8 +153,10 @@ def test_download_rule_truncated_body_leaves_nothing(base_url, tmp_path):
     result = run_download(tmp_path, url, BODY_MD5)
     assert result.returncode != 0
     output = result.stdout + result.stderr
-    assert url in output and f"truncated body: got 100 of {len(BODY)} bytes" in output, output[-3000:]
-    assert len(Handler.requests) > 1                                     # retried, then given up
+    assert url in output and f"truncated body: got 100 of {len(BODY)} bytes" in output, output[
+        -3000:
+    ]
+    assert len(Handler.requests) > 1  # retried, then given up
     assert leftovers(tmp_path) == []
 
 

@@ -1,12 +1,19 @@
 """From ranks to Tables 3-4, Figure 6 and the claims, on hand-computed cases."""
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from sampled_metrics.claims import check_claims, crosscheck_claim
-from sampled_metrics.evaluation import (exact_metric, expected_sampled_value, order_thresholds,
-                                        pair_agreement, sampled_metric_table, sampling_crosscheck,
-                                        summary_table)
+from sampled_metrics.evaluation import (
+    exact_metric,
+    expected_sampled_value,
+    order_thresholds,
+    pair_agreement,
+    sampled_metric_table,
+    sampling_crosscheck,
+    summary_table,
+)
 from sampled_metrics.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
 
 
@@ -18,7 +25,7 @@ def test_exact_metric_uses_each_users_ranked_set_for_auc():
 
 
 def test_sampled_metric_table_reads_vector_at_sampled_rank():
-    ranks = np.array([[1, 2, 3], [3, 3, 1]])                   # 2 repetitions, 3 users
+    ranks = np.array([[1, 2, 3], [3, 3, 1]])  # 2 repetitions, 3 users
     vectors = {("m", "id"): np.array([1.0, 0.5, 0.0])}
     table = sampled_metric_table(ranks, vectors)
     assert table["value"].tolist() == pytest.approx([1.5 / 3, 1.0 / 3])
@@ -32,6 +39,7 @@ def test_sampled_metric_table_per_user_n_calls_each_group_with_its_n():
     def vectors(n):
         seen.append(n)
         return {("m", "x"): np.array([float(n), 0.0])}
+
     table = sampled_metric_table(ranks, vectors, n_per_user=[7, 9])
     assert sorted(seen) == [7, 9]
     assert table["value"].tolist() == pytest.approx([7.0 / 2])
@@ -51,7 +59,8 @@ def test_expected_value_of_sampled_auc_is_exact_auc(law):
     auc_on_sample = (m + 1 - np.arange(1, m + 2)) / m
     ranks, n = np.array([1, 7, 30, 12]), np.array([40, 40, 30, 15])
     assert expected_sampled_value(auc_on_sample, ranks, n, law) == pytest.approx(
-        exact_metric("auc", ranks, n), abs=1e-12)
+        exact_metric("auc", ranks, n), abs=1e-12
+    )
 
 
 def test_expected_recall_with_m_1_by_hand():
@@ -61,8 +70,13 @@ def test_expected_recall_with_m_1_by_hand():
 
 def tidy(values):
     """{(recommender, metric, method): [value per rep]} -> sampling table."""
-    return pd.DataFrame([{"recommender": r, "metric": m, "method": k, "rep": i, "value": v}
-                         for (r, m, k), vs in values.items() for i, v in enumerate(vs)])
+    return pd.DataFrame(
+        [
+            {"recommender": r, "metric": m, "method": k, "rep": i, "value": v}
+            for (r, m, k), vs in values.items()
+            for i, v in enumerate(vs)
+        ]
+    )
 
 
 def test_summary_table_mean_std_and_exact_rows():
@@ -71,13 +85,14 @@ def test_summary_table_mean_std_and_exact_rows():
     rows = table.set_index("method")
     assert rows.loc["exact", "mean"] == 5.0 and np.isnan(rows.loc["exact", "std"])
     assert rows.loc["sampled", "mean"] == 2.0
-    assert rows.loc["sampled", "std"] == pytest.approx(np.sqrt(2.0))     # ddof = 1
+    assert rows.loc["sampled", "std"] == pytest.approx(np.sqrt(2.0))  # ddof = 1
 
 
 def test_pair_agreement_counts_repetitions_in_the_exact_order():
     exact = pd.DataFrame({"recommender": ["A", "B"], "metric": ["ap", "ap"], "value": [1.0, 2.0]})
-    sampling = tidy({("A", "ap", "sampled"): [3.0, 1.0, 2.0, 0.5],
-                     ("B", "ap", "sampled"): [2.0, 2.0, 2.0, 1.0]})
+    sampling = tidy(
+        {("A", "ap", "sampled"): [3.0, 1.0, 2.0, 0.5], ("B", "ap", "sampled"): [2.0, 2.0, 2.0, 1.0]}
+    )
     row = pair_agreement(exact, sampling, [("A", "B")]).iloc[0]
     # exact: A < B; reps: A>B (wrong), A<B, tie (wrong), A<B -> 2 of 4
     assert (row["pair"], row["correct"], row["repetitions"]) == ("A<B", 2, 4)
@@ -88,8 +103,8 @@ def test_crosscheck_z_scores_and_claim_verdicts():
     check = sampling_crosscheck(sampling, {("A", "ap", "x"): 1.0, ("A", "ap", "y"): 4.0})
     z = dict(zip(check["method"], check["z"]))
     assert z["x"] == pytest.approx((2.0 - 1.0) / (1.0 / np.sqrt(3)))
-    assert z["y"] == 0.0                             # no spread and equal: agreement
-    assert crosscheck_claim(check).passed                       # |z| = 1.73 <= 4
+    assert z["y"] == 0.0  # no spread and equal: agreement
+    assert crosscheck_claim(check).passed  # |z| = 1.73 <= 4
     assert not crosscheck_claim(check, z_limit=1.5).passed
     check_off = sampling_crosscheck(sampling, {("A", "ap", "x"): 2.0, ("A", "ap", "y"): 5.0})
     assert np.isinf(check_off.set_index("method").loc["y", "z"])
@@ -97,9 +112,13 @@ def test_crosscheck_z_scores_and_claim_verdicts():
 
 
 def test_order_thresholds_first_and_stays_right():
-    curves = pd.DataFrame([{"m": m, "method": "s", "recommender": r, "expected": v}
-                           for m, a, b in [(1, 2, 1), (5, 1, 2), (10, 2, 1), (50, 1, 2), (100, 1, 3)]
-                           for r, v in (("A", a), ("B", b))])
+    curves = pd.DataFrame(
+        [
+            {"m": m, "method": "s", "recommender": r, "expected": v}
+            for m, a, b in [(1, 2, 1), (5, 1, 2), (10, 2, 1), (50, 1, 2), (100, 1, 3)]
+            for r, v in (("A", a), ("B", b))
+        ]
+    )
     row = order_thresholds(curves, {"A": 1.0, "B": 2.0}, "A", "B").iloc[0]
     assert row["first_right_m"] == 5 and row["stays_right_from_m"] == 50
 
@@ -107,20 +126,31 @@ def test_order_thresholds_first_and_stays_right():
 def paper_like_tables(sampled_x_y):
     """Tables with the paper's qualitative pattern; sampled X/Y recall given."""
     rows = []
-    exact = {"recall@10": (7.6, 8.8, 9.4), "ndcg@10": (3.8, 4.6, 4.8), "ap": (3.7, 4.3, 4.4),
-             "auc": (89.0, 85.0, 75.0)}
+    exact = {
+        "recall@10": (7.6, 8.8, 9.4),
+        "ndcg@10": (3.8, 4.6, 4.8),
+        "ap": (3.7, 4.3, 4.4),
+        "auc": (89.0, 85.0, 75.0),
+    }
     for metric, values in exact.items():
         for rec, value in zip("XYZ", values):
             sampled = value if metric == "auc" else {"X": 60.0, "Y": 50.0, "Z": 40.0}[rec]
             if metric == "recall@10" and rec in "XY":
                 sampled = sampled_x_y[rec]
-            rows += [{"recommender": rec, "metric": metric, "method": "exact", "mean": value},
-                     {"recommender": rec, "metric": metric, "method": "sampled", "mean": sampled},
-                     {"recommender": rec, "metric": metric, "method": "cls", "mean": value * 1.01}]
+            rows += [
+                {"recommender": rec, "metric": metric, "method": "exact", "mean": value},
+                {"recommender": rec, "metric": metric, "method": "sampled", "mean": sampled},
+                {"recommender": rec, "metric": metric, "method": "cls", "mean": value * 1.01},
+            ]
     table3 = pd.DataFrame(rows)
-    table4 = pd.DataFrame([{"pair": p, "metric": m, "method": k, "correct": c, "repetitions": 100}
-                           for p in ("X<Y", "X<Z", "Y<Z") for m in exact
-                           for k, c in (("sampled", 0), ("rank_estimate", 50))])
+    table4 = pd.DataFrame(
+        [
+            {"pair": p, "metric": m, "method": k, "correct": c, "repetitions": 100}
+            for p in ("X<Y", "X<Z", "Y<Z")
+            for m in exact
+            for k, c in (("sampled", 0), ("rank_estimate", 50))
+        ]
+    )
     thresholds = pd.DataFrame({"method": ["sampled", "bv_0.1"], "stays_right_from_m": [1000, 60]})
     return table3, table4, thresholds
 

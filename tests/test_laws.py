@@ -1,12 +1,18 @@
 """The law of the sampled rank (section 4.3) and expected metrics (section 4.4)."""
+
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from sampled_metrics import metrics as M
-from sampled_metrics.expected import (expected_ap_closed_form, expected_recall_closed_form,
-                                      expected_sampled_metric, metric_on_sample)
+from sampled_metrics.expected import (
+    expected_ap_closed_form,
+    expected_recall_closed_form,
+    expected_sampled_metric,
+    metric_on_sample,
+)
 from sampled_metrics.laws import LAWS, sampled_rank_law, sampled_rank_pmf
 
 
@@ -22,8 +28,8 @@ def test_law_matches_scipy_stats(n, m):
 
 def test_law_edges_by_hand():
     P = sampled_rank_law(5, 2, "binomial")
-    assert P[0].tolist() == [1, 0, 0]                   # rank 1 never drops
-    assert P[-1].tolist() == [0, 0, 1]                   # rank n is always last
+    assert P[0].tolist() == [1, 0, 0]  # rank 1 never drops
+    assert P[-1].tolist() == [0, 0, 1]  # rank n is always last
     np.testing.assert_allclose(P[2], [0.25, 0.5, 0.25])  # p(above) = 2/4
     H = sampled_rank_law(5, 2, "hypergeometric")
     np.testing.assert_allclose(H[2], [1 / 6, 4 / 6, 1 / 6])  # 2 of 4 above, draw 2
@@ -57,7 +63,9 @@ def test_expected_ap_equals_closed_form_eq19(n, m):
 def test_expected_recall_equals_cdf_eq18(law):
     n, m, ranks = 3706, 100, np.arange(1, 3707)
     from_law = expected_sampled_metric(metric_on_sample("recall@10", m), ranks, n, law)
-    np.testing.assert_allclose(from_law, expected_recall_closed_form(ranks, n, m, 10, law), atol=1e-10)
+    np.testing.assert_allclose(
+        from_law, expected_recall_closed_form(ranks, n, m, 10, law), atol=1e-10
+    )
 
 
 @pytest.mark.parametrize("law", LAWS)
@@ -80,7 +88,7 @@ def test_law_matches_real_sampling(law, true_rank):
     of r~ with P by a chi-square test (fixed seed)."""
     n, m, draws = 3706, 100, 5_000
     rng = np.random.default_rng(true_rank)
-    others = np.arange(n - 1)                    # item j < true_rank - 1 is ranked above
+    others = np.arange(n - 1)  # item j < true_rank - 1 is ranked above
     if law == "binomial":
         picks = rng.integers(0, n - 1, size=(draws, m))
     else:
@@ -88,7 +96,7 @@ def test_law_matches_real_sampling(law, true_rank):
     observed_rank = 1 + np.sum(others[picks] < true_rank - 1, axis=1)
     expected = sampled_rank_law(n, m, law)[true_rank - 1] * draws
     counts = np.bincount(observed_rank - 1, minlength=m + 1).astype(float)
-    keep = expected > 5                          # pool sparse cells into one
+    keep = expected > 5  # pool sparse cells into one
     f_obs = np.r_[counts[keep], counts[~keep].sum()]
     f_exp = np.r_[expected[keep], expected[~keep].sum()]
     if f_exp[-1] < 1e-9:
@@ -97,7 +105,7 @@ def test_law_matches_real_sampling(law, true_rank):
     if f_obs.size > 1:
         assert stats.chisquare(f_obs, f_exp * f_obs.sum() / f_exp.sum()).pvalue > 1e-3
     else:
-        assert f_obs[0] == draws                # a degenerate law: every draw agrees
+        assert f_obs[0] == draws  # a degenerate law: every draw agrees
 
 
 @settings(max_examples=60, deadline=None)

@@ -1,10 +1,12 @@
 """Metrics of section 3: hand-computed cases, Table 1, and properties."""
+
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sampled_metrics import metrics as M
 
@@ -62,14 +64,19 @@ def test_table1_of_the_paper():
         }
         expected = {"auc": row.auc, "ap": row.ap, "ndcg": row.ndcg, "recall@10": row._6}
         for name, value in got.items():
-            assert round(value, 3) == pytest.approx(expected[name], abs=1e-9), (row.recommender, name)
+            assert round(value, 3) == pytest.approx(expected[name], abs=1e-9), (
+                row.recommender,
+                name,
+            )
 
 
 # ---- set forms, eqs 2-6 ---------------------------------------------------
 
+
 def test_set_metrics_by_hand():
     R, n = [3, 5], 10
-    # eq 2: pairs (relevant, irrelevant) correctly ordered: 3 beats 6 of 8 (not 1, 2), 5 beats 5 of 8
+    # eq 2: pairs (relevant, irrelevant) correctly ordered:
+    # 3 beats 6 of 8 (not 1, 2), 5 beats 5 of 8
     assert M.set_auc(R, n) == pytest.approx(11 / 16)
     assert M.set_precision_at_k(R, 5) == pytest.approx(2 / 5)
     assert M.set_recall_at_k(R, 4) == pytest.approx(1 / 2)
@@ -82,10 +89,10 @@ def test_set_metrics_by_hand():
 def test_chapter_example_map_and_ndcg():
     """The background chapter's example: relevant at positions 2, 3, 5 of 5."""
     assert M.set_average_precision_at_k([2, 3, 5], 5) == pytest.approx((1 / 2 + 2 / 3 + 3 / 5) / 3)
-    dcg = 1 / np.log2(3) + 1 / np.log2(4) + 1 / np.log2(6)      # the chapter's 0.63 + 0.5 + 0.39
-    idcg = 1 + 1 / np.log2(3) + 1 / np.log2(4)                   # its 2.13
+    dcg = 1 / np.log2(3) + 1 / np.log2(4) + 1 / np.log2(6)  # the chapter's 0.63 + 0.5 + 0.39
+    idcg = 1 + 1 / np.log2(3) + 1 / np.log2(4)  # its 2.13
     assert M.set_ndcg_at_k([2, 3, 5], 5) == pytest.approx(dcg / idcg)
-    assert round(M.set_ndcg_at_k([2, 3, 5], 5), 2) == 0.71       # the chapter's rounded value
+    assert round(M.set_ndcg_at_k([2, 3, 5], 5), 2) == 0.71  # the chapter's rounded value
     assert M.graded_ndcg_at_k([0, 1, 1, 0, 1], 5) == pytest.approx(M.set_ndcg_at_k([2, 3, 5], 5))
 
 
@@ -105,7 +112,9 @@ def test_set_forms_reduce_to_single_item_forms(r, n):
     for k in (1, 5, 10):
         assert M.set_recall_at_k([r], k) == M.recall_at_k(r, k=k)
         assert M.set_precision_at_k([r], k) == M.precision_at_k(r, k=k)
-        assert M.set_average_precision_at_k([r], k) == pytest.approx(M.average_precision_at_k(r, k=k))
+        assert M.set_average_precision_at_k([r], k) == pytest.approx(
+            M.average_precision_at_k(r, k=k)
+        )
         assert M.set_ndcg_at_k([r], k) == pytest.approx(M.ndcg_at_k(r, k=k))
 
 
@@ -117,8 +126,10 @@ def test_set_auc_equals_pair_counting(R, n):
     assert M.set_auc(R, n) == pytest.approx(pairs)
 
 
-@given(st.sampled_from(["auc", "recall@10", "precision@3", "ap", "ap@10", "ndcg", "ndcg@10"]),
-       st.integers(2, 2000))
+@given(
+    st.sampled_from(["auc", "recall@10", "precision@3", "ap", "ap@10", "ndcg", "ndcg@10"]),
+    st.integers(2, 2000),
+)
 def test_every_metric_lies_in_unit_interval_and_is_non_increasing(name, n):
     values = M.metric_vector(name, n)
     assert values.shape == (n,)

@@ -1,4 +1,5 @@
 """Exact ranks and tie policies (sampled_metrics.ranking)."""
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -26,8 +27,9 @@ class FixedScores:
 SCORES = np.array([0.5, 0.9, 0.5, 0.1, 0.5, 0.7])
 
 
-@pytest.mark.parametrize("policy, expected", [
-    ("pessimistic", 5.0), ("optimistic", 3.0), ("average", 4.0)])
+@pytest.mark.parametrize(
+    "policy, expected", [("pessimistic", 5.0), ("optimistic", 3.0), ("average", 4.0)]
+)
 def test_ties_every_policy(policy, expected):
     assert rank_from_scores(SCORES, None, 0, policy) == expected
 
@@ -35,14 +37,17 @@ def test_ties_every_policy(policy, expected):
 def test_random_tie_lies_in_range_and_is_seeded():
     draws = {rank_from_scores(SCORES, None, 0, "random", rng=seed) for seed in range(50)}
     assert draws == {3.0, 4.0, 5.0}  # uniform on 0..t = 0..2 -> all three occur
-    assert rank_from_scores(SCORES, None, 0, "random", rng=7) == \
-        rank_from_scores(SCORES, None, 0, "random", rng=7)
+    assert rank_from_scores(SCORES, None, 0, "random", rng=7) == rank_from_scores(
+        SCORES, None, 0, "random", rng=7
+    )
 
 
 def test_random_tie_is_uniform():
     # 4000 rows, each with t = 3 ties and nothing higher: ranks 1..4 equally likely
     scores = np.tile([1.0, 1.0, 1.0, 1.0, 0.0], (4000, 1))
-    ranks = rank_from_scores(scores, None, np.zeros(4000, int), "random", rng=np.random.default_rng(1))
+    ranks = rank_from_scores(
+        scores, None, np.zeros(4000, int), "random", rng=np.random.default_rng(1)
+    )
     counts = np.bincount(ranks.astype(int), minlength=5)[1:]
     assert counts.sum() == 4000 and np.all(np.abs(counts - 1000) < 100)
 
@@ -68,8 +73,12 @@ def test_rank_from_scores_rows_match_single_calls():
         np.testing.assert_array_equal(batch, single)
     np.testing.assert_array_equal(
         rank_from_scores(S, None, targets, "average"),
-        (rank_from_scores(S, None, targets, "pessimistic")
-         + rank_from_scores(S, None, targets, "optimistic")) / 2)
+        (
+            rank_from_scores(S, None, targets, "pessimistic")
+            + rank_from_scores(S, None, targets, "optimistic")
+        )
+        / 2,
+    )
 
 
 def test_rank_from_scores_errors():
@@ -89,18 +98,40 @@ def test_rank_from_scores_errors():
 # exact_ranks
 # --------------------------------------------------------------------------
 
+
 def _toy():
     # 3 users x 6 items; user 0 trains on items 1, 2, which outscore its test item 0
-    train = sp.csr_matrix(np.array([
-        [0, 1, 1, 0, 0, 0],
-        [1, 0, 0, 0, 0, 0],
-        [0, 0, 0, 0, 0, 0],
-    ], dtype=np.float32))
-    scores = np.array([
-        [0.5, 0.9, 0.8, 0.5, 0.1, 0.6],  # test 0: higher among candidates {0,3,4,5}: 0.6 -> 1; tie 0.5 -> 1
-        [0.9, 0.1, 0.2, 0.3, 0.4, 0.4],  # test 4: higher {0.9 is train} -> none besides... see below
-        [0.0, 0.0, 0.0, 0.0, 0.0, 0.0],  # test 3: all tied
-    ])
+    train = sp.csr_matrix(
+        np.array(
+            [
+                [0, 1, 1, 0, 0, 0],
+                [1, 0, 0, 0, 0, 0],
+                [0, 0, 0, 0, 0, 0],
+            ],
+            dtype=np.float32,
+        )
+    )
+    scores = np.array(
+        [
+            [
+                0.5,
+                0.9,
+                0.8,
+                0.5,
+                0.1,
+                0.6,
+            ],  # test 0: higher among candidates {0,3,4,5}: 0.6 -> 1; tie 0.5 -> 1
+            [
+                0.9,
+                0.1,
+                0.2,
+                0.3,
+                0.4,
+                0.4,
+            ],  # test 4: higher {0.9 is train} -> none besides... see below
+            [0.0, 0.0, 0.0, 0.0, 0.0, 0.0],  # test 3: all tied
+        ]
+    )
     test = np.array([0, 4, 3])
     return train, FixedScores(scores), test
 
@@ -125,7 +156,9 @@ def test_exact_ranks_random_is_reproducible_and_bounded():
     n_users, n_items = 200, 40
     train = sp.random(n_users, n_items, density=0.2, format="csr", random_state=4, dtype=np.float32)
     train.data[:] = 1
-    test = np.array([rng.choice(np.flatnonzero(train[u].toarray().ravel() == 0)) for u in range(n_users)])
+    test = np.array(
+        [rng.choice(np.flatnonzero(train[u].toarray().ravel() == 0)) for u in range(n_users)]
+    )
     model = FixedScores(rng.integers(0, 3, size=(n_users, n_items)))  # heavy ties
     a, _ = exact_ranks(model, train, test, tie_policy="random", seed=11)
     b, _ = exact_ranks(model, train, test, tie_policy="random", seed=11)
@@ -146,8 +179,10 @@ def test_exact_ranks_block_size_invariance_and_brute_force(policy):
     test = np.array([rng.choice(np.flatnonzero(row == 0)) for row in dense])
     train = sp.csr_matrix(dense)
     model = FixedScores(np.round(rng.random((n_users, n_items)), 1))  # ties
-    results = [exact_ranks(model, train, test, tie_policy=policy, block_size=bs, seed=2)[0]
-               for bs in (1, 7, 512)]
+    results = [
+        exact_ranks(model, train, test, tie_policy=policy, block_size=bs, seed=2)[0]
+        for bs in (1, 7, 512)
+    ]
     for r in results[1:]:
         np.testing.assert_array_equal(results[0], r)
     if policy != "random":  # brute force, one user at a time

@@ -1,4 +1,5 @@
 """Recommenders of section 9 (sampled_metrics.recommenders)."""
+
 import os
 from pathlib import Path
 
@@ -11,7 +12,6 @@ from sampled_metrics.recommenders import (
     IALS_DEFAULTS,
     PAPER_RECOMMENDERS,
     PrecomputedScores,
-    all_scores as all_user_scores,
     cosine_similarity,
     fit_ials,
     fit_recommender,
@@ -20,6 +20,9 @@ from sampled_metrics.recommenders import (
     recommender_types,
     register_recommender,
     validate_spec,
+)
+from sampled_metrics.recommenders import (
+    all_scores as all_user_scores,
 )
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
@@ -30,6 +33,7 @@ ALPHA, LAMBDA = 0.2, 10.0
 # --------------------------------------------------------------------------
 # iALS: implicit with the mapped parameters solves the paper's problem
 # --------------------------------------------------------------------------
+
 
 def _random_binary(n_users=30, n_items=20, density=0.6, seed=0):
     rng = np.random.default_rng(seed)
@@ -46,7 +50,7 @@ def _paper_half_step(R, V, alpha, lam):
     gram = alpha * V.T @ V + lam * np.eye(d)
     W = np.zeros((R.shape[0], d))
     for u in range(R.shape[0]):
-        Vh = V[R.indices[R.indptr[u]:R.indptr[u + 1]]]
+        Vh = V[R.indices[R.indptr[u] : R.indptr[u + 1]]]
         W[u] = np.linalg.solve(gram + Vh.T @ Vh, Vh.sum(axis=0))
     return W
 
@@ -63,14 +67,25 @@ def test_ials_iterates_are_exact_alternating_minimizers_of_the_paper_loss(alpha,
     rng = np.random.default_rng(1)
     W0, V0 = rng.random((30, 4)) * 0.1, rng.random((20, 4)) * 0.1
     snaps = []
-    model = fit_ials(R, factors=4, regularization=lam, alpha=alpha, iterations=6, seed=0,
-                     use_cg=False, dtype="float64", initial_factors=(W0, V0),
-                     callback=lambda it, W, V: snaps.append((W.copy(), V.copy())))
+    model = fit_ials(
+        R,
+        factors=4,
+        regularization=lam,
+        alpha=alpha,
+        iterations=6,
+        seed=0,
+        use_cg=False,
+        dtype="float64",
+        initial_factors=(W0, V0),
+        callback=lambda it, W, V: snaps.append((W.copy(), V.copy())),
+    )
     assert len(snaps) == 6
     V_prev = V0
     for W, V in snaps:
         # users given the previous items, then items given these users
-        np.testing.assert_allclose(W, _paper_half_step(R, V_prev, alpha, lam), rtol=1e-6, atol=1e-12)
+        np.testing.assert_allclose(
+            W, _paper_half_step(R, V_prev, alpha, lam), rtol=1e-6, atol=1e-12
+        )
         np.testing.assert_allclose(V, _paper_half_step(R.T, W, alpha, lam), rtol=1e-6, atol=1e-12)
         V_prev = V
     np.testing.assert_allclose(model.user_factors, snaps[-1][0])
@@ -89,7 +104,7 @@ def test_ials_objective_matches_dense_formula():
     W, V = rng.normal(size=(8, 3)), rng.normal(size=(6, 3))
     P = W @ V.T
     H = R.toarray() > 0
-    dense = np.sum((P[H] - 1) ** 2) + ALPHA * np.sum(P ** 2) + LAMBDA * (np.sum(W ** 2) + np.sum(V ** 2))
+    dense = np.sum((P[H] - 1) ** 2) + ALPHA * np.sum(P**2) + LAMBDA * (np.sum(W**2) + np.sum(V**2))
     assert ials_objective(R, W, V, ALPHA, LAMBDA) == pytest.approx(dense, rel=1e-12)
 
 
@@ -103,8 +118,9 @@ def test_ials_with_random_init_converges_to_a_stationary_point():
     np.testing.assert_allclose(W, _paper_half_step(R, V, ALPHA, lam), rtol=1e-4, atol=1e-8)
     # scores are the paper's predictions; implicit's own are (1 + alpha) times larger
     imp = model.implicit_model
-    np.testing.assert_allclose(imp.user_factors @ imp.item_factors.T,
-                               (1 + ALPHA) * (W @ V.T), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        imp.user_factors @ imp.item_factors.T, (1 + ALPHA) * (W @ V.T), rtol=1e-10, atol=1e-12
+    )
     block = model.scores(np.array([3, 1]))
     assert block.dtype == np.float32 and block.shape == (2, 20)
     np.testing.assert_allclose(block, (W @ V.T)[[3, 1]], rtol=1e-6)
@@ -119,9 +135,15 @@ def test_confidence_one_plus_alpha_reading_does_not_solve_the_paper_problem():
     R = _random_binary(seed=2)
     lam = LAMBDA
     with threadpool_limits(1, "blas"):
-        other = AlternatingLeastSquares(factors=3, regularization=lam / ALPHA, alpha=1 / ALPHA,
-                                        dtype=np.float64, use_cg=False, iterations=300,
-                                        random_state=4)
+        other = AlternatingLeastSquares(
+            factors=3,
+            regularization=lam / ALPHA,
+            alpha=1 / ALPHA,
+            dtype=np.float64,
+            use_cg=False,
+            iterations=300,
+            random_state=4,
+        )
         other.fit(R, show_progress=False)
     W, V = other.user_factors, other.item_factors
     assert np.abs(W @ V.T).max() > 0.1
@@ -140,28 +162,37 @@ def test_confidence_one_plus_alpha_reading_does_not_solve_the_paper_problem():
 # item user sets: U0 = {u0,u1}, U1 = {u0,u1,u2}, U2 = {u0,u3}, U3 = {u2,u3}
 # co-occurrence: c01 = 2, c02 = 1, c03 = 0, c12 = 1, c13 = 1, c23 = 1
 # cosine: s01 = 2/sqrt(6), s02 = 1/2, s12 = s13 = 1/sqrt(6), s23 = 1/2
-TRAIN = sp.csr_matrix(np.array([
-    [1, 1, 1, 0, 0],
-    [1, 1, 0, 0, 0],
-    [0, 1, 0, 1, 0],
-    [0, 0, 1, 1, 0],
-], dtype=np.float32))
+TRAIN = sp.csr_matrix(
+    np.array(
+        [
+            [1, 1, 1, 0, 0],
+            [1, 1, 0, 0, 0],
+            [0, 1, 0, 1, 0],
+            [0, 0, 1, 1, 0],
+        ],
+        dtype=np.float32,
+    )
+)
 r6 = np.sqrt(6.0)
 
-S_Q1 = np.array([
-    [1, 2 / r6, 1 / 2, 0, 0],
-    [2 / r6, 1, 1 / r6, 1 / r6, 0],
-    [1 / 2, 1 / r6, 1, 1 / 2, 0],
-    [0, 1 / r6, 1 / 2, 1, 0],
-    [0, 0, 0, 0, 0],
-])
-S_Q2 = np.array([
-    [1, 2 / 3, 1 / 4, 0, 0],
-    [2 / 3, 1, 1 / 6, 1 / 6, 0],
-    [1 / 4, 1 / 6, 1, 1 / 4, 0],
-    [0, 1 / 6, 1 / 4, 1, 0],
-    [0, 0, 0, 0, 0],
-])
+S_Q1 = np.array(
+    [
+        [1, 2 / r6, 1 / 2, 0, 0],
+        [2 / r6, 1, 1 / r6, 1 / r6, 0],
+        [1 / 2, 1 / r6, 1, 1 / 2, 0],
+        [0, 1 / r6, 1 / 2, 1, 0],
+        [0, 0, 0, 0, 0],
+    ]
+)
+S_Q2 = np.array(
+    [
+        [1, 2 / 3, 1 / 4, 0, 0],
+        [2 / 3, 1, 1 / 6, 1 / 6, 0],
+        [1 / 4, 1 / 6, 1, 1 / 4, 0],
+        [0, 1 / 6, 1 / 4, 1, 0],
+        [0, 0, 0, 0, 0],
+    ]
+)
 
 
 def knn(**options):
@@ -180,37 +211,45 @@ def test_cosine_similarity_by_hand():
 
 def test_q2_no_cut_without_self_similarity_eq30():
     # row sums without s_ii: 11/12, 1, 2/3, 5/12, 0
-    expected = np.array([
-        [1, 5 / 6, 5 / 8, 1, 0],
-        [8 / 11, 2 / 3, 5 / 8, 2 / 5, 0],
-        [8 / 11, 1 / 6, 5 / 8, 2 / 5, 0],
-        [3 / 11, 1 / 3, 3 / 8, 3 / 5, 0],
-    ])
+    expected = np.array(
+        [
+            [1, 5 / 6, 5 / 8, 1, 0],
+            [8 / 11, 2 / 3, 5 / 8, 2 / 5, 0],
+            [8 / 11, 1 / 6, 5 / 8, 2 / 5, 0],
+            [3 / 11, 1 / 3, 3 / 8, 3 / 5, 0],
+        ]
+    )
     np.testing.assert_allclose(all_scores(knn(q=2, self_similarity=False)), expected, rtol=1e-6)
 
 
 def test_q2_no_cut_with_self_similarity_eq30():
     # row sums with s_ii = 1: 23/12, 2, 5/3, 17/12, 0
-    expected = np.array([
-        [1, 11 / 12, 17 / 20, 5 / 17, 0],
-        [20 / 23, 5 / 6, 1 / 4, 2 / 17, 0],
-        [8 / 23, 7 / 12, 1 / 4, 14 / 17, 0],
-        [3 / 23, 1 / 6, 3 / 4, 15 / 17, 0],
-    ])
+    expected = np.array(
+        [
+            [1, 11 / 12, 17 / 20, 5 / 17, 0],
+            [20 / 23, 5 / 6, 1 / 4, 2 / 17, 0],
+            [8 / 23, 7 / 12, 1 / 4, 14 / 17, 0],
+            [3 / 23, 1 / 6, 3 / 4, 15 / 17, 0],
+        ]
+    )
     np.testing.assert_allclose(all_scores(knn(q=2, self_similarity=True)), expected, rtol=1e-6)
 
 
 def test_q2_row_cut_k1_without_self_similarity():
     # top-1 of each row i: 0 -> 1, 1 -> 0, 2 -> 0 (tie 0/3 at 1/4: lower index), 3 -> 2;
     # a score is 1 iff i's only neighbour is in H_u
-    expected = np.array([
-        [1, 1, 1, 1, 0],
-        [1, 1, 1, 0, 0],
-        [1, 0, 0, 0, 0],
-        [0, 0, 0, 1, 0],
-    ])
+    expected = np.array(
+        [
+            [1, 1, 1, 1, 0],
+            [1, 1, 1, 0, 0],
+            [1, 0, 0, 0, 0],
+            [0, 0, 0, 1, 0],
+        ]
+    )
     model = knn(q=2, k_prime=1, cut="row", self_similarity=False)
-    np.testing.assert_array_equal(all_scores(model), expected)  # exact: the ties at 1 and 0 are real
+    np.testing.assert_array_equal(
+        all_scores(model), expected
+    )  # exact: the ties at 1 and 0 are real
     s_cut = np.zeros((5, 5))
     s_cut[0, 1], s_cut[1, 0], s_cut[2, 0], s_cut[3, 2] = 2 / 3, 2 / 3, 1 / 4, 1 / 4
     np.testing.assert_allclose(model.similarity, s_cut, rtol=1e-12)
@@ -219,8 +258,17 @@ def test_q2_row_cut_k1_without_self_similarity():
 def test_full_neighbourhood_in_history_scores_exactly_one():
     rng = np.random.default_rng(7)
     R = sp.csr_matrix((rng.random((60, 30)) < 0.4).astype(np.float32))
-    model = fit_recommender({"type": "item_knn", "q": 1.3, "k_prime": 3, "cut": "row",
-                             "self_similarity": False, "denominator": "row_sum"}, R)
+    model = fit_recommender(
+        {
+            "type": "item_knn",
+            "q": 1.3,
+            "k_prime": 3,
+            "cut": "row",
+            "self_similarity": False,
+            "denominator": "row_sum",
+        },
+        R,
+    )
     y = model.scores(np.arange(60))
     neighbours = model.similarity > 0
     full = (neighbours.astype(int) @ (R.toarray().T == 0)) == 0  # all of i's neighbours in H_u
@@ -233,12 +281,14 @@ def test_full_neighbourhood_in_history_scores_exactly_one():
 def test_q2_column_cut_k1_without_self_similarity():
     # top-1 of each column j: 0 -> row 1, 1 -> row 0, 2 -> row 0 (tie), 3 -> row 2
     # kept: s'10 = 2/3, s'01 = 2/3, s'02 = 1/4, s'23 = 1/4; row sums 11/12, 2/3, 1/4, 0, 0
-    expected = np.array([
-        [1, 1, 0, 0, 0],
-        [8 / 11, 1, 0, 0, 0],
-        [8 / 11, 0, 1, 0, 0],
-        [3 / 11, 0, 1, 0, 0],
-    ])
+    expected = np.array(
+        [
+            [1, 1, 0, 0, 0],
+            [8 / 11, 1, 0, 0, 0],
+            [8 / 11, 0, 1, 0, 0],
+            [3 / 11, 0, 1, 0, 0],
+        ]
+    )
     y = all_scores(knn(q=2, k_prime=1, cut="column", self_similarity=False))
     np.testing.assert_allclose(y, expected, rtol=1e-6)
 
@@ -246,12 +296,14 @@ def test_q2_column_cut_k1_without_self_similarity():
 def test_q1_row_cut_k2_with_self_similarity():
     # rows keep s_ii and the best other: 0: {0, 1}, 1: {1, 0}, 2: {2, 0} (tie 0/3), 3: {3, 2}
     # row sums: 1 + 2/sqrt6, 1 + 2/sqrt6, 3/2, 3/2
-    expected = np.array([
-        [1, 1, 1, 1 / 3, 0],
-        [1, 1, 1 / 3, 0, 0],
-        [2 / (r6 + 2), r6 / (r6 + 2), 0, 2 / 3, 0],
-        [0, 0, 2 / 3, 1, 0],
-    ])
+    expected = np.array(
+        [
+            [1, 1, 1, 1 / 3, 0],
+            [1, 1, 1 / 3, 0, 0],
+            [2 / (r6 + 2), r6 / (r6 + 2), 0, 2 / 3, 0],
+            [0, 0, 2 / 3, 1, 0],
+        ]
+    )
     y = all_scores(knn(q=1, k_prime=2, cut="row", self_similarity=True))
     np.testing.assert_allclose(y, expected, rtol=1e-6)
 
@@ -261,8 +313,10 @@ def test_q1_no_cut_without_self_similarity():
     y = all_scores(knn(q=1, self_similarity=False))
     np.testing.assert_allclose(y[0], [1, 3 / 4, (1 / 2 + 1 / r6) / (1 + 1 / r6), 1, 0], rtol=1e-6)
     np.testing.assert_allclose(
-        y[3], [(1 / 2) / (2 / r6 + 1 / 2), 1 / 2, (1 / 2) / (1 + 1 / r6), (1 / 2) / (1 / r6 + 1 / 2), 0],
-        rtol=1e-6)
+        y[3],
+        [(1 / 2) / (2 / r6 + 1 / 2), 1 / 2, (1 / 2) / (1 + 1 / r6), (1 / 2) / (1 / r6 + 1 / 2), 0],
+        rtol=1e-6,
+    )
 
 
 def test_q1_column_cut_k1_with_self_similarity_keeps_only_the_diagonal():
@@ -282,17 +336,34 @@ def test_after_cut_self_similarity():
 def test_default_reading_row_l2_without_denominator():
     # q=2, no cut, s_ii = 1, y = sum_{j in H_u} s_ij / ||s_i||_2
     # ||s_0||^2 = 217/144, ||s_1||^2 = 3/2, ||s_2||^2 = 166/144, ||s_3||^2 = 157/144
-    y = all_scores(fit_recommender({"type": "item_knn", "q": 2, "self_similarity": True,
-                                    "normalization": "row", "norm": "l2", "denominator": "none"},
-                                   TRAIN))
-    expected_u0 = [23 / np.sqrt(217), (11 / 6) / np.sqrt(3 / 2), 17 / np.sqrt(166), 5 / np.sqrt(157), 0]
+    y = all_scores(
+        fit_recommender(
+            {
+                "type": "item_knn",
+                "q": 2,
+                "self_similarity": True,
+                "normalization": "row",
+                "norm": "l2",
+                "denominator": "none",
+            },
+            TRAIN,
+        )
+    )
+    expected_u0 = [
+        23 / np.sqrt(217),
+        (11 / 6) / np.sqrt(3 / 2),
+        17 / np.sqrt(166),
+        5 / np.sqrt(157),
+        0,
+    ]
     np.testing.assert_allclose(y[0], expected_u0, rtol=1e-6)
 
 
 def test_column_normalization_l1_without_denominator():
     # q=2, no s_ii; column sums 11/12, 1, 2/3, 5/12; u3 = {2, 3}: y_i = s_i2 * 3/2 + s_i3 * 12/5
-    y = all_scores(knn(q=2, self_similarity=False, normalization="column", norm="l1",
-                       denominator="none"))
+    y = all_scores(
+        knn(q=2, self_similarity=False, normalization="column", norm="l1", denominator="none")
+    )
     np.testing.assert_allclose(y[3], [3 / 8, 13 / 20, 3 / 5, 3 / 8, 0], rtol=1e-6)
 
 
@@ -322,35 +393,42 @@ def test_knn_ranks_end_to_end():
 # The spec interface
 # --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("spec, key", [
-    ({"type": "svd"}, "type"),
-    ({"type": "ials", "factor": 16}, "factor"),
-    ({"type": "ials", "factors": 0}, "factors"),
-    ({"type": "ials", "factors": 2.5}, "factors"),
-    ({"type": "ials", "alpha": -1}, "alpha"),
-    ({"type": "ials", "regularization": float("nan")}, "regularization"),
-    ({"type": "ials", "iterations": True}, "iterations"),
-    ({"type": "ials", "dtype": "int8"}, "dtype"),
-    ({"type": "item_knn", "q": 0}, "q"),
-    ({"type": "item_knn", "k_prime": 0}, "k_prime"),
-    ({"type": "item_knn", "k": -3}, "k"),
-    ({"type": "item_knn", "cut": "diagonal"}, "cut"),
-    ({"type": "item_knn", "normalization": "both"}, "normalization"),
-    ({"type": "item_knn", "norm": "l3"}, "norm"),
-    ({"type": "item_knn", "self_similarity": "maybe"}, "self_similarity"),
-    ({"type": "item_knn", "denominator": "user"}, "denominator"),
-    ({"type": "item_knn", "neighbours": 10}, "neighbours"),
-])
+
+@pytest.mark.parametrize(
+    "spec, key",
+    [
+        ({"type": "svd"}, "type"),
+        ({"type": "ials", "factor": 16}, "factor"),
+        ({"type": "ials", "factors": 0}, "factors"),
+        ({"type": "ials", "factors": 2.5}, "factors"),
+        ({"type": "ials", "alpha": -1}, "alpha"),
+        ({"type": "ials", "regularization": float("nan")}, "regularization"),
+        ({"type": "ials", "iterations": True}, "iterations"),
+        ({"type": "ials", "dtype": "int8"}, "dtype"),
+        ({"type": "item_knn", "q": 0}, "q"),
+        ({"type": "item_knn", "k_prime": 0}, "k_prime"),
+        ({"type": "item_knn", "k": -3}, "k"),
+        ({"type": "item_knn", "cut": "diagonal"}, "cut"),
+        ({"type": "item_knn", "normalization": "both"}, "normalization"),
+        ({"type": "item_knn", "norm": "l3"}, "norm"),
+        ({"type": "item_knn", "self_similarity": "maybe"}, "self_similarity"),
+        ({"type": "item_knn", "denominator": "user"}, "denominator"),
+        ({"type": "item_knn", "neighbours": 10}, "neighbours"),
+    ],
+)
 def test_bad_specs_name_the_key(spec, key):
     with pytest.raises(ValueError, match=f"'{key}'"):
         fit_recommender(spec, TRAIN)
 
 
-@pytest.mark.parametrize("spec, key", [
-    ({"type": "svd"}, "type"),
-    ({"type": "ials", "factors": -2}, "factors"),
-    ({"type": "item_knn", "cut": "diagonal"}, "cut"),
-])
+@pytest.mark.parametrize(
+    "spec, key",
+    [
+        ({"type": "svd"}, "type"),
+        ({"type": "ials", "factors": -2}, "factors"),
+        ({"type": "item_knn", "cut": "diagonal"}, "cut"),
+    ],
+)
 def test_validate_spec_without_training(spec, key):
     with pytest.raises(ValueError, match=f"'{key}'"):
         validate_spec(spec)
@@ -360,7 +438,10 @@ def test_validate_spec_fills_defaults():
     assert validate_spec({"type": "ials", "name": "X"}) == {"name": "X", **IALS_DEFAULTS}
     z = validate_spec(PAPER_RECOMMENDERS["Z"])
     assert z["k_prime"] == 10 and z["k"] is None and z["self_similarity"] == "include"
-    assert validate_spec({"type": "item_knn", "self_similarity": False})["self_similarity"] == "exclude"
+    assert (
+        validate_spec({"type": "item_knn", "self_similarity": False})["self_similarity"]
+        == "exclude"
+    )
 
 
 def test_all_scores_and_precomputed_scores():
@@ -388,7 +469,9 @@ def test_infinite_neighbourhoods_mean_no_cut():
 
 def test_paper_specs_fit_and_score():
     for key, spec in PAPER_RECOMMENDERS.items():
-        model = fit_recommender({**spec, "iterations": 2} if spec["type"] == "ials" else spec, TRAIN, seed=1)
+        model = fit_recommender(
+            {**spec, "iterations": 2} if spec["type"] == "ials" else spec, TRAIN, seed=1
+        )
         assert model.name == key
         block = model.scores(np.array([2, 0]))
         assert block.dtype == np.float32 and block.shape == (2, 5) and np.all(np.isfinite(block))
@@ -414,7 +497,8 @@ def test_register_a_fourth_recommender():
     assert model.name == "W"
     ranks, _ = exact_ranks(model, TRAIN, np.array([3, 2, 0, 4]), tie_policy="average")
     # popularity 2, 3, 2, 2, 0; u0 candidates {3, 4}: item 3 first -> 1
-    # u1 {2, 3, 4}: 2 tied with 3 -> 1.5; u2 {0, 2, 4}: 0 tied with 2 -> 1.5; u3 {0, 1, 4}: 4 last -> 3
+    # u1 {2, 3, 4}: 2 tied with 3 -> 1.5; u2 {0, 2, 4}: 0 tied with 2 -> 1.5;
+    # u3 {0, 1, 4}: 4 last -> 3
     np.testing.assert_array_equal(ranks, [1, 1.5, 1.5, 3])
 
 
@@ -431,12 +515,23 @@ def test_table3_exact_column_on_movielens():
     from sampled_metrics.data import leave_last_out_split, load_events
     from sampled_metrics.metrics import auc, average_precision_at_k, ndcg_at_k, recall_at_k
 
-    split = leave_last_out_split(load_events(ML1M, {
-        "format": "delimited", "sep": ",", "header": True,
-        "columns": {"user": "user_id", "item": "item_id", "time": "position"}}))
+    split = leave_last_out_split(
+        load_events(
+            ML1M,
+            {
+                "format": "delimited",
+                "sep": ",",
+                "header": True,
+                "columns": {"user": "user_id", "item": "item_id", "time": "position"},
+            },
+        )
+    )
     train, test = split.train, split.test_items
-    paper = {"X": (7.60, 3.76, 3.75, 89.13), "Y": (8.84, 4.59, 4.32, 85.33),
-             "Z": (9.42, 4.79, 4.44, 74.73)}
+    paper = {
+        "X": (7.60, 3.76, 3.75, 89.13),
+        "Y": (8.84, 4.59, 4.32, 85.33),
+        "Z": (9.42, 4.79, 4.44, 74.73),
+    }
     tolerance = {"X": 0.10, "Y": 0.05, "Z": 0.05}  # relative, on Recall, NDCG, AP
     # AUC, points. Z: ~2700 held-out items tie at score 0; its AUC under fair ties is
     # 73.98 in expectation (the "average" policy), 0.75 below the paper, and the
@@ -445,8 +540,12 @@ def test_table3_exact_column_on_movielens():
     for key, spec in PAPER_RECOMMENDERS.items():
         model = fit_recommender(spec, train, seed=0)
         r, n = exact_ranks(model, train, test, tie_policy="random", seed=0)
-        ours = (100 * recall_at_k(r, k=10).mean(), 100 * ndcg_at_k(r, k=10).mean(),
-                100 * average_precision_at_k(r).mean(), 100 * auc(r, n).mean())
+        ours = (
+            100 * recall_at_k(r, k=10).mean(),
+            100 * ndcg_at_k(r, k=10).mean(),
+            100 * average_precision_at_k(r).mean(),
+            100 * auc(r, n).mean(),
+        )
         for value, target in zip(ours[:3], paper[key][:3]):
             assert abs(value - target) <= tolerance[key] * target, (key, ours)
         assert abs(ours[3] - paper[key][3]) <= auc_tolerance[key], (key, ours)

@@ -4,6 +4,7 @@ against the paper (section 6 and Tables 3-4). Runs in about 2-3 minutes on 2 cor
 The data set lives outside the repository (../shared, never committed); without
 it these tests are skipped, except under CI, where they fail.
 """
+
 import os
 from pathlib import Path
 
@@ -27,8 +28,9 @@ def run_dir(tmp_path_factory):
             pytest.fail(f"{DATA} is missing: CI must run the pipeline on the offline copy")
         pytest.skip(f"offline MovieLens copy not found at {DATA}")
     workdir = tmp_path_factory.mktemp("ml1m")
-    (workdir / "config.yaml").write_text(yaml.safe_dump(
-        {"dataset": DATASET, "datasets": {DATASET: {"path": str(DATA)}}}))
+    (workdir / "config.yaml").write_text(
+        yaml.safe_dump({"dataset": DATASET, "datasets": {DATASET: {"path": str(DATA)}}})
+    )
     result = run(workdir, "--cores", "2", timeout=1800)
     assert result.returncode == 0, result.stderr[-4000:]
     return workdir
@@ -36,9 +38,12 @@ def run_dir(tmp_path_factory):
 
 def test_every_figure_and_table_of_the_paper_is_made(run_dir):
     expected = paper_outputs(DATASET) + [
-        f"results/{DATASET}/{name}" for name in
-        ("table3_vs_paper.md", "table4_vs_paper.md", *(f"ranks/{r}.csv" for r in "XYZ"))]
-    missing = [p for p in expected if not (run_dir / p).is_file() or (run_dir / p).stat().st_size == 0]
+        f"results/{DATASET}/{name}"
+        for name in ("table3_vs_paper.md", "table4_vs_paper.md", *(f"ranks/{r}.csv" for r in "XYZ"))
+    ]
+    missing = [
+        p for p in expected if not (run_dir / p).is_file() or (run_dir / p).stat().st_size == 0
+    ]
     assert not missing
 
 
@@ -74,7 +79,8 @@ def test_exact_order_of_the_paper(run_dir):
 
 def test_sampled_metrics_are_biased_and_auc_is_not(run_dir):
     table3 = pd.read_csv(run_dir / f"results/{DATASET}/table3.csv").set_index(
-        ["recommender", "metric", "method"])["mean"]
+        ["recommender", "metric", "method"]
+    )["mean"]
     # Section 6.2: sampled Recall@10 puts X above Y, the exact one below.
     assert table3[("X", "recall@10", "sampled")] > table3[("Y", "recall@10", "sampled")]
     for rec in "XYZ":

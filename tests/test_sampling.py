@@ -1,4 +1,5 @@
 """Sampled evaluation with real scores: draws, item mapping, ranks."""
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -7,16 +8,21 @@ from scipy import stats
 from sampled_metrics.laws import WITHOUT_REPLACEMENT, sampled_rank_pmf
 from sampled_metrics.ranking import exact_ranks
 from sampled_metrics.recommenders import PrecomputedScores
-from sampled_metrics.sampling import (draw_positions, excluded_items, pool_sizes,
-                                      positions_to_items, sampled_ranks)
+from sampled_metrics.sampling import (
+    draw_positions,
+    excluded_items,
+    pool_sizes,
+    positions_to_items,
+    sampled_ranks,
+)
 
 
 def small_case():
     # 3 users, 6 items. user 0 trained on {1, 4}, held out 2; user 1 trained on {0}, held out 5;
     # user 2 trained on {0, 1, 2}, held out 3.
-    train = sp.csr_matrix(np.array([[0, 1, 0, 0, 1, 0],
-                                    [1, 0, 0, 0, 0, 0],
-                                    [1, 1, 1, 0, 0, 0]], dtype=np.float32))
+    train = sp.csr_matrix(
+        np.array([[0, 1, 0, 0, 1, 0], [1, 0, 0, 0, 0, 0], [1, 1, 1, 0, 0, 0]], dtype=np.float32)
+    )
     return train, np.array([2, 5, 3])
 
 
@@ -53,17 +59,21 @@ def test_too_small_pool_is_refused_with_the_user():
     with pytest.raises(ValueError, match="user 1"):
         draw_positions(np.array([10, 2, 10]), 3, np.random.default_rng(0))
     # with replacement it is fine
-    assert draw_positions(np.array([10, 2, 10]), 3, np.random.default_rng(0), replacement=True).shape == (3, 3)
+    assert draw_positions(
+        np.array([10, 2, 10]), 3, np.random.default_rng(0), replacement=True
+    ).shape == (3, 3)
 
 
 def test_sampled_ranks_follow_the_law_of_the_exact_rank():
     """One user with exact rank r among n: the sampled ranks follow
     Hypergeometric(n - 1, r - 1, m) + 1 (the law of section 4.3)."""
     n_items, m, true_rank = 400, 20, 57
-    scores = np.arange(n_items, 0, -1, dtype=np.float32)[None, :]   # item i has rank i + 1
+    scores = np.arange(n_items, 0, -1, dtype=np.float32)[None, :]  # item i has rank i + 1
     train = sp.csr_matrix((1, n_items), dtype=np.float32)
     test = np.array([true_rank - 1])
-    ranks = sampled_ranks(np.repeat(scores, 1, 0), test, excluded_items(train, test), m, 3000, seed=5)
+    ranks = sampled_ranks(
+        np.repeat(scores, 1, 0), test, excluded_items(train, test), m, 3000, seed=5
+    )
     counts = np.bincount(ranks[:, 0] - 1, minlength=m + 1)
     expected = sampled_rank_pmf([true_rank], n_items, m)[0] * ranks.shape[0]
     keep = expected > 5
@@ -81,17 +91,21 @@ def test_training_items_are_never_sampled_and_ties_follow_the_policy():
     pessimistic = sampled_ranks(scores, test, E, 3, 5, seed=0)
     optimistic = sampled_ranks(scores, test, E, 3, 5, seed=0, tie_policy="optimistic")
     average = sampled_ranks(scores, test, E, 3, 5, seed=0, tie_policy="average")
-    assert pessimistic.ravel().tolist() == [4] * 5     # never 6: training items are not drawn
+    assert pessimistic.ravel().tolist() == [4] * 5  # never 6: training items are not drawn
     assert optimistic.ravel().tolist() == [1] * 5
     assert average.ravel().tolist() == [2.5] * 5
     # random: one fixed order of the items per (tie seed, user), shared with the
     # exact ranks; with all three tied items drawn, every repetition agrees with it
     for tie_seed in range(30):
         rand = sampled_ranks(scores, test, E, 3, 5, seed=0, tie_policy="random", tie_seed=tie_seed)
-        exact, _ = exact_ranks(PrecomputedScores(scores), train, test, tie_policy="random", seed=tie_seed)
+        exact, _ = exact_ranks(
+            PrecomputedScores(scores), train, test, tie_policy="random", seed=tie_seed
+        )
         assert rand.ravel().tolist() == [exact[0]] * 5
-    orders = {sampled_ranks(scores, test, E, 3, 1, seed=0, tie_policy="random", tie_seed=t)[0, 0]
-              for t in range(200)}
+    orders = {
+        sampled_ranks(scores, test, E, 3, 1, seed=0, tie_policy="random", tie_seed=t)[0, 0]
+        for t in range(200)
+    }
     assert orders == {1, 2, 3, 4}
 
 
@@ -100,12 +114,15 @@ def test_random_ties_sampled_ranks_follow_the_law_of_the_exact_rank():
     rank given the exact rank follows the hypergeometric law (section 4.3)."""
     n_items, m = 40, 6
     scores = np.zeros((1, n_items))
-    scores[0, :10] = 1.0                               # 10 items above a 30-item tie at 0
+    scores[0, :10] = 1.0  # 10 items above a 30-item tie at 0
     train = sp.csr_matrix((1, n_items), dtype=np.float32)
     test = np.array([25])
-    exact, n_candidates = exact_ranks(PrecomputedScores(scores), train, test, tie_policy="random", seed=3)
-    sampled = sampled_ranks(scores, test, excluded_items(train, test), m, 4000, seed=1,
-                            tie_policy="random", tie_seed=3)
+    exact, n_candidates = exact_ranks(
+        PrecomputedScores(scores), train, test, tie_policy="random", seed=3
+    )
+    sampled = sampled_ranks(
+        scores, test, excluded_items(train, test), m, 4000, seed=1, tie_policy="random", tie_seed=3
+    )
     expected = sampled_rank_pmf(exact.astype(int), n_candidates, m, WITHOUT_REPLACEMENT)[0]
     observed = np.bincount(sampled.ravel() - 1, minlength=m + 1)
     keep = expected > 0

@@ -8,6 +8,7 @@ them at the end. The test is skipped when the SLURM/munge binaries are missing
 (.ci/install-slurm.sh installs them); once they are installed, a cluster that
 does not come up is a failure.
 """
+
 import getpass
 import os
 import shutil
@@ -20,16 +21,15 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from test_workflow import REPO, SNAKEMAKE, TINY_CONFIG, write_synthetic_interactions
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
 DAEMONS = ("munged", "slurmctld", "slurmd")
 CLIENTS = ("sbatch", "squeue", "scontrol", "scancel", "srun", "sinfo")
-START_TIMEOUT = 60          # seconds for the cluster to report an idle node
-RUN_TIMEOUT = 900           # seconds for one workflow run
-STOP_TIMEOUT = 20           # seconds for a daemon to exit after SIGTERM
+START_TIMEOUT = 60  # seconds for the cluster to report an idle node
+RUN_TIMEOUT = 900  # seconds for one workflow run
+STOP_TIMEOUT = 20  # seconds for a daemon to exit after SIGTERM
 COMPARED = ("results/tiny/*.csv", "results/tiny/ranks/*.csv", "results/toy/*.csv")
 
 
@@ -93,8 +93,11 @@ class LocalCluster:
         self.base = base
         self.conf = base / "slurm.conf"
         self.procs: dict[str, subprocess.Popen] = {}
-        self.env = {k: v for k, v in os.environ.items()
-                    if not k.startswith(("SLURM_", "SBATCH_", "SRUN_", "SALLOC_"))}
+        self.env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("SLURM_", "SBATCH_", "SRUN_", "SALLOC_"))
+        }
         self.env["SLURM_CONF"] = str(self.conf)
         # snakemake-executor-plugin-slurm-jobstep removes every SLURM_* variable but
         # a few job ids (SLURM_CONF included) before its inner `srun`. Real clusters
@@ -110,41 +113,63 @@ class LocalCluster:
         (base / "spool").mkdir()
         self.bin.mkdir()
         srun = self.bin / "srun"
-        srun.write_text(f'#!/bin/sh\nSLURM_CONF={self.conf}\nexport SLURM_CONF\n'
-                        f'exec {shutil.which("srun")} "$@"\n')
+        srun.write_text(
+            f"#!/bin/sh\nSLURM_CONF={self.conf}\nexport SLURM_CONF\n"
+            f'exec {shutil.which("srun")} "$@"\n'
+        )
         srun.chmod(0o755)
         key = base / "munge" / "munge.key"
         key.write_bytes(os.urandom(1024))
         key.chmod(0o400)
         self.conf.write_text(slurm_conf(base, getpass.getuser(), max(2, os.cpu_count() or 2)))
 
-        self._spawn("munged", ["munged", "--foreground", f"--socket={base}/munge/munge.socket",
-                               f"--key-file={key}", f"--pid-file={base}/munge/munged.pid",
-                               f"--log-file={base}/munge/munged.log",
-                               f"--seed-file={base}/munge/munged.seed"])
+        self._spawn(
+            "munged",
+            [
+                "munged",
+                "--foreground",
+                f"--socket={base}/munge/munge.socket",
+                f"--key-file={key}",
+                f"--pid-file={base}/munge/munged.pid",
+                f"--log-file={base}/munge/munged.log",
+                f"--seed-file={base}/munge/munged.seed",
+            ],
+        )
         self._wait("munge socket", lambda: (base / "munge" / "munge.socket").exists())
         self._spawn("slurmctld", ["slurmctld", "-D", "-i"])
         self._wait("slurmctld", lambda: self._client(["scontrol", "ping"]).returncode == 0)
         self._spawn("slurmd", ["slurmd", "-D", "-N", "localhost"])
 
         def node_idle():
-            out = self._client(["sinfo", "--noheader", "--Node", "--responding",
-                                "--format=%N|%T"]).stdout.split()
+            out = self._client(
+                ["sinfo", "--noheader", "--Node", "--responding", "--format=%N|%T"]
+            ).stdout.split()
             return out == ["localhost|idle"]
+
         self._wait("an idle node", node_idle)
         # End to end: munge credentials, slurmctld, slurmd and slurmstepd run a job step.
         try:
-            probe = self._client(["srun", "--immediate=30", "--time=1", "--ntasks=1", "hostname"],
-                                 timeout=START_TIMEOUT)
+            probe = self._client(
+                ["srun", "--immediate=30", "--time=1", "--ntasks=1", "hostname"],
+                timeout=START_TIMEOUT,
+            )
         except subprocess.TimeoutExpired:
             pytest.fail(f"local SLURM cluster: `srun hostname` hung\n{self.logs()}")
         if probe.returncode != 0:
-            pytest.fail(f"local SLURM cluster: `srun hostname` failed: {probe.stderr}\n{self.logs()}")
+            pytest.fail(
+                f"local SLURM cluster: `srun hostname` failed: {probe.stderr}\n{self.logs()}"
+            )
 
     def _spawn(self, name: str, argv: list[str]) -> None:
         out = open(self.base / f"{name}.out", "wb")
-        self.procs[name] = subprocess.Popen(argv, env=self.env, stdout=out, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL, start_new_session=True)
+        self.procs[name] = subprocess.Popen(
+            argv,
+            env=self.env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         out.close()
 
     def _client(self, argv: list[str], timeout: float = 15) -> subprocess.CompletedProcess:
@@ -155,7 +180,9 @@ class LocalCluster:
         while time.monotonic() < deadline:
             dead = {n: p.returncode for n, p in self.procs.items() if p.poll() is not None}
             if dead:
-                pytest.fail(f"SLURM daemon(s) exited while waiting for {what}: {dead}\n{self.logs()}")
+                pytest.fail(
+                    f"SLURM daemon(s) exited while waiting for {what}: {dead}\n{self.logs()}"
+                )
             try:
                 if ready():
                     return
@@ -166,24 +193,36 @@ class LocalCluster:
 
     def logs(self) -> str:
         files = [self.base / f"{n}.out" for n in DAEMONS] + [
-            self.base / "munge" / "munged.log", self.base / "slurmctld.log", self.base / "slurmd.log"]
+            self.base / "munge" / "munged.log",
+            self.base / "slurmctld.log",
+            self.base / "slurmd.log",
+        ]
         return "\n".join(f"--- {f.name}\n{tail(f)}" for f in files)
 
     def jobs(self, name: str) -> list[tuple[str, str]]:
         """(job id, state) of every job named `name`, finished ones included."""
-        result = self._client(["squeue", "--noheader", "--states=all", "--name", name,
-                               "--format=%i|%T"])
+        result = self._client(
+            ["squeue", "--noheader", "--states=all", "--name", name, "--format=%i|%T"]
+        )
         assert result.returncode == 0, result.stderr
         return [tuple(line.split("|")) for line in result.stdout.split()]
 
     def stop(self) -> None:
         if "slurmctld" in self.procs and self.procs["slurmctld"].poll() is None:
-            try:   # cancel whatever a failed run left queued or running, wait for it to end
+            try:  # cancel whatever a failed run left queued or running, wait for it to end
                 self._client(["scancel", "--full", f"--user={getpass.getuser()}"])
                 deadline = time.monotonic() + STOP_TIMEOUT
-                while time.monotonic() < deadline and self._client(
-                        ["squeue", "--noheader", "--states=PENDING,RUNNING,COMPLETING",
-                         "--format=%i"]).stdout.strip():
+                while (
+                    time.monotonic() < deadline
+                    and self._client(
+                        [
+                            "squeue",
+                            "--noheader",
+                            "--states=PENDING,RUNNING,COMPLETING",
+                            "--format=%i",
+                        ]
+                    ).stdout.strip()
+                ):
                     time.sleep(0.5)
             except subprocess.TimeoutExpired:
                 pass
@@ -198,7 +237,7 @@ class LocalCluster:
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait(timeout=STOP_TIMEOUT)
-            try:   # anything the daemon left behind in its own process group
+            try:  # anything the daemon left behind in its own process group
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
@@ -208,12 +247,14 @@ class LocalCluster:
 def cluster():
     missing = [b for b in DAEMONS + CLIENTS if shutil.which(b) is None]
     if missing:
-        pytest.skip(f"SLURM/munge not installed (no {', '.join(missing)} on PATH); "
-                    "install them with .ci/install-slurm.sh")
+        pytest.skip(
+            f"SLURM/munge not installed (no {', '.join(missing)} on PATH); "
+            "install them with .ci/install-slurm.sh"
+        )
     if os.geteuid() != 0:
         pytest.skip("a local SLURM cluster needs root: slurmd starts every job as its owner")
     base = Path(tempfile.mkdtemp(prefix="slurm-test-", dir="/tmp"))
-    base.chmod(0o755)   # munged wants its socket directory searchable by everyone
+    base.chmod(0o755)  # munged wants its socket directory searchable by everyone
     local = LocalCluster(base)
     try:
         local.start()
@@ -225,10 +266,21 @@ def cluster():
 
 def snakemake(workdir: Path, *args: str, env=None) -> subprocess.Popen:
     log = open(workdir / "snakemake.out", "w")
-    proc = subprocess.Popen([*SNAKEMAKE, "--directory", str(workdir), "--configfile",
-                             str(workdir / "config.yaml"), *args],
-                            env=env, stdout=log, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            *SNAKEMAKE,
+            "--directory",
+            str(workdir),
+            "--configfile",
+            str(workdir / "config.yaml"),
+            *args,
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     log.close()
     return proc
 
@@ -249,16 +301,21 @@ def finish(proc: subprocess.Popen, workdir: Path) -> str:
         proc.wait(timeout=RUN_TIMEOUT)
     except subprocess.TimeoutExpired:
         stop(proc)
-        pytest.fail(f"snakemake in {workdir} ran longer than {RUN_TIMEOUT} s\n"
-                    f"{tail(workdir / 'snakemake.out', 60)}")
+        pytest.fail(
+            f"snakemake in {workdir} ran longer than {RUN_TIMEOUT} s\n"
+            f"{tail(workdir / 'snakemake.out', 60)}"
+        )
     output = (workdir / "snakemake.out").read_text()
     assert proc.returncode == 0, f"snakemake in {workdir} failed\n{output[-6000:]}"
     return output
 
 
 def tables(workdir: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(workdir)): p.read_bytes()
-            for pattern in COMPARED for p in sorted(workdir.glob(pattern))}
+    return {
+        str(p.relative_to(workdir)): p.read_bytes()
+        for pattern in COMPARED
+        for p in sorted(workdir.glob(pattern))
+    }
 
 
 def test_slurm_run_matches_local_run(cluster, tmp_path):
@@ -274,12 +331,20 @@ def test_slurm_run_matches_local_run(cluster, tmp_path):
     # state polls, the local one fills the gaps.
     local = snakemake(workdirs["local"], "--cores", "2", env=env)
     slurm = snakemake(
-        workdirs["slurm"], "--workflow-profile", str(REPO / "profiles" / "slurm"),
-        "--jobs", "4", "--latency-wait", "10",
-        "--slurm-no-account",                               # no accounts without slurmdbd
-        "--slurm-status-command", "squeue",                 # no sacct without slurmdbd
-        "--slurm-init-seconds-before-status-checks", "1",   # tiny jobs: poll early
-        env=env)
+        workdirs["slurm"],
+        "--workflow-profile",
+        str(REPO / "profiles" / "slurm"),
+        "--jobs",
+        "4",
+        "--latency-wait",
+        "10",
+        "--slurm-no-account",  # no accounts without slurmdbd
+        "--slurm-status-command",
+        "squeue",  # no sacct without slurmdbd
+        "--slurm-init-seconds-before-status-checks",
+        "1",  # tiny jobs: poll early
+        env=env,
+    )
     try:
         slurm_out = finish(slurm, workdirs["slurm"])
         finish(local, workdirs["local"])
@@ -288,11 +353,14 @@ def test_slurm_run_matches_local_run(cluster, tmp_path):
         stop(local)
 
     # Every job really went through SLURM.
-    run_ids = [line.split("SLURM run ID:")[1].strip() for line in slurm_out.splitlines()
-               if "SLURM run ID:" in line]
+    run_ids = [
+        line.split("SLURM run ID:")[1].strip()
+        for line in slurm_out.splitlines()
+        if "SLURM run ID:" in line
+    ]
     assert len(run_ids) == 1, slurm_out[-3000:]
     jobs = cluster.jobs(run_ids[0])
-    submitted = slurm_out.count("\nrule ")    # local jobs are printed as "localrule"
+    submitted = slurm_out.count("\nrule ")  # local jobs are printed as "localrule"
     assert len(jobs) == submitted >= 20, (jobs, slurm_out[-3000:])
     assert all(state == "COMPLETED" for _, state in jobs), jobs
 

@@ -1,4 +1,5 @@
 """End-to-end: the whole Snakemake workflow on a tiny synthetic data set."""
+
 import re
 import subprocess
 import sys
@@ -31,25 +32,50 @@ def write_synthetic_interactions(path: Path, n_users=90, n_items=45, seed=0) -> 
 
 TINY_CONFIG = {
     "dataset": "tiny",
-    "datasets": {"tiny": {"path": "tiny.csv", "format": "delimited", "sep": ",", "header": True,
-                          "columns": {"user": "uid", "item": "iid", "time": "t"},
-                          "facts": {"n_users": 90},
-                          "split_facts": {"n_users": 90, "n_test": 90}}},
-    "recommenders": {"X": {"type": "ials", "factors": 4, "regularization": 1.0, "alpha": 0.5,
-                           "iterations": 4},
-                     "Y": {"type": "item_knn", "q": 3, "k": None, "k_prime": None},
-                     "Z": {"type": "item_knn", "q": 1, "k": None, "k_prime": 5}},
+    "datasets": {
+        "tiny": {
+            "path": "tiny.csv",
+            "format": "delimited",
+            "sep": ",",
+            "header": True,
+            "columns": {"user": "uid", "item": "iid", "time": "t"},
+            "facts": {"n_users": 90},
+            "split_facts": {"n_users": 90, "n_test": 90},
+        }
+    },
+    "recommenders": {
+        "X": {"type": "ials", "factors": 4, "regularization": 1.0, "alpha": 0.5, "iterations": 4},
+        "Y": {"type": "item_knn", "q": 3, "k": None, "k_prime": None},
+        "Z": {"type": "item_knn", "q": 1, "k": None, "k_prime": 5},
+    },
     "sampling": {"m": 10, "repetitions": 6, "replacement": False},
     "fig6": {"m_values": [1, 2, 5, 10, 20, 30], "pair": ["X", "Y"]},
-    "toy": {"n": 10000, "m": 20, "repetitions": 30, "fig2_m_values": [1, 10, 100],
-            "fig3_m_values": [10, 100], "fig3_max_rank": 100, "fig4_m": 20},
+    "toy": {
+        "n": 10000,
+        "m": 20,
+        "repetitions": 30,
+        "fig2_m_values": [1, 10, 100],
+        "fig3_m_values": [10, 100],
+        "fig3_max_rank": 100,
+        "fig4_m": 20,
+    },
 }
 
 
 def run(workdir: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([*SNAKEMAKE, "--directory", str(workdir), "--configfile",
-                           str(workdir / "config.yaml"), *args],
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [
+            *SNAKEMAKE,
+            "--directory",
+            str(workdir),
+            "--configfile",
+            str(workdir / "config.yaml"),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -67,9 +93,12 @@ def paper_outputs(dataset: str) -> list[str]:
     expected = [f"figures/fig{i}.{ext}" for i in range(1, 5) for ext in ("pdf", "png")]
     expected += [f"figures/{dataset}/fig{i}.{ext}" for i in (5, 6) for ext in ("pdf", "png")]
     expected += [f"results/toy/table{i}.{ext}" for i in (1, 2) for ext in ("csv", "md", "tex")]
-    expected += [f"results/{dataset}/table{i}.{ext}" for i in (3, 4) for ext in ("csv", "md", "tex")]
-    return expected + [f"results/{dataset}/{name}" for name in
-                       ("claims.md", "exact_metrics.csv", "sampling.csv")]
+    expected += [
+        f"results/{dataset}/table{i}.{ext}" for i in (3, 4) for ext in ("csv", "md", "tex")
+    ]
+    return expected + [
+        f"results/{dataset}/{name}" for name in ("claims.md", "exact_metrics.csv", "sampling.csv")
+    ]
 
 
 def test_every_figure_and_table_is_made(finished_run):
@@ -88,9 +117,25 @@ def test_output_contract(finished_run):
     assert list(exact.columns) == ["recommender", "metric", "value", "paper"]
     assert set(exact["metric"]) == {"recall@10", "ndcg@10", "ap", "auc"}
     table3 = pd.read_csv(finished_run / "results/tiny/table3.csv")
-    assert list(table3.columns) == ["recommender", "metric", "method", "mean", "std", "paper_mean", "paper_std"]
-    assert set(table3["method"]) == {"exact", "sampled", "rank_estimate", "cls", "bv_1", "bv_0.1",
-                                     "bv_0.01", "bv_0.001"}
+    assert list(table3.columns) == [
+        "recommender",
+        "metric",
+        "method",
+        "mean",
+        "std",
+        "paper_mean",
+        "paper_std",
+    ]
+    assert set(table3["method"]) == {
+        "exact",
+        "sampled",
+        "rank_estimate",
+        "cls",
+        "bv_1",
+        "bv_0.1",
+        "bv_0.01",
+        "bv_0.001",
+    }
     table4 = pd.read_csv(finished_run / "results/tiny/table4.csv")
     assert {"pair", "metric", "method", "correct", "paper"} <= set(table4.columns)
     assert table4["correct"].between(0, 6).all()
@@ -104,7 +149,9 @@ def test_output_contract(finished_run):
 def test_sampled_auc_mean_matches_exact_auc(finished_run):
     """Sampled AUC is unbiased (section 4.4.1): over repetitions its mean is
     near the exact AUC computed on the same candidate pools."""
-    table3 = pd.read_csv(finished_run / "results/tiny/table3.csv").set_index(["recommender", "metric", "method"])
+    table3 = pd.read_csv(finished_run / "results/tiny/table3.csv").set_index(
+        ["recommender", "metric", "method"]
+    )
     for rec in "XYZ":
         exact = table3.loc[(rec, "auc", "exact"), "mean"]
         sampled = table3.loc[(rec, "auc", "sampled"), "mean"]
@@ -119,16 +166,24 @@ def test_nothing_left_to_do_and_one_figure_reruns_alone(finished_run):
     dry = run(finished_run, "--cores", "1", "--dry-run", "figures/tiny/fig6.pdf")
     out = dry.stdout + dry.stderr
     assert dry.returncode == 0
-    jobs = [line.split()[0] for line in out.splitlines()
-            if line.strip() and line.split()[0] in {"fig6", "fig6_curves", "scores", "exact_ranks",
-                                                    "split", "sampled_ranks"}]
+    jobs = [
+        line.split()[0]
+        for line in out.splitlines()
+        if line.strip()
+        and line.split()[0]
+        in {"fig6", "fig6_curves", "scores", "exact_ranks", "split", "sampled_ranks"}
+    ]
     assert set(jobs) == {"fig6"}, out
 
 
 def test_default_config_builds_its_plan_without_data():
     """The shipped config.yaml validates and plans every job (no download in a dry run)."""
-    result = subprocess.run([*SNAKEMAKE, "--directory", str(REPO), "--cores", "1", "--dry-run"],
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [*SNAKEMAKE, "--directory", str(REPO), "--cores", "1", "--dry-run"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "download" in result.stdout + result.stderr
 
@@ -139,24 +194,27 @@ def test_html_report_is_self_contained_with_every_caption(finished_run):
     result = run(finished_run, "--report", str(report))
     assert result.returncode == 0, result.stderr[-3000:]
     assert report.is_file() and report.stat().st_size > 200_000
-    assert not (finished_run / "report").exists()              # one file, no side folder
+    assert not (finished_run / "report").exists()  # one file, no side folder
     html = report.read_text()
     assert 'src="http' not in html and '<link rel="stylesheet" href' not in html
-    assert html.count("data:image/png;") == 6                   # fig1-4, fig5, fig6
-    assert html.count("data:text/csv;") == 5                    # tables 1-4 and exact metrics
-    text = " ".join(unescape(html.replace("\\n", " ")).split())   # captions sit in JS strings
-    captions = ["Figure 1 of the paper: metrics against the predicted rank",
-                "Figure 2 of the paper: expected sampled metrics",
-                "Figure 3 of the paper: expected sampled metric against the true rank",
-                "Figure 4 of the paper: corrected AP",
-                "Figure 5 of the paper: distribution of the exact ranks on tiny",
-                "Figure 6 of the paper: expected recall@10 against the sample size m on tiny",
-                "Table 1 of the paper: the toy example, exact metrics",
-                "Table 2 of the paper: the toy example, sampled metrics",
-                "Table 3 of the paper: exact, sampled and corrected metrics on tiny",
-                "Table 4 of the paper: correct orderings of recommender pairs on tiny",
-                "Exact metrics on tiny", "claims checked on tiny",
-                "Reproduction of <strong>On Sampled Metrics for Item Recommendation</strong>"]
+    assert html.count("data:image/png;") == 6  # fig1-4, fig5, fig6
+    assert html.count("data:text/csv;") == 5  # tables 1-4 and exact metrics
+    text = " ".join(unescape(html.replace("\\n", " ")).split())  # captions sit in JS strings
+    captions = [
+        "Figure 1 of the paper: metrics against the predicted rank",
+        "Figure 2 of the paper: expected sampled metrics",
+        "Figure 3 of the paper: expected sampled metric against the true rank",
+        "Figure 4 of the paper: corrected AP",
+        "Figure 5 of the paper: distribution of the exact ranks on tiny",
+        "Figure 6 of the paper: expected recall@10 against the sample size m on tiny",
+        "Table 1 of the paper: the toy example, exact metrics",
+        "Table 2 of the paper: the toy example, sampled metrics",
+        "Table 3 of the paper: exact, sampled and corrected metrics on tiny",
+        "Table 4 of the paper: correct orderings of recommender pairs on tiny",
+        "Exact metrics on tiny",
+        "claims checked on tiny",
+        "Reproduction of <strong>On Sampled Metrics for Item Recommendation</strong>",
+    ]
     assert [c for c in captions if c not in text] == []
     # and the bold title of every caption file (jinja expressions matched loosely)
     for rst in sorted((REPO / "workflow/report").glob("*.rst")):
@@ -174,9 +232,14 @@ def test_a_fourth_recommender_is_one_config_entry(tmp_path):
     """A recommender added in config alone is fitted, ranked, sampled, corrected and
     tabulated beside X, Y, Z; the paper's claims stay about X, Y and Z."""
     write_synthetic_interactions(tmp_path / "tiny.csv")
-    config = {**TINY_CONFIG, "sampling": {"m": 10, "repetitions": 3, "replacement": False},
-              "recommenders": {**TINY_CONFIG["recommenders"],
-                               "W": {"type": "item_knn", "q": 2, "k": None, "k_prime": 3}}}
+    config = {
+        **TINY_CONFIG,
+        "sampling": {"m": 10, "repetitions": 3, "replacement": False},
+        "recommenders": {
+            **TINY_CONFIG["recommenders"],
+            "W": {"type": "item_knn", "q": 2, "k": None, "k_prime": 3},
+        },
+    }
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
     result = run(tmp_path, "--cores", "2", "results/tiny/claims.md", "results/tiny/table4.csv")
     assert result.returncode == 0, result.stderr[-3000:]
@@ -187,4 +250,4 @@ def test_a_fourth_recommender_is_one_config_entry(tmp_path):
     claims = (tmp_path / "results/tiny/claims.md").read_text().splitlines()
     paper_rows = [row for row in claims if row.startswith("| 6.")]
     assert len(paper_rows) >= 10 and any("Z > Y > X" in row for row in paper_rows)
-    assert not any("W " in row.split("|")[4] for row in paper_rows)     # evidence cells
+    assert not any("W " in row.split("|")[4] for row in paper_rows)  # evidence cells

@@ -6,19 +6,29 @@ rule toy_tables:
         paper1=f"{PAPER}/table1.csv",
         paper2=f"{PAPER}/table2.csv",
     output:
-        **{f"{name}_{ext}": report(f"results/toy/{name}.{ext}", caption=f"../report/{name}.rst",
-                                   category="Toy example", subcategory="Tables")
-           if ext == "csv" else f"results/toy/{name}.{ext}"
-           for name in ("table1", "table2") for ext in ("csv", "md", "tex")},
-    params:
-        library=LIBRARY,
-        toy=config["toy"],
-        seed=config["seed"],
+        **{
+            f"{name}_{ext}": (
+                report(
+                    f"results/toy/{name}.{ext}",
+                    caption=f"../report/{name}.rst",
+                    category="Toy example",
+                    subcategory="Tables",
+                )
+                if ext == "csv"
+                else f"results/toy/{name}.{ext}"
+            )
+            for name in ("table1", "table2")
+            for ext in ("csv", "md", "tex")
+        },
     log:
         "logs/toy/tables.log",
     resources:
         runtime=5,
         mem_mb=1000,
+    params:
+        library=LIBRARY,
+        toy=config["toy"],
+        seed=config["seed"],
     script:
         "../scripts/toy_tables.py"
 
@@ -30,17 +40,17 @@ rule fig6_curves:
     output:
         curves="results/{dataset}/fig6.csv",
         thresholds="results/{dataset}/fig6_thresholds.csv",
-    params:
-        library=LIBRARY,
-        recommenders=RECOMMENDERS,
-        fig6=config["fig6"],
-    threads: 1
     log:
         "logs/{dataset}/fig6_curves.log",
     benchmark:
         "results/{dataset}/benchmarks/fig6_curves.tsv"
+    threads: 1
     resources:
         runtime=15,
         mem_mb=3000,
+    params:
+        library=LIBRARY,
+        recommenders=RECOMMENDERS,
+        fig6=config["fig6"],
     script:
         "../scripts/fig6_curves.py"

@@ -6,7 +6,9 @@ check_config(config)
 DATASETS = datasets_to_run(config)
 RECOMMENDERS = list(config["recommenders"])
 LIBRARY = library_fingerprint()  # a param of every rule that computes: library edits rerun them
-PAPER = os.path.join(workflow.basedir, "workflow", "resources", "paper")  # the paper's published numbers
+PAPER = os.path.join(
+    workflow.basedir, "workflow", "resources", "paper"
+)  # the paper's published numbers
 
 
 wildcard_constraints:
@@ -24,18 +26,24 @@ def raw_input(wildcards):
     return entry["path"] if "path" in entry else entry["archive"]
 
 
-TOY_OUTPUTS = ([f"results/toy/{table}.{ext}" for table in ("table1", "table2") for ext in ("csv", "md", "tex")]
-               + [f"figures/fig{i}.{ext}" for i in range(1, 5) for ext in ("pdf", "png")])
+TOY_OUTPUTS = [
+    f"results/toy/{table}.{ext}" for table in ("table1", "table2") for ext in ("csv", "md", "tex")
+] + [f"figures/fig{i}.{ext}" for i in range(1, 5) for ext in ("pdf", "png")]
 
 
 def dataset_outputs(dataset):
     """Every table, figure and report of one data set."""
-    tables = [f"results/{dataset}/{name}.{ext}" for name in ("table3", "table4")
-              for ext in ("csv", "md", "tex")]
+    tables = [
+        f"results/{dataset}/{name}.{ext}"
+        for name in ("table3", "table4")
+        for ext in ("csv", "md", "tex")
+    ]
     return tables + [
-        f"results/{dataset}/exact_metrics.csv", f"results/{dataset}/exact_metrics.md",
+        f"results/{dataset}/exact_metrics.csv",
+        f"results/{dataset}/exact_metrics.md",
         f"results/{dataset}/claims.md",
-        f"results/{dataset}/provenance/versions.txt", f"results/{dataset}/provenance/config.yaml",
+        f"results/{dataset}/provenance/versions.txt",
+        f"results/{dataset}/provenance/config.yaml",
         *[f"figures/{dataset}/fig{i}.{ext}" for i in (5, 6) for ext in ("pdf", "png")],
     ]
 

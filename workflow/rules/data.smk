@@ -9,15 +9,15 @@ localrules:
 rule download:
     output:
         "{archive_path}",
-    wildcard_constraints:
-        archive_path="data/raw/.+",
-    params:
-        entry=lambda wildcards: archive_to_download(wildcards)[1],
     log:
         "logs/download/{archive_path}.log",
+    wildcard_constraints:
+        archive_path="data/raw/.+",
     resources:
         runtime=30,
         mem_mb=500,
+    params:
+        entry=lambda wildcards: archive_to_download(wildcards)[1],
     script:
         "../scripts/download.py"
 
@@ -27,14 +27,14 @@ rule split:
         raw_input,
     output:
         "data/processed/{dataset}/split.npz",
-    params:
-        library=LIBRARY,
-        entry=dataset_config,
-        short_users=config.get("short_users", "skip"),
     log:
         "logs/{dataset}/split.log",
     resources:
         runtime=10,
         mem_mb=4000,
+    params:
+        library=LIBRARY,
+        entry=dataset_config,
+        short_users=config.get("short_users", "skip"),
     script:
         "../scripts/split.py"

@@ -6,12 +6,12 @@ rule provenance:
     output:
         versions="results/{dataset}/provenance/versions.txt",
         config="results/{dataset}/provenance/config.yaml",
-    params:
-        config=config,
     log:
         "logs/{dataset}/provenance.log",
     resources:
         runtime=5,
         mem_mb=500,
+    params:
+        config=config,
     script:
         "../scripts/provenance.py"

@@ -7,11 +7,6 @@ rule exact_ranks:
         scores="results/{dataset}/scores/{recommender}.npy",
     output:
         "results/{dataset}/ranks/{recommender}.csv",
-    params:
-        library=LIBRARY,
-        tie_policy=config["ranking"].get("tie_policy", "pessimistic"),
-        block_size=config["ranking"].get("block_size", 512),
-        seed=config["seed"],
     log:
         "logs/{dataset}/exact_ranks_{recommender}.log",
     benchmark:
@@ -19,5 +14,10 @@ rule exact_ranks:
     resources:
         runtime=10,
         mem_mb=2000,
+    params:
+        library=LIBRARY,
+        tie_policy=config["ranking"].get("tie_policy", "pessimistic"),
+        block_size=config["ranking"].get("block_size", 512),
+        seed=config["seed"],
     script:
         "../scripts/exact_ranks.py"

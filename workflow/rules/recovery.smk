@@ -10,8 +10,11 @@ from sampled_metrics.runs import clear_stale_locks, record_lock_owner
 
 _stale = clear_stale_locks(os.path.join(os.getcwd(), ".snakemake"))
 if _stale:
-    print(f"Removed the locks and incomplete markers of a killed run ({len(_stale)} files "
-          "in .snakemake/)", file=sys.stderr)
+    print(
+        f"Removed the locks and incomplete markers of a killed run ({len(_stale)} files "
+        "in .snakemake/)",
+        file=sys.stderr,
+    )
 
 
 onstart:

@@ -6,18 +6,22 @@ rule exact_metrics:
         ranks=expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
         paper=f"{PAPER}/table3.csv",
     output:
-        csv=report("results/{dataset}/exact_metrics.csv", caption="../report/exact_metrics.rst",
-                   category="Data set {dataset}", subcategory="Tables"),
+        csv=report(
+            "results/{dataset}/exact_metrics.csv",
+            caption="../report/exact_metrics.rst",
+            category="Data set {dataset}",
+            subcategory="Tables",
+        ),
         md="results/{dataset}/exact_metrics.md",
-    params:
-        library=LIBRARY,
-        recommenders=RECOMMENDERS,
-        metrics=config["metrics"],
     log:
         "logs/{dataset}/exact_metrics.log",
     resources:
         runtime=5,
         mem_mb=1000,
+    params:
+        library=LIBRARY,
+        recommenders=RECOMMENDERS,
+        metrics=config["metrics"],
     script:
         "../scripts/exact_metrics.py"
 
@@ -27,17 +31,21 @@ rule fig5:
         expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
     output:
         pdf="figures/{dataset}/fig5.pdf",
-        png=report("figures/{dataset}/fig5.png", caption="../report/fig5.rst",
-                   category="Data set {dataset}", subcategory="Figures"),
+        png=report(
+            "figures/{dataset}/fig5.png",
+            caption="../report/fig5.rst",
+            category="Data set {dataset}",
+            subcategory="Figures",
+        ),
         facts="results/{dataset}/fig5_rank_distribution.csv",
-    params:
-        library=LIBRARY,
-        recommenders=RECOMMENDERS,
     log:
         "logs/{dataset}/fig5.log",
     resources:
         runtime=5,
         mem_mb=1000,
+    params:
+        library=LIBRARY,
+        recommenders=RECOMMENDERS,
     script:
         "../scripts/fig5.py"
 
@@ -48,18 +56,22 @@ rule table3:
         sampling="results/{dataset}/sampling.csv",
         paper=f"{PAPER}/table3.csv",
     output:
-        csv=report("results/{dataset}/table3.csv", caption="../report/table3.rst",
-                   category="Data set {dataset}", subcategory="Tables"),
+        csv=report(
+            "results/{dataset}/table3.csv",
+            caption="../report/table3.rst",
+            category="Data set {dataset}",
+            subcategory="Tables",
+        ),
         md="results/{dataset}/table3.md",
         tex="results/{dataset}/table3.tex",
         versus="results/{dataset}/table3_vs_paper.md",
-    params:
-        library=LIBRARY,
     log:
         "logs/{dataset}/table3.log",
     resources:
         runtime=5,
         mem_mb=1000,
+    params:
+        library=LIBRARY,
     script:
         "../scripts/table3.py"
 
@@ -70,19 +82,23 @@ rule table4:
         sampling="results/{dataset}/sampling.csv",
         paper=f"{PAPER}/table4.csv",
     output:
-        csv=report("results/{dataset}/table4.csv", caption="../report/table4.rst",
-                   category="Data set {dataset}", subcategory="Tables"),
+        csv=report(
+            "results/{dataset}/table4.csv",
+            caption="../report/table4.rst",
+            category="Data set {dataset}",
+            subcategory="Tables",
+        ),
         md="results/{dataset}/table4.md",
         tex="results/{dataset}/table4.tex",
         versus="results/{dataset}/table4_vs_paper.md",
-    params:
-        library=LIBRARY,
-        recommenders=RECOMMENDERS,
     log:
         "logs/{dataset}/table4.log",
     resources:
         runtime=5,
         mem_mb=1000,
+    params:
+        library=LIBRARY,
+        recommenders=RECOMMENDERS,
     script:
         "../scripts/table4.py"
 
@@ -94,16 +110,20 @@ rule claims:
         thresholds="results/{dataset}/fig6_thresholds.csv",
         crosscheck="results/{dataset}/crosscheck.csv",
     output:
-        report("results/{dataset}/claims.md", caption="../report/claims.rst",
-               category="Data set {dataset}", subcategory="Claims"),
-    params:
-        library=LIBRARY,
-        recommenders=RECOMMENDERS,
+        report(
+            "results/{dataset}/claims.md",
+            caption="../report/claims.rst",
+            category="Data set {dataset}",
+            subcategory="Claims",
+        ),
     log:
         "logs/{dataset}/claims.log",
     resources:
         runtime=5,
         mem_mb=1000,
+    params:
+        library=LIBRARY,
+        recommenders=RECOMMENDERS,
     script:
         "../scripts/claims.py"
 
@@ -115,16 +135,20 @@ rule fig6:
         exact="results/{dataset}/exact_metrics.csv",
     output:
         pdf="figures/{dataset}/fig6.pdf",
-        png=report("figures/{dataset}/fig6.png", caption="../report/fig6.rst",
-                   category="Data set {dataset}", subcategory="Figures"),
-    params:
-        library=LIBRARY,
-        metric=config["fig6"]["metric"],
+        png=report(
+            "figures/{dataset}/fig6.png",
+            caption="../report/fig6.rst",
+            category="Data set {dataset}",
+            subcategory="Figures",
+        ),
     log:
         "logs/{dataset}/fig6.log",
     resources:
         runtime=5,
         mem_mb=1000,
+    params:
+        library=LIBRARY,
+        metric=config["fig6"]["metric"],
     script:
         "../scripts/fig6.py"
 
@@ -133,18 +157,22 @@ rule toy_figure:
     output:
         data="results/toy/{figure}.csv",
         pdf="figures/{figure}.pdf",
-        png=report("figures/{figure}.png", caption="../report/toy_figure.rst",
-                   category="Toy example", subcategory="Figures"),
+        png=report(
+            "figures/{figure}.png",
+            caption="../report/toy_figure.rst",
+            category="Toy example",
+            subcategory="Figures",
+        ),
+    log:
+        "logs/toy/{figure}.log",
     wildcard_constraints:
         figure="fig[1-4]",
+    resources:
+        runtime=5,
+        mem_mb=2000,
     params:
         library=LIBRARY,
         toy=config["toy"],
         law=config["corrections"]["law"],
-    log:
-        "logs/toy/{figure}.log",
-    resources:
-        runtime=5,
-        mem_mb=2000,
     script:
         "../scripts/toy_figure.py"

@@ -8,14 +8,6 @@ rule sampled_ranks:
         scores="results/{dataset}/scores/{recommender}.npy",
     output:
         "results/{dataset}/sampled_ranks/{recommender}.npy",
-    params:
-        library=LIBRARY,
-        m=config["sampling"]["m"],
-        repetitions=config["sampling"]["repetitions"],
-        replacement=config["sampling"]["replacement"],
-        tie_policy=config["ranking"].get("tie_policy", "pessimistic"),
-        seed=config["sampling"].get("seed", config["seed"]),
-        tie_seed=config["seed"],     # the random tie order of the exact ranks (rule exact_ranks)
     log:
         "logs/{dataset}/sampled_ranks_{recommender}.log",
     benchmark:
@@ -23,25 +15,28 @@ rule sampled_ranks:
     resources:
         runtime=15,
         mem_mb=3000,
+    params:
+        library=LIBRARY,
+        m=config["sampling"]["m"],
+        repetitions=config["sampling"]["repetitions"],
+        replacement=config["sampling"]["replacement"],
+        tie_policy=config["ranking"].get("tie_policy", "pessimistic"),
+        seed=config["sampling"].get("seed", config["seed"]),
+        tie_seed=config["seed"],  # the random tie order of the exact ranks (rule exact_ranks)
     script:
         "../scripts/sampled_ranks.py"
 
 
 rule sampling_table:
     input:
-        sampled=expand("results/{{dataset}}/sampled_ranks/{recommender}.npy", recommender=RECOMMENDERS),
+        sampled=expand(
+            "results/{{dataset}}/sampled_ranks/{recommender}.npy", recommender=RECOMMENDERS
+        ),
         ranks=expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
         split="data/processed/{dataset}/split.npz",
     output:
         table="results/{dataset}/sampling.csv",
         crosscheck="results/{dataset}/crosscheck.csv",
-    params:
-        library=LIBRARY,
-        recommenders=RECOMMENDERS,
-        metrics=config["metrics"],
-        corrections=config["corrections"],
-        m=config["sampling"]["m"],
-        replacement=config["sampling"]["replacement"],
     log:
         "logs/{dataset}/sampling_table.log",
     benchmark:
@@ -49,5 +44,12 @@ rule sampling_table:
     resources:
         runtime=15,
         mem_mb=3000,
+    params:
+        library=LIBRARY,
+        recommenders=RECOMMENDERS,
+        metrics=config["metrics"],
+        corrections=config["corrections"],
+        m=config["sampling"]["m"],
+        replacement=config["sampling"]["replacement"],
     script:
         "../scripts/sampling_table.py"

@@ -4,14 +4,15 @@ Every output of the pipeline is written under a temporary name in the same
 folder and renamed into place, so an interrupted run never leaves a partial
 file under the final name.
 """
+
 from __future__ import annotations
 
 import contextlib
 import glob
 import os
 import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import numpy as np
 import pandas as pd
@@ -67,4 +68,5 @@ def write_npy(array: np.ndarray, path) -> None:
     def write(tmp: Path) -> None:
         with open(tmp, "wb") as f:
             np.save(f, array)
+
     write_atomic(path, write)

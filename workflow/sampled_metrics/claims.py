@@ -4,6 +4,7 @@ Each check returns a ``Claim``: what the paper says, PASS or FAIL, and the
 numbers behind the verdict. Nothing here knows the paper's numbers: every
 verdict comes from the reproduced Table 3, Table 4 and Figure 6 thresholds.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ from itertools import combinations
 import pandas as pd
 
 TOP_HEAVY = ("recall@10", "ndcg@10", "ap")
-PAPER_RECOMMENDERS = ("X", "Y", "Z")   # iALS, item-kNN q=3, item-kNN k'=10 (section 9)
+PAPER_RECOMMENDERS = ("X", "Y", "Z")  # iALS, item-kNN q=3, item-kNN k'=10 (section 9)
 
 
 @dataclass(frozen=True)
@@ -40,8 +41,12 @@ def _within_factor(value, target: float, factor: float = 2.0) -> bool:
     return bool(pd.notna(value) and target / factor <= value <= target * factor)
 
 
-def check_claims(table3: pd.DataFrame, table4: pd.DataFrame, thresholds: pd.DataFrame,
-                 recommenders=("X", "Y", "Z")) -> list[Claim]:
+def check_claims(
+    table3: pd.DataFrame,
+    table4: pd.DataFrame,
+    thresholds: pd.DataFrame,
+    recommenders=("X", "Y", "Z"),
+) -> list[Claim]:
     """All checks; table3 has recommender, metric, method, mean (percent);
     table4 pair, metric, method, correct, repetitions; thresholds (Figure 6)
     method, stays_right_from_m."""
@@ -53,28 +58,61 @@ def check_claims(table3: pd.DataFrame, table4: pd.DataFrame, thresholds: pd.Data
     exact = {m: _means(table3, m, "exact") for m in [*metrics, "auc"]}
     sampled = {m: _means(table3, m, "sampled") for m in [*metrics, "auc"]}
     orders = {m: _order(exact[m]) for m in metrics}
-    claims.append(Claim("6.2", f"On the exact metric, {z} > {y} > {x} for Recall, NDCG and AP",
-                        all(o == f"{z} > {y} > {x}" for o in orders.values()),
-                        "; ".join(f"{m}: {_fmt(exact[m])}" for m in metrics)))
-    claims.append(Claim("6.2", f"On the exact AUC, {x} > {y} > {z}",
-                        _order(exact["auc"]) == f"{x} > {y} > {z}", _fmt(exact["auc"])))
+    claims.append(
+        Claim(
+            "6.2",
+            f"On the exact metric, {z} > {y} > {x} for Recall, NDCG and AP",
+            all(o == f"{z} > {y} > {x}" for o in orders.values()),
+            "; ".join(f"{m}: {_fmt(exact[m])}" for m in metrics),
+        )
+    )
+    claims.append(
+        Claim(
+            "6.2",
+            f"On the exact AUC, {x} > {y} > {z}",
+            _order(exact["auc"]) == f"{x} > {y} > {z}",
+            _fmt(exact["auc"]),
+        )
+    )
 
     r = "recall@10"
     if r in metrics:
         reversed_ = (exact[r][x] < exact[r][y]) and (sampled[r][x] > sampled[r][y])
-        claims.append(Claim("6.2", f"Sampled Recall@10 reverses the exact order of {x} and {y}",
-                            reversed_, f"exact {_fmt({k: exact[r][k] for k in (x, y)})}; "
-                                       f"sampled {_fmt({k: sampled[r][k] for k in (x, y)})}"))
-    worst_best = [m for m in metrics if min(exact[m], key=exact[m].get) == x
-                  and max(sampled[m], key=sampled[m].get) == x]
-    claims.append(Claim("6.2", f"The worst recommender on the exact metric ({x}) looks best on "
-                        "every sampled top-heavy metric",
-                        len(worst_best) == len(metrics),
-                        "; ".join(f"sampled {m}: {_fmt(sampled[m])}" for m in metrics)))
-    auc_kept = all((exact["auc"][a] - exact["auc"][b]) * (sampled["auc"][a] - sampled["auc"][b]) > 0
-                   for a, b in combinations(recommenders, 2))
-    claims.append(Claim("6.2", "Sampled AUC keeps the exact order of every pair", auc_kept,
-                        f"exact {_fmt(exact['auc'])}; sampled {_fmt(sampled['auc'])}"))
+        claims.append(
+            Claim(
+                "6.2",
+                f"Sampled Recall@10 reverses the exact order of {x} and {y}",
+                reversed_,
+                f"exact {_fmt({k: exact[r][k] for k in (x, y)})}; "
+                f"sampled {_fmt({k: sampled[r][k] for k in (x, y)})}",
+            )
+        )
+    worst_best = [
+        m
+        for m in metrics
+        if min(exact[m], key=exact[m].get) == x and max(sampled[m], key=sampled[m].get) == x
+    ]
+    claims.append(
+        Claim(
+            "6.2",
+            f"The worst recommender on the exact metric ({x}) looks best on "
+            "every sampled top-heavy metric",
+            len(worst_best) == len(metrics),
+            "; ".join(f"sampled {m}: {_fmt(sampled[m])}" for m in metrics),
+        )
+    )
+    auc_kept = all(
+        (exact["auc"][a] - exact["auc"][b]) * (sampled["auc"][a] - sampled["auc"][b]) > 0
+        for a, b in combinations(recommenders, 2)
+    )
+    claims.append(
+        Claim(
+            "6.2",
+            "Sampled AUC keeps the exact order of every pair",
+            auc_kept,
+            f"exact {_fmt(exact['auc'])}; sampled {_fmt(sampled['auc'])}",
+        )
+    )
 
     closer, misses = 0, []
     for m in metrics:
@@ -86,47 +124,86 @@ def check_claims(table3: pd.DataFrame, table4: pd.DataFrame, thresholds: pd.Data
                 if not ok:
                     misses.append(f"{method} {m} {rec}")
     total = len(metrics) * len(methods) * len(recommenders)
-    claims.append(Claim("6.3", "Every correction is closer to the exact value than the "
-                        "uncorrected metric (Recall, NDCG, AP; means over repetitions)",
-                        closer == total, f"{closer} of {total} closer"
-                        + (f"; not closer: {', '.join(misses)}" if misses else "")))
+    claims.append(
+        Claim(
+            "6.3",
+            "Every correction is closer to the exact value than the "
+            "uncorrected metric (Recall, NDCG, AP; means over repetitions)",
+            closer == total,
+            f"{closer} of {total} closer"
+            + (f"; not closer: {', '.join(misses)}" if misses else ""),
+        )
+    )
 
     low_bias = [m for m in ("cls", "bv_0.01", "bv_0.001") if m in methods]
-    z_best = {f"{method} {m}": _order(_means(table3, m, method)).startswith(z)
-              for method in low_bias for m in metrics}
-    claims.append(Claim("6.3", f"CLS and low-gamma BV rank {z} best on Recall, NDCG and AP",
-                        all(z_best.values()), ", ".join(f"{k}: {'yes' if v else 'no'}"
-                                                         for k, v in z_best.items())))
+    z_best = {
+        f"{method} {m}": _order(_means(table3, m, method)).startswith(z)
+        for method in low_bias
+        for m in metrics
+    }
+    claims.append(
+        Claim(
+            "6.3",
+            f"CLS and low-gamma BV rank {z} best on Recall, NDCG and AP",
+            all(z_best.values()),
+            ", ".join(f"{k}: {'yes' if v else 'no'}" for k, v in z_best.items()),
+        )
+    )
     low_gamma = [m for m in ("bv_0.01", "bv_0.001") if m in methods]
-    xy = {f"{method} {m}": _means(table3, m, method)[x] < _means(table3, m, method)[y]
-          for method in low_gamma for m in metrics}
-    claims.append(Claim("6.3", f"BV with low gamma also orders {x} below {y} (in expectation)",
-                        all(xy.values()), ", ".join(f"{k}: {'yes' if v else 'no'}"
-                                                    for k, v in xy.items())))
+    xy = {
+        f"{method} {m}": _means(table3, m, method)[x] < _means(table3, m, method)[y]
+        for method in low_gamma
+        for m in metrics
+    }
+    claims.append(
+        Claim(
+            "6.3",
+            f"BV with low gamma also orders {x} below {y} (in expectation)",
+            all(xy.values()),
+            ", ".join(f"{k}: {'yes' if v else 'no'}" for k, v in xy.items()),
+        )
+    )
 
     for method, target in (("sampled", 1000), ("bv_0.1", 60)):
         row = thresholds[thresholds["method"] == method]
         value = row["stays_right_from_m"].iloc[0] if len(row) else float("nan")
-        claims.append(Claim("6.3 / Fig 6", f"{'Uncorrected' if method == 'sampled' else 'BV 0.1'} "
-                            f"Recall@10 needs about m = {target} to order {x} and {y} "
-                            "(within a factor of 2)", _within_factor(value, target),
-                            f"right from m = {value:g} on the grid" if pd.notna(value)
-                            else "never right on the grid"))
+        claims.append(
+            Claim(
+                "6.3 / Fig 6",
+                f"{'Uncorrected' if method == 'sampled' else 'BV 0.1'} "
+                f"Recall@10 needs about m = {target} to order {x} and {y} "
+                "(within a factor of 2)",
+                _within_factor(value, target),
+                f"right from m = {value:g} on the grid"
+                if pd.notna(value)
+                else "never right on the grid",
+            )
+        )
 
     if {"rank_estimate", "sampled"} <= set(table4["method"]):
         t4 = table4.pivot_table(index=["pair", "metric"], columns="method", values="correct")
         better = bool((t4["rank_estimate"] >= t4["sampled"]).all())
-        claims.append(Claim("6.3 / Table 4", "The rank estimate orders every pair at least as "
-                            "often as the uncorrected metric",
-                            better, f"rank estimate {int(t4['rank_estimate'].sum())} vs uncorrected "
-                                    f"{int(t4['sampled'].sum())} correct orderings in total"))
+        claims.append(
+            Claim(
+                "6.3 / Table 4",
+                "The rank estimate orders every pair at least as often as the uncorrected metric",
+                better,
+                f"rank estimate {int(t4['rank_estimate'].sum())} vs uncorrected "
+                f"{int(t4['sampled'].sum())} correct orderings in total",
+            )
+        )
     if "bv_0.1" in set(table4["method"]):
         bv = table4[table4["method"] == "bv_0.1"]
         share = bv["correct"] / bv["repetitions"]
-        claims.append(Claim("6.3 / Table 4", "BV 0.1 orders all but at most one comparison "
-                            "correctly in more than 90% of repetitions",
-                            int((share <= 0.9).sum()) <= 1,
-                            f"{int((share > 0.9).sum())} of {len(bv)} comparisons above 90%"))
+        claims.append(
+            Claim(
+                "6.3 / Table 4",
+                "BV 0.1 orders all but at most one comparison "
+                "correctly in more than 90% of repetitions",
+                int((share <= 0.9).sum()) <= 1,
+                f"{int((share > 0.9).sum())} of {len(bv)} comparisons above 90%",
+            )
+        )
     return claims
 
 
@@ -143,18 +220,29 @@ def crosscheck_claim(check: pd.DataFrame, z_limit: float = 4.0) -> Claim:
     ``evaluation.sampling_crosscheck``)."""
     z = check["z"].abs()
     worst = check.loc[z.idxmax()]
-    return Claim("4.3", "The mean of the sampling repetitions equals the law's expectation "
-                 f"(every cell within {z_limit:g} standard errors)", bool((z <= z_limit).all()),
-                 f"{len(check)} cells; largest |z| = {z.max():.2f} ({worst['recommender']}, "
-                 f"{worst['metric']}, {worst['method']}); {int((z > 3).sum())} beyond 3")
+    return Claim(
+        "4.3",
+        "The mean of the sampling repetitions equals the law's expectation "
+        f"(every cell within {z_limit:g} standard errors)",
+        bool((z <= z_limit).all()),
+        f"{len(check)} cells; largest |z| = {z.max():.2f} ({worst['recommender']}, "
+        f"{worst['metric']}, {worst['method']}); {int((z > 3).sum())} beyond 3",
+    )
 
 
 def claims_markdown(claims: list[Claim], title: str) -> str:
     """The claims report: one row per claim with its verdict and numbers."""
     passed = sum(c.passed for c in claims)
-    lines = [f"# {title}", "",
-             f"{passed} of {len(claims)} claims of the paper hold on the reproduced numbers.", "",
-             "| section | claim | verdict | evidence |", "|---|---|---|---|"]
-    lines += [f"| {c.section} | {c.statement} | {'PASS' if c.passed else 'FAIL'} | {c.evidence} |"
-              for c in claims]
+    lines = [
+        f"# {title}",
+        "",
+        f"{passed} of {len(claims)} claims of the paper hold on the reproduced numbers.",
+        "",
+        "| section | claim | verdict | evidence |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {c.section} | {c.statement} | {'PASS' if c.passed else 'FAIL'} | {c.evidence} |"
+        for c in claims
+    ]
     return "\n".join(lines) + "\n"

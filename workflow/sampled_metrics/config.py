@@ -5,6 +5,7 @@ data sets to run exist, that each recommender's type and hyperparameters are
 valid, that the metric names parse. Each problem raises one ``ConfigError``
 naming the key.
 """
+
 from __future__ import annotations
 
 
@@ -18,8 +19,10 @@ def datasets_to_run(config: dict) -> list[str]:
     names = [chosen] if isinstance(chosen, str) else list(chosen)
     for name in names:
         if name not in config["datasets"]:
-            raise ConfigError(f"dataset: {name!r} is not a key of datasets "
-                              f"(known: {', '.join(config['datasets'])})")
+            raise ConfigError(
+                f"dataset: {name!r} is not a key of datasets "
+                f"(known: {', '.join(config['datasets'])})"
+            )
     return names
 
 
@@ -42,10 +45,16 @@ def check_schema(config: dict, schema) -> None:
         known = list(error.schema.get("properties", {}))
         unexpected = sorted(str(k) for k in error.instance if k not in known)
         key = ".".join(filter(None, [where, unexpected[0] if unexpected else ""]))
-        raise ConfigError(f"{key}: unknown key" + (f" (known: {', '.join(known)})" if known else ""))
+        raise ConfigError(
+            f"{key}: unknown key" + (f" (known: {', '.join(known)})" if known else "")
+        )
     if error.validator in ("oneOf", "anyOf"):
         forms = [" + ".join(s["required"]) for s in error.validator_value if "required" in s]
-        message = "needs exactly one of: " + " | ".join(forms) if forms else "matches none of the allowed forms"
+        message = (
+            "needs exactly one of: " + " | ".join(forms)
+            if forms
+            else "matches none of the allowed forms"
+        )
     else:
         message = " ".join(error.message.split())
     raise ConfigError(f"{where or 'config'}: {message[:300]}")
@@ -77,7 +86,9 @@ def check_config(config: dict) -> None:
 
     largest = max(max(ranks) for ranks in TOY_RANKS.values())
     if toy.get("n", largest) < largest:
-        raise ConfigError(f"toy.n: {toy['n']} is smaller than the toy example's largest rank {largest}")
+        raise ConfigError(
+            f"toy.n: {toy['n']} is smaller than the toy example's largest rank {largest}"
+        )
     _check_methods(toy.get("fig4_methods", []), "toy.fig4_methods")
     for key in ("m", "fig4_m"):
         if key in toy and "n" in toy and toy[key] >= toy["n"]:

@@ -15,6 +15,7 @@ and a prior p(r) over true ranks (uniform by default):
 Method names used throughout the project: ``sampled`` (no correction),
 ``rank_estimate``, ``ls``, ``cls``, and ``bv_<gamma>`` such as ``bv_0.1``.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -26,10 +27,10 @@ from .expected import metric_on_sample
 from .laws import WITHOUT_REPLACEMENT, sampled_rank_law
 from .metrics import MetricFn, metric_by_name, metric_vector
 
-
 # --------------------------------------------------------------------------
 # Building blocks
 # --------------------------------------------------------------------------
+
 
 def uniform_prior(n: int) -> np.ndarray:
     """p(r) = 1/n for r = 1..n, the prior of the paper's experiments."""
@@ -77,8 +78,10 @@ def average_squared_bias(values_on_sample, exact_values, law_matrix, prior=None)
 # The corrections
 # --------------------------------------------------------------------------
 
-def rank_estimate_correction(metric: MetricFn | str, n: int, m: int,
-                             interpolation: str = "floor") -> np.ndarray:
+
+def rank_estimate_correction(
+    metric: MetricFn | str, n: int, m: int, interpolation: str = "floor"
+) -> np.ndarray:
     """Metric at the unbiased rank estimate, eq 20: M^(r~) = M(1 + (n-1)(r~-1)/m).
 
     The estimate is real; ``interpolation="floor"`` rounds it down as in the
@@ -121,8 +124,9 @@ def constrained_least_squares_correction(exact_values, law_matrix, prior=None) -
     Q, R = np.linalg.qr(A)
     U = np.triu(np.ones((size, size)))
     lower = np.r_[np.zeros(size - 1), -np.inf]
-    solution = optimize.lsq_linear(R @ U, Q.T @ b, bounds=(lower, np.inf),
-                                   method="bvls", tol=1e-14, max_iter=50 * size)
+    solution = optimize.lsq_linear(
+        R @ U, Q.T @ b, bounds=(lower, np.inf), method="bvls", tol=1e-14, max_iter=50 * size
+    )
     return U @ solution.x
 
 
@@ -153,8 +157,8 @@ def posterior_mean_correction(exact_values, law_matrix, prior=None) -> np.ndarra
     """
     P = np.asarray(law_matrix, dtype=float)
     p = _prior(prior, P.shape[0])
-    joint = p[:, None] * P                          # p(r) p(r~ | r)
-    evidence = joint.sum(axis=0)                    # p(r~)
+    joint = p[:, None] * P  # p(r) p(r~ | r)
+    evidence = joint.sum(axis=0)  # p(r~)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(evidence > 0, joint.T @ np.asarray(exact_values, float) / evidence, 0.0)
 
@@ -162,6 +166,7 @@ def posterior_mean_correction(exact_values, law_matrix, prior=None) -> np.ndarra
 # --------------------------------------------------------------------------
 # By name, and applied to observed ranks
 # --------------------------------------------------------------------------
+
 
 def parse_method(method: str) -> tuple[str, float | None]:
     """Split a method name into (kind, gamma): "bv_0.1" -> ("bv", 0.1),
@@ -177,13 +182,18 @@ def parse_method(method: str) -> tuple[str, float | None]:
         if 0.0 <= gamma <= 1.0:
             return "bv", gamma
         raise ValueError(f"method {method!r}: gamma must be a number in [0, 1]")
-    raise ValueError(f"unknown correction method {method!r}; "
-                     f"known: {', '.join(kinds)}, bv_<gamma>")
+    raise ValueError(f"unknown correction method {method!r}; known: {', '.join(kinds)}, bv_<gamma>")
 
 
-def corrected_metric(metric: MetricFn | str, method: str, n: int, m: int,
-                     law: str = WITHOUT_REPLACEMENT, prior=None,
-                     interpolation: str = "floor") -> np.ndarray:
+def corrected_metric(
+    metric: MetricFn | str,
+    method: str,
+    n: int,
+    m: int,
+    law: str = WITHOUT_REPLACEMENT,
+    prior=None,
+    interpolation: str = "floor",
+) -> np.ndarray:
     """The vector M^ over r~ = 1..m+1 of a named method (see ``parse_method``)
     for a metric, n items, m samples, the sampling law and a prior over ranks."""
     kind, gamma = parse_method(method)

@@ -1,4 +1,5 @@
 """Expected sampled metrics, section 4.4 of Krichene & Rendle (KDD 2020)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,7 +15,9 @@ def metric_on_sample(metric: MetricFn | str, m: int) -> np.ndarray:
     return metric_vector(metric, m + 1)
 
 
-def expected_sampled_metric(values_on_sample, ranks, n, law: str = WITHOUT_REPLACEMENT) -> np.ndarray:
+def expected_sampled_metric(
+    values_on_sample, ranks, n, law: str = WITHOUT_REPLACEMENT
+) -> np.ndarray:
     """E[M(r~) | r] = sum_{i=1}^{m+1} p(r~ = i | r) M(i), eq 16, for each true rank.
 
     ``values_on_sample`` is any vector over r~ = 1..m+1: the uncorrected metric
@@ -26,7 +29,9 @@ def expected_sampled_metric(values_on_sample, ranks, n, law: str = WITHOUT_REPLA
     return sampled_rank_pmf(ranks, n, m, law) @ values
 
 
-def expected_recall_closed_form(ranks, n, m: int, k: int, law: str = WITHOUT_REPLACEMENT) -> np.ndarray:
+def expected_recall_closed_form(
+    ranks, n, m: int, k: int, law: str = WITHOUT_REPLACEMENT
+) -> np.ndarray:
     """E[Recall@k(r~) | r] = P(r~ <= k) = CDF(k - 1), eq 18 (either law), from scipy.stats."""
     r = np.asarray(ranks, dtype=float)
     if law == WITH_REPLACEMENT:

@@ -16,6 +16,7 @@ terms), then each row is normalized. This agrees with scipy.stats.binom and
 scipy.stats.hypergeom to ~1e-12 and is ~100x faster than
 scipy.stats.hypergeom.pmf, which matters for Figure 6 (m up to n - 1).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -37,8 +38,10 @@ def _check(ranks, n, m: int, law: str):
     r = np.atleast_1d(np.asarray(ranks, dtype=float))
     n = np.broadcast_to(np.asarray(n, dtype=float), r.shape)
     if np.any(r != np.round(r)):
-        raise ValueError("the sampled-rank law needs integer true ranks "
-                         "(the 'average' tie policy gives half-integers)")
+        raise ValueError(
+            "the sampled-rank law needs integer true ranks "
+            "(the 'average' tie policy gives half-integers)"
+        )
     if np.any(n < 2) or np.any(n != np.round(n)):
         raise ValueError("n must be an integer >= 2")
     if np.any(r < 1) or np.any(r > n):
@@ -46,8 +49,9 @@ def _check(ranks, n, m: int, law: str):
     if int(m) != m or m < 1:
         raise ValueError(f"m must be a positive integer, got {m!r}")
     if law == WITHOUT_REPLACEMENT and np.any(m > n - 1):
-        raise ValueError(f"cannot draw m={m} items without replacement "
-                         f"from n - 1 = {int(n.min()) - 1}")
+        raise ValueError(
+            f"cannot draw m={m} items without replacement from n - 1 = {int(n.min()) - 1}"
+        )
     return r, n, int(m)
 
 
@@ -60,8 +64,8 @@ def sampled_rank_pmf(ranks, n, m: int, law: str = WITHOUT_REPLACEMENT) -> np.nda
     (without replacement, the default).
     """
     r, n, m = _check(ranks, n, m, law)
-    above = (r - 1.0)[:, None]              # items ranked above the relevant one
-    others = (n - 1.0)[:, None]             # the pool the m items are drawn from
+    above = (r - 1.0)[:, None]  # items ranked above the relevant one
+    others = (n - 1.0)[:, None]  # the pool the m items are drawn from
     if law == WITH_REPLACEMENT:
         log_pmf = _binomial_log_pmf(above / others, m)
     else:
@@ -75,8 +79,11 @@ def _binomial_log_pmf(p, m: int) -> np.ndarray:
     """log P(k of m draws are above) for k = 0..m, Binomial(m, p), p a column."""
     k = np.arange(m + 1, dtype=float)[None, :]
     with np.errstate(divide="ignore", invalid="ignore"):
-        return (_log_binomial_coefficient(float(m), k)
-                + special.xlogy(k, p) + special.xlog1py(m - k, -p))
+        return (
+            _log_binomial_coefficient(float(m), k)
+            + special.xlogy(k, p)
+            + special.xlog1py(m - k, -p)
+        )
 
 
 def _hypergeometric_log_pmf(successes, population, m: int) -> np.ndarray:
@@ -94,8 +101,7 @@ def _hypergeometric_log_pmf(successes, population, m: int) -> np.ndarray:
     j = np.arange(m, dtype=float)[None, :]
     steps = (j >= low) & (j < high)
     with np.errstate(divide="ignore", invalid="ignore"):
-        log_ratio = (np.log(K - j) + np.log(m - j)
-                     - np.log(j + 1) - np.log(N - K - m + j + 1))
+        log_ratio = np.log(K - j) + np.log(m - j) - np.log(j + 1) - np.log(N - K - m + j + 1)
     log_ratio = np.where(steps, log_ratio, 0.0)
     log_pmf = np.concatenate([np.zeros((K.shape[0], 1)), np.cumsum(log_ratio, axis=1)], axis=1)
     k = np.arange(m + 1, dtype=float)[None, :]

@@ -13,10 +13,11 @@ Two families, one definition each:
 Aliases named in the paper: Hit Ratio = Recall, Reciprocal Rank (MRR) = AP for
 |R| = 1, Accuracy = Recall@1 = Precision@1.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -33,6 +34,7 @@ def _ranks(ranks) -> np.ndarray:
 # --------------------------------------------------------------------------
 # Single relevant item, eqs 7-13
 # --------------------------------------------------------------------------
+
 
 def auc(ranks, n) -> np.ndarray:
     """AUC of one relevant item at rank r among n items, eq 7: (n - r) / (n - 1).
@@ -137,6 +139,7 @@ def metric_vector(metric: MetricFn | str, n: int) -> np.ndarray:
 # --------------------------------------------------------------------------
 # A set R of relevant positions among n items, eqs 2-6
 # --------------------------------------------------------------------------
+
 
 def _positions(relevant_positions, n: int | None = None) -> np.ndarray:
     R = np.unique(np.asarray(relevant_positions, dtype=int))

@@ -4,6 +4,7 @@ other than through the library's own functions).
 Every figure is drawn and saved inside :data:`STYLE` (a ``matplotlib``
 ``rc_context``): importing this module changes no global setting.
 """
+
 from __future__ import annotations
 
 import functools
@@ -13,7 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from .atomic import write_atomic
+from .atomic import atomic_path
 
 # One style for every figure; svg.hashsalt makes SVG ids the same in every run.
 STYLE = {"font.size": 10, "axes.grid": True, "grid.alpha": 0.3, "svg.hashsalt": "sampled-metrics"}
@@ -21,10 +22,12 @@ STYLE = {"font.size": 10, "axes.grid": True, "grid.alpha": 0.3, "svg.hashsalt": 
 
 def styled(draw):
     """Run a figure-drawing function inside the figures' style."""
+
     @functools.wraps(draw)
     def wrapper(*args, **kwargs):
         with plt.rc_context(STYLE):
             return draw(*args, **kwargs)
+
     return wrapper
 
 
@@ -36,8 +39,8 @@ def save_figure(figure, *paths) -> None:
     for path in paths:
         suffix = Path(path).suffix.lstrip(".")
         metadata = {"CreationDate": None} if suffix == "pdf" else {"Software": None}
-        write_atomic(path, lambda tmp: figure.savefig(tmp, format=suffix, metadata=metadata,
-                                                       dpi=150, bbox_inches="tight"))
+        with atomic_path(path) as tmp:
+            figure.savefig(tmp, format=suffix, metadata=metadata, dpi=150, bbox_inches="tight")
 
 
 COLORS = {"X": "tab:blue", "Y": "tab:orange", "Z": "tab:green"}
@@ -51,14 +54,16 @@ def _color(name: str, index: int) -> str:
 # Figure 5: distribution of exact ranks
 # --------------------------------------------------------------------------
 
+
 def rank_buckets(n_items: int, width: int) -> np.ndarray:
     """Bucket edges 0.5, width + 0.5, ... covering ranks 1..n_items."""
     return np.arange(0, n_items + width, width) + 0.5
 
 
 @styled
-def rank_distribution_figure(ranks: dict[str, pd.DataFrame], width: int = 100, top: int = 100,
-                             top_width: int = 10):
+def rank_distribution_figure(
+    ranks: dict[str, pd.DataFrame], width: int = 100, top: int = 100, top_width: int = 10
+):
     """Figure 5: histogram of exact ranks per recommender over all ranks
     (buckets of ``width``) and over the top ``top`` ranks (buckets of ``top_width``)."""
     n_items = max(int(frame["n_candidates"].max()) for frame in ranks.values())
@@ -67,10 +72,19 @@ def rank_distribution_figure(ranks: dict[str, pd.DataFrame], width: int = 100, t
         style = dict(histtype="step", linewidth=1.6, color=_color(name, i), label=name)
         whole.hist(frame["rank"], bins=rank_buckets(n_items, width), **style)
         head.hist(frame["rank"][frame["rank"] <= top], bins=rank_buckets(top, top_width), **style)
-    whole.set(xlabel="rank of the held-out item", ylabel="number of users",
-              title=f"all ranks (buckets of {width})", yscale="log", xlim=(0, n_items + width))
-    head.set(xlabel="rank of the held-out item", ylabel="number of users",
-             title=f"top {top} ranks (buckets of {top_width})", xlim=(0, top + 0.5))
+    whole.set(
+        xlabel="rank of the held-out item",
+        ylabel="number of users",
+        title=f"all ranks (buckets of {width})",
+        yscale="log",
+        xlim=(0, n_items + width),
+    )
+    head.set(
+        xlabel="rank of the held-out item",
+        ylabel="number of users",
+        title=f"top {top} ranks (buckets of {top_width})",
+        xlim=(0, top + 0.5),
+    )
     head.legend(title="recommender")
     fig.tight_layout()
     return fig
@@ -85,9 +99,17 @@ def rank_distribution_facts(ranks: dict[str, pd.DataFrame], width: int = 100) ->
     rows = []
     for name, frame in ranks.items():
         r, n = frame["rank"].to_numpy(), frame["n_candidates"].to_numpy()
-        rows.append({"recommender": name, "users": r.size, "top_10": int(np.sum(r <= 10)),
-                     "top_100": int(np.sum(r <= 100)), "bottom_half": int(np.sum(r > n / 2)),
-                     "last_bucket": int(np.sum(r > last_bucket)), "last_rank": int(np.sum(r == n))})
+        rows.append(
+            {
+                "recommender": name,
+                "users": r.size,
+                "top_10": int(np.sum(r <= 10)),
+                "top_100": int(np.sum(r <= 100)),
+                "bottom_half": int(np.sum(r > n / 2)),
+                "last_bucket": int(np.sum(r > last_bucket)),
+                "last_rank": int(np.sum(r == n)),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -95,8 +117,13 @@ def rank_distribution_facts(ranks: dict[str, pd.DataFrame], width: int = 100) ->
 # Figures 1-4: the toy example and the metrics themselves
 # --------------------------------------------------------------------------
 
-METRIC_LABELS = {"auc": "AUC", "ap": "AP", "ndcg": "NDCG", "recall@10": "Recall@10",
-                 "ndcg@10": "NDCG@10"}
+METRIC_LABELS = {
+    "auc": "AUC",
+    "ap": "AP",
+    "ndcg": "NDCG",
+    "recall@10": "Recall@10",
+    "ndcg@10": "NDCG@10",
+}
 
 
 def _label(metric: str) -> str:
@@ -145,8 +172,13 @@ def expected_vs_true_rank_figure(curves: pd.DataFrame, n: int):
         part = curves[curves["metric"] == metric]
         for m, group in part.groupby("m", sort=True):
             label = "exact" if m == n else f"m = {m:,}"
-            ax.plot(group["rank"], group["expected"], label=label,
-                    color="black" if m == n else None, linestyle="--" if m == n else "-")
+            ax.plot(
+                group["rank"],
+                group["expected"],
+                label=label,
+                color="black" if m == n else None,
+                linestyle="--" if m == n else "-",
+            )
         ax.set(xlabel="true rank r", title=_label(metric))
     np.atleast_1d(axes)[0].set_ylabel("expected sampled metric")
     np.atleast_1d(axes)[-1].legend()
@@ -154,8 +186,13 @@ def expected_vs_true_rank_figure(curves: pd.DataFrame, n: int):
     return fig
 
 
-METHOD_LABELS = {"sampled": "sampled (uncorrected)", "rank_estimate": "rank estimate",
-                 "cls": "CLS", "ls": "LS", "exact": "exact"}
+METHOD_LABELS = {
+    "sampled": "sampled (uncorrected)",
+    "rank_estimate": "rank estimate",
+    "cls": "CLS",
+    "ls": "LS",
+    "exact": "exact",
+}
 
 
 def method_label(method: str) -> str:
@@ -173,12 +210,26 @@ def corrected_ap_figure(on_sample: pd.DataFrame, expected: pd.DataFrame, n: int,
         left.plot(group["sampled_rank"], group["value"], label=method_label(method), linewidth=1.2)
     for method, group in expected.groupby("method", sort=False):
         exact = method == "exact"
-        right.plot(group["rank"], group["value"], label=method_label(method), linewidth=1.2,
-                   color="black" if exact else None, linestyle="--" if exact else "-")
-    left.set(xlabel=f"sampled rank r~ (m = {m})", ylabel="corrected AP", xscale="log",
-             title="correction on the sample")
-    right.set(xlabel=f"true rank r (n = {n:,})", ylabel="expected corrected AP", xscale="log",
-              title="expectation over the sampling")
+        right.plot(
+            group["rank"],
+            group["value"],
+            label=method_label(method),
+            linewidth=1.2,
+            color="black" if exact else None,
+            linestyle="--" if exact else "-",
+        )
+    left.set(
+        xlabel=f"sampled rank r~ (m = {m})",
+        ylabel="corrected AP",
+        xscale="log",
+        title="correction on the sample",
+    )
+    right.set(
+        xlabel=f"true rank r (n = {n:,})",
+        ylabel="expected corrected AP",
+        xscale="log",
+        title="expectation over the sampling",
+    )
     right.legend(fontsize=8)
     fig.tight_layout()
     return fig
@@ -187,6 +238,7 @@ def corrected_ap_figure(on_sample: pd.DataFrame, expected: pd.DataFrame, n: int,
 # --------------------------------------------------------------------------
 # Figure 6: expected Recall@10 vs sample size on real ranks
 # --------------------------------------------------------------------------
+
 
 @styled
 def sample_size_figure(curves: pd.DataFrame, exact: dict, metric: str, orders: pd.DataFrame):
@@ -206,10 +258,21 @@ def sample_size_figure(curves: pd.DataFrame, exact: dict, metric: str, orders: p
         if len(row) and not np.isnan(row["stays_right_from_m"].iloc[0]):
             m_right = row["stays_right_from_m"].iloc[0]
             ax.axvline(m_right, color="grey", linestyle=":")
-            ax.annotate(f"{row['pair'].iloc[0]} right from m = {m_right:.0f}", (m_right, 0.95),
-                        xycoords=("data", "axes fraction"), fontsize=8, ha="left", va="top")
-        ax.set(xscale="log", yscale="log", xlabel="number of samples m",
-               ylabel=f"expected {_label(metric)} (%)", title=method_label(method))
+            ax.annotate(
+                f"{row['pair'].iloc[0]} right from m = {m_right:.0f}",
+                (m_right, 0.95),
+                xycoords=("data", "axes fraction"),
+                fontsize=8,
+                ha="left",
+                va="top",
+            )
+        ax.set(
+            xscale="log",
+            yscale="log",
+            xlabel="number of samples m",
+            ylabel=f"expected {_label(metric)} (%)",
+            title=method_label(method),
+        )
         ax.legend(title="dashed: exact", fontsize=8)
     fig.tight_layout()
     return fig

@@ -14,6 +14,7 @@ ranked set, n = |C| = n_items - |H_u|, is what AUC (eq 7) needs.
 ranks every user of a split, block by block, with the seeded tie order of
 :func:`.ties.tie_order_keys`.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -32,21 +33,23 @@ def _rng(rng) -> np.random.Generator:
     return np.random.default_rng(rng)
 
 
-def _ranks_of_masked(scores: np.ndarray, target_index: np.ndarray, tie_policy: str,
-                     keys: np.ndarray | None) -> np.ndarray:
+def _ranks_of_masked(
+    scores: np.ndarray, target_index: np.ndarray, tie_policy: str, keys: np.ndarray | None
+) -> np.ndarray:
     """Ranks when non-candidates already hold -inf and all candidates are finite;
     ``keys`` (the shape of ``scores``) order the ties under "random"."""
     rows = np.arange(scores.shape[0])
     target = scores[rows, target_index][:, None]
     higher = np.count_nonzero(scores > target, axis=1)
     tied = scores == target
-    tied[rows, target_index] = False                          # the target itself
+    tied[rows, target_index] = False  # the target itself
     target_key = None if keys is None else keys[rows, target_index][:, None]
     return 1.0 + higher + tie_term(tied, tie_policy, keys, target_key)
 
 
-def rank_from_scores(scores, candidate_mask, target_index, tie_policy: str = "pessimistic",
-                     rng=None) -> np.ndarray:
+def rank_from_scores(
+    scores, candidate_mask, target_index, tie_policy: str = "pessimistic", rng=None
+) -> np.ndarray:
     """Rank of the target item among the candidates, for one or many users.
 
     Parameters
@@ -103,8 +106,16 @@ def rank_from_scores(scores, candidate_mask, target_index, tie_policy: str = "pe
     return float(ranks[0]) if one_d else ranks
 
 
-def exact_ranks(model, train, test_items, *, tie_policy: str = "pessimistic",
-                block_size: int = 512, seed: int = 0, progress: bool = False):
+def exact_ranks(
+    model,
+    train,
+    test_items,
+    *,
+    tie_policy: str = "pessimistic",
+    block_size: int = 512,
+    seed: int = 0,
+    progress: bool = False,
+):
     """Exact rank of every user's held-out item among all items except that
     user's training items (section 6.1).
 
@@ -146,8 +157,10 @@ def exact_ranks(model, train, test_items, *, tie_policy: str = "pessimistic",
     in_train = np.asarray(X[np.arange(n_users), test]).ravel() != 0
     if np.any(in_train):
         u = int(np.flatnonzero(in_train)[0])
-        raise ValueError(f"user {u}: held-out item {int(test[u])} is also a training item "
-                         f"({int(in_train.sum())} such users)")
+        raise ValueError(
+            f"user {u}: held-out item {int(test[u])} is also a training item "
+            f"({int(in_train.sum())} such users)"
+        )
     name = getattr(model, "name", type(model).__name__)
     history = np.diff(X.indptr)
     n_candidates = (n_items - history).astype(np.int64)
@@ -156,6 +169,7 @@ def exact_ranks(model, train, test_items, *, tie_policy: str = "pessimistic",
     starts = range(0, n_users, block_size)
     if progress:
         from tqdm.auto import tqdm
+
         starts = tqdm(starts, desc=f"ranking {name}", unit="block")
     for a in starts:
         b = min(a + block_size, n_users)
@@ -163,17 +177,24 @@ def exact_ranks(model, train, test_items, *, tie_policy: str = "pessimistic",
         S = np.asarray(model.scores(users))
         S = S.astype(np.float64) if not np.issubdtype(S.dtype, np.floating) else S.copy()
         if S.shape != (b - a, n_items):
-            raise ValueError(f"recommender {name!r}: scores for users {a}..{b - 1} have shape "
-                             f"{S.shape}, expected {(b - a, n_items)}")
+            raise ValueError(
+                f"recommender {name!r}: scores for users {a}..{b - 1} have shape "
+                f"{S.shape}, expected {(b - a, n_items)}"
+            )
         finite = np.isfinite(S)
         if not finite.all():
             r, i = np.argwhere(~finite)[0]
-            raise ValueError(f"recommender {name!r}: score of user {a + int(r)} for item {int(i)} "
-                             f"is {S[r, i]} (NaN or inf)")
+            raise ValueError(
+                f"recommender {name!r}: score of user {a + int(r)} for item {int(i)} "
+                f"is {S[r, i]} (NaN or inf)"
+            )
         lo, hi = X.indptr[a], X.indptr[b]
         rows = np.repeat(np.arange(b - a), history[a:b])
         S[rows, X.indices[lo:hi]] = -np.inf  # training items are not ranked
-        keys = (tie_order_keys(users[:, None], np.arange(n_items)[None, :], seed)
-                if tie_policy == "random" else None)
+        keys = (
+            tie_order_keys(users[:, None], np.arange(n_items)[None, :], seed)
+            if tie_policy == "random"
+            else None
+        )
         ranks[a:b] = _ranks_of_masked(S, test[a:b], tie_policy, keys)
     return ranks, n_candidates

@@ -20,6 +20,7 @@ an output that exists is complete.
 :func:`package_versions`, :func:`versions_text` and :func:`config_yaml` describe
 the software and the effective configuration of a run.
 """
+
 from __future__ import annotations
 
 import logging
@@ -31,15 +32,34 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-__all__ = ["PACKAGES", "clear_stale_locks", "config_yaml", "library_fingerprint",
-           "package_versions", "pin_threads", "record_lock_owner", "start_log", "versions_text"]
+__all__ = [
+    "PACKAGES",
+    "clear_stale_locks",
+    "config_yaml",
+    "library_fingerprint",
+    "package_versions",
+    "pin_threads",
+    "record_lock_owner",
+    "start_log",
+    "versions_text",
+]
 
 _LOCK = re.compile(r"^(\d+)\.(input|output)\.lock$")
 _OWNER = re.compile(r"^owner\.(.+)\.(\d+)$")
 
 # The packages whose versions can change a result or a figure.
-PACKAGES = ("sampled-metrics", "numpy", "scipy", "pandas", "implicit", "snakemake",
-            "matplotlib", "threadpoolctl", "tqdm", "pyyaml")
+PACKAGES = (
+    "sampled-metrics",
+    "numpy",
+    "scipy",
+    "pandas",
+    "implicit",
+    "snakemake",
+    "matplotlib",
+    "threadpoolctl",
+    "tqdm",
+    "pyyaml",
+)
 
 
 def start_log(path) -> logging.Logger:
@@ -48,8 +68,12 @@ def start_log(path) -> logging.Logger:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     stream = open(path, "w", buffering=1)
     sys.stderr = stream
-    logging.basicConfig(stream=stream, level=logging.INFO, force=True,
-                        format="%(asctime)s %(levelname)s %(message)s")
+    logging.basicConfig(
+        stream=stream,
+        level=logging.INFO,
+        force=True,
+        format="%(asctime)s %(levelname)s %(message)s",
+    )
     logging.captureWarnings(True)
     return logging.getLogger("sampled_metrics")
 
@@ -62,8 +86,9 @@ def pin_threads(threads: int) -> None:
     threadpool_limits(int(threads))
 
 
-def record_lock_owner(snakemake_dir=".snakemake", pid: int | None = None,
-                      host: str | None = None) -> Path:
+def record_lock_owner(
+    snakemake_dir=".snakemake", pid: int | None = None, host: str | None = None
+) -> Path:
     """Write ``<snakemake_dir>/locks/owner.<host>.<pid>`` for the running workflow."""
     locks = Path(snakemake_dir) / "locks"
     locks.mkdir(parents=True, exist_ok=True)
@@ -102,7 +127,9 @@ def clear_stale_locks(snakemake_dir=".snakemake", host: str | None = None) -> li
     removed = [locks / name for name in names if _LOCK.match(name) or _OWNER.match(name)]
     incomplete = Path(snakemake_dir) / "incomplete"
     if incomplete.is_dir():
-        removed += [p for p in incomplete.rglob("*") if p.is_file() and p.name != "migration_underway"]
+        removed += [
+            p for p in incomplete.rglob("*") if p.is_file() and p.name != "migration_underway"
+        ]
     for path in removed:
         path.unlink(missing_ok=True)
     return removed
@@ -136,9 +163,11 @@ def package_versions(packages=PACKAGES) -> dict[str, str]:
 
 def versions_text(packages=PACKAGES) -> str:
     """``name==version`` lines: python and platform first, then each package."""
-    lines = [f"python=={platform.python_version()}",
-             f"implementation=={sys.implementation.name}",
-             f"platform=={platform.system()}-{platform.machine()}"]
+    lines = [
+        f"python=={platform.python_version()}",
+        f"implementation=={sys.implementation.name}",
+        f"platform=={platform.system()}-{platform.machine()}",
+    ]
     lines += [f"{name}=={version}" for name, version in package_versions(packages).items()]
     return "\n".join(lines) + "\n"
 

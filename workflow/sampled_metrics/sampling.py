@@ -9,6 +9,7 @@ Draws are seeded by (seed, repetition) only, so every recommender evaluated
 with the same seed sees the same sampled items in a repetition (a paired
 design, as when one sample is shared by all models of a study).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -22,8 +23,10 @@ def excluded_items(train, test_items) -> sp.csr_matrix:
     and the held-out item (a binary CSR matrix of the shape of ``train``)."""
     X = sp.csr_matrix(train, dtype=np.float32, copy=True)
     X.data[:] = 1.0
-    held_out = sp.csr_matrix((np.ones(X.shape[0], np.float32),
-                              (np.arange(X.shape[0]), np.asarray(test_items))), shape=X.shape)
+    held_out = sp.csr_matrix(
+        (np.ones(X.shape[0], np.float32), (np.arange(X.shape[0]), np.asarray(test_items))),
+        shape=X.shape,
+    )
     E = (X + held_out).tocsr()
     E.sum_duplicates()
     E.sort_indices()
@@ -35,8 +38,9 @@ def pool_sizes(excluded: sp.csr_matrix) -> np.ndarray:
     return excluded.shape[1] - np.diff(excluded.indptr)
 
 
-def draw_positions(pool: np.ndarray, m: int, rng: np.random.Generator,
-                   replacement: bool = False) -> np.ndarray:
+def draw_positions(
+    pool: np.ndarray, m: int, rng: np.random.Generator, replacement: bool = False
+) -> np.ndarray:
     """For each user, m positions in 0..pool[u]-1, uniform; distinct unless
     ``replacement``. Shape (len(pool), m), sorted within a row when distinct.
 
@@ -47,8 +51,10 @@ def draw_positions(pool: np.ndarray, m: int, rng: np.random.Generator,
     pool = np.asarray(pool, dtype=np.int64)
     if not replacement and np.any(pool < m):
         user = int(np.argmin(pool))
-        raise ValueError(f"cannot draw m={m} distinct items for user {user}: "
-                         f"only {int(pool[user])} items are not in their history")
+        raise ValueError(
+            f"cannot draw m={m} distinct items for user {user}: "
+            f"only {int(pool[user])} items are not in their history"
+        )
     positions = (rng.random((pool.size, m)) * pool[:, None]).astype(np.int64)
     if replacement:
         return positions
@@ -80,10 +86,19 @@ def positions_to_items(excluded: sp.csr_matrix, positions: np.ndarray) -> np.nda
     return positions + before
 
 
-def sampled_ranks(scores: np.ndarray, test_items, excluded: sp.csr_matrix, m: int,
-                  repetitions: int, seed: int, *, tie_policy: str = "pessimistic",
-                  tie_seed: int | None = None, replacement: bool = False,
-                  progress: bool = False) -> np.ndarray:
+def sampled_ranks(
+    scores: np.ndarray,
+    test_items,
+    excluded: sp.csr_matrix,
+    m: int,
+    repetitions: int,
+    seed: int,
+    *,
+    tie_policy: str = "pessimistic",
+    tie_seed: int | None = None,
+    replacement: bool = False,
+    progress: bool = False,
+) -> np.ndarray:
     """Ranks of the held-out items among m sampled items, for every repetition.
 
     ``scores`` is the full (n_users, n_items) score matrix of one model.
@@ -99,8 +114,10 @@ def sampled_ranks(scores: np.ndarray, test_items, excluded: sp.csr_matrix, m: in
     bad = ~np.isfinite(scores)
     if bad.any():
         user, item = np.argwhere(bad)[0]
-        raise ValueError(f"scores contain {int(bad.sum())} NaN or inf value(s), first at "
-                         f"user {int(user)}, item {int(item)}: {scores[user, item]}")
+        raise ValueError(
+            f"scores contain {int(bad.sum())} NaN or inf value(s), first at "
+            f"user {int(user)}, item {int(item)}: {scores[user, item]}"
+        )
     test = np.asarray(test_items, dtype=np.int64)
     users = np.arange(scores.shape[0])
     target = scores[users, test][:, None]
@@ -111,6 +128,7 @@ def sampled_ranks(scores: np.ndarray, test_items, excluded: sp.csr_matrix, m: in
     reps = range(repetitions)
     if progress:
         from tqdm.auto import tqdm
+
         reps = tqdm(reps, desc="sampling repetitions", unit="rep")
     for rep in reps:
         rng = np.random.default_rng([seed, rep])

@@ -49,7 +49,9 @@ def tie_order_keys(users, items, seed: int) -> np.ndarray:
     over ``users`` and ``items``): under the "random" tie policy, a tied item
     counts as ranked above the held-out item when its key is smaller. A pure
     function of (seed, user, item), so exact and sampled ranking agree."""
-    counter = (np.asarray(users, dtype=np.uint64) << np.uint64(32)) | np.asarray(items, dtype=np.uint64)
+    counter = (np.asarray(users, dtype=np.uint64) << np.uint64(32)) | np.asarray(
+        items, dtype=np.uint64
+    )
     return _splitmix64(counter ^ _splitmix64(np.uint64(seed)))
 
 
@@ -67,4 +69,4 @@ def tie_term(tied: np.ndarray, tie_policy: str, keys=None, target_key=None) -> n
         return ties
     if tie_policy == "optimistic":
         return np.zeros(ties.shape)
-    return ties / 2.0                                         # average
+    return ties / 2.0  # average

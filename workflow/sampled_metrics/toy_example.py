@@ -4,6 +4,7 @@ five instances among n = 10,000 items (Tables 1 and 2, Figures 1-4).
 Everything here is computed from the predicted ranks with the library's own
 metrics, laws and corrections; the paper's values are only read for comparison.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -25,14 +26,22 @@ TOY_METRICS = ["auc", "ap", "ndcg", "recall@10"]
 
 def exact_table(ranks: dict, n: int, metrics=TOY_METRICS) -> pd.DataFrame:
     """Table 1: each recommender's mean metric over its instances (eqs 7-13)."""
-    rows = [{"recommender": name, "ranks": " ".join(map(str, r)),
-             **{metric: float(np.mean(metric_by_name(metric)(np.array(r), n))) for metric in metrics}}
-            for name, r in ranks.items()]
+    rows = [
+        {
+            "recommender": name,
+            "ranks": " ".join(map(str, r)),
+            **{
+                metric: float(np.mean(metric_by_name(metric)(np.array(r), n))) for metric in metrics
+            },
+        }
+        for name, r in ranks.items()
+    ]
     return pd.DataFrame(rows)
 
 
-def simulate_sampled_ranks(true_ranks, n: int, m: int, repetitions: int, seed: int,
-                           replacement: bool = False) -> np.ndarray:
+def simulate_sampled_ranks(
+    true_ranks, n: int, m: int, repetitions: int, seed: int, replacement: bool = False
+) -> np.ndarray:
     """Real sampling: for each repetition and instance, draw m of the n - 1
     other items and count those ranked above the relevant one (positions
     0..r-2 of the others are above it). Returns (repetitions, instances)."""
@@ -43,40 +52,56 @@ def simulate_sampled_ranks(true_ranks, n: int, m: int, repetitions: int, seed: i
     return 1 + np.sum(positions < (r - 1)[None, :, None], axis=2)
 
 
-def sampled_table(ranks: dict, n: int, m: int, repetitions: int, seed: int,
-                  metrics=TOY_METRICS) -> pd.DataFrame:
+def sampled_table(
+    ranks: dict, n: int, m: int, repetitions: int, seed: int, metrics=TOY_METRICS
+) -> pd.DataFrame:
     """Table 2: sampled metrics, mean and std over repetitions of the mean over instances."""
     rows = []
     for name, true_ranks in ranks.items():
         sampled = simulate_sampled_ranks(true_ranks, n, m, repetitions, seed)
         for metric in metrics:
             per_rep = metric_by_name(metric)(sampled, m + 1).mean(axis=1)
-            rows.append({"recommender": name, "metric": metric,
-                         "mean": float(per_rep.mean()), "std": float(per_rep.std())})
+            rows.append(
+                {
+                    "recommender": name,
+                    "metric": metric,
+                    "mean": float(per_rep.mean()),
+                    "std": float(per_rep.std()),
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def metric_curves(n: int, metrics=TOY_METRICS) -> pd.DataFrame:
     """Figure 1: every metric at every rank 1..n."""
-    return pd.DataFrame({"rank": np.arange(1, n + 1),
-                         **{metric: metric_vector(metric, n) for metric in metrics}})
+    return pd.DataFrame(
+        {"rank": np.arange(1, n + 1), **{metric: metric_vector(metric, n) for metric in metrics}}
+    )
 
 
-def expected_vs_sample_size(ranks: dict, n: int, m_values, law: str,
-                            metrics=TOY_METRICS) -> pd.DataFrame:
+def expected_vs_sample_size(
+    ranks: dict, n: int, m_values, law: str, metrics=TOY_METRICS
+) -> pd.DataFrame:
     """Figure 2: E[mean over instances of M(r~)] for each recommender and m (eq 16)."""
     rows = []
     for m in m_values:
         for metric in metrics:
             values = metric_on_sample(metric, int(m))
             for name, r in ranks.items():
-                rows.append({"m": int(m), "metric": metric, "recommender": name,
-                             "expected": float(expected_sampled_metric(values, r, n, law).mean())})
+                rows.append(
+                    {
+                        "m": int(m),
+                        "metric": metric,
+                        "recommender": name,
+                        "expected": float(expected_sampled_metric(values, r, n, law).mean()),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
-def expected_vs_true_rank(n: int, m_values, max_rank: int, law: str,
-                          metrics=TOY_METRICS) -> pd.DataFrame:
+def expected_vs_true_rank(
+    n: int, m_values, max_rank: int, law: str, metrics=TOY_METRICS
+) -> pd.DataFrame:
     """Figure 3: E[M(r~) | r] for r = 1..max_rank and each m; m = n - 1 with the
     hypergeometric law is the exact metric."""
     ranks = np.arange(1, max_rank + 1)
@@ -84,14 +109,33 @@ def expected_vs_true_rank(n: int, m_values, max_rank: int, law: str,
     for m in m_values:
         P = sampled_rank_pmf(ranks, n, int(m), law)
         for metric in metrics:
-            frames.append(pd.DataFrame({"m": int(m), "metric": metric, "rank": ranks,
-                                        "expected": P @ metric_on_sample(metric, int(m))}))
-    exact = [pd.DataFrame({"m": n, "metric": metric, "rank": ranks,
-                           "expected": metric_vector(metric, n)[:max_rank]}) for metric in metrics]
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "m": int(m),
+                        "metric": metric,
+                        "rank": ranks,
+                        "expected": P @ metric_on_sample(metric, int(m)),
+                    }
+                )
+            )
+    exact = [
+        pd.DataFrame(
+            {
+                "m": n,
+                "metric": metric,
+                "rank": ranks,
+                "expected": metric_vector(metric, n)[:max_rank],
+            }
+        )
+        for metric in metrics
+    ]
     return pd.concat(frames + exact, ignore_index=True)
 
 
-def corrected_ap_curves(n: int, m: int, methods, law: str, max_rank: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+def corrected_ap_curves(
+    n: int, m: int, methods, law: str, max_rank: int
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Figure 4: the corrected AP vectors over r~ (left) and their expectation
     E[M^(r~) | r] over true ranks 1..max_rank (right), with the exact AP."""
     ranks = np.arange(1, max_rank + 1)
@@ -99,9 +143,11 @@ def corrected_ap_curves(n: int, m: int, methods, law: str, max_rank: int) -> tup
     on_sample, expected = [], []
     for method in methods:
         vector = corrected_metric("ap", method, n, m, law)
-        on_sample.append(pd.DataFrame({"method": method, "sampled_rank": np.arange(1, m + 2),
-                                       "value": vector}))
+        on_sample.append(
+            pd.DataFrame({"method": method, "sampled_rank": np.arange(1, m + 2), "value": vector})
+        )
         expected.append(pd.DataFrame({"method": method, "rank": ranks, "value": P @ vector}))
-    expected.append(pd.DataFrame({"method": "exact", "rank": ranks,
-                                  "value": metric_vector("ap", n)[:max_rank]}))
+    expected.append(
+        pd.DataFrame({"method": "exact", "rank": ranks, "value": metric_vector("ap", n)[:max_rank]})
+    )
     return pd.concat(on_sample, ignore_index=True), pd.concat(expected, ignore_index=True)

@@ -1,23 +1,29 @@
 """Rule claims: the paper's conclusions checked against the reproduced numbers."""
+
 from itertools import combinations
 
 import pandas as pd
 
+from sampled_metrics.atomic import write_text
 from sampled_metrics.claims import check_claims, claims_markdown, crosscheck_claim, paper_trio
 from sampled_metrics.runs import start_log
-from sampled_metrics.atomic import write_text
 
 log = start_log(snakemake.log[0])
 trio = paper_trio(snakemake.params.recommenders)
-if trio is None:   # the claims of section 6 are about X, Y and Z; the cross-check holds for any
+if trio is None:  # the claims of section 6 are about X, Y and Z; the cross-check holds for any
     log.info("recommenders X, Y, Z not all configured: only the sampling cross-check is checked")
     claims = []
 else:
     table3, table4 = pd.read_csv(snakemake.input.table3), pd.read_csv(snakemake.input.table4)
-    claims = check_claims(table3[table3["recommender"].isin(trio)],
-                          table4[table4["pair"].isin([f"{a}<{b}" for a, b in combinations(trio, 2)])],
-                          pd.read_csv(snakemake.input.thresholds), trio)
+    claims = check_claims(
+        table3[table3["recommender"].isin(trio)],
+        table4[table4["pair"].isin([f"{a}<{b}" for a, b in combinations(trio, 2)])],
+        pd.read_csv(snakemake.input.thresholds),
+        trio,
+    )
 claims.append(crosscheck_claim(pd.read_csv(snakemake.input.crosscheck)))
-write_text(claims_markdown(claims, f"Claims of the paper on {snakemake.wildcards.dataset}"),
-           snakemake.output[0])
+write_text(
+    claims_markdown(claims, f"Claims of the paper on {snakemake.wildcards.dataset}"),
+    snakemake.output[0],
+)
 log.info("%d of %d claims pass", sum(c.passed for c in claims), len(claims))

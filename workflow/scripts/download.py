@@ -1,4 +1,5 @@
 """Rule download: fetch a data set's archive (md5-checked, atomic)."""
+
 import sys
 
 from sampled_metrics.data import DataError, download
@@ -12,9 +13,11 @@ try:
 except DataError as error:
     # the log holds the traceback; the console gets one line naming URL, file and cause
     log.exception("%s", error)
-    print(f"download of {snakemake.output[0]} failed: {error} (url and md5: datasets in config.yaml; "
-          f"without internet, put the archive at {snakemake.output[0]} or use a data set with a local "
-          "path, e.g. --config dataset=ml-1m-offline)",
-          file=sys.__stderr__)
+    print(
+        f"download of {snakemake.output[0]} failed: {error} (url and md5: datasets in "
+        f"config.yaml; without internet, put the archive at {snakemake.output[0]} or use a data "
+        "set with a local path, e.g. --config dataset=ml-1m-offline)",
+        file=sys.__stderr__,
+    )
     sys.exit(1)
 log.info("done")

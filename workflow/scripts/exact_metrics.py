@@ -1,10 +1,11 @@
 """Rule exact_metrics: exact Recall@10, NDCG@10, AP, AUC beside the paper's Table 3."""
+
 import pandas as pd
 
-from sampled_metrics.evaluation import exact_metric
-from sampled_metrics.runs import start_log
 from sampled_metrics.atomic import write_csv, write_text
+from sampled_metrics.evaluation import exact_metric
 from sampled_metrics.report import markdown_table
+from sampled_metrics.runs import start_log
 
 log = start_log(snakemake.log[0])
 paper = pd.read_csv(snakemake.input.paper).query("method == 'exact'")
@@ -13,9 +14,14 @@ rows = []
 for recommender, path in zip(snakemake.params.recommenders, snakemake.input.ranks):
     ranks = pd.read_csv(path)
     for metric in snakemake.params.metrics:
-        rows.append({"recommender": recommender, "metric": metric,
-                     "value": 100 * exact_metric(metric, ranks["rank"], ranks["n_candidates"]),
-                     "paper": paper.get((recommender, metric))})
+        rows.append(
+            {
+                "recommender": recommender,
+                "metric": metric,
+                "value": 100 * exact_metric(metric, ranks["rank"], ranks["n_candidates"]),
+                "paper": paper.get((recommender, metric)),
+            }
+        )
 table = pd.DataFrame(rows)
 write_csv(table, snakemake.output.csv)
 write_text(markdown_table(table, digits=2), snakemake.output.md)

@@ -1,7 +1,7 @@
 """Rule provenance: the package versions and the full effective config of a run."""
-from sampled_metrics.runs import start_log
+
 from sampled_metrics.atomic import write_text
-from sampled_metrics.runs import config_yaml, versions_text
+from sampled_metrics.runs import config_yaml, start_log, versions_text
 
 log = start_log(snakemake.log[0])
 versions = versions_text()

@@ -1,10 +1,11 @@
 """Rule table3: exact, sampled and corrected metrics (mean ± std) beside the paper."""
+
 import pandas as pd
 
-from sampled_metrics.evaluation import summary_table
-from sampled_metrics.runs import start_log
 from sampled_metrics.atomic import write_csv, write_text
+from sampled_metrics.evaluation import summary_table
 from sampled_metrics.report import latex_table, markdown_table, paper_comparison, wide_mean_std
+from sampled_metrics.runs import start_log
 
 log = start_log(snakemake.log[0])
 exact = pd.read_csv(snakemake.input.exact)
@@ -16,7 +17,15 @@ table["paper_std"] = [paper["std"].get(k) for k in keys]
 write_csv(table, snakemake.output.csv)
 wide = wide_mean_std(table)
 write_text(markdown_table(wide), snakemake.output.md)
-write_text(latex_table(wide, caption="Table 3: exact, sampled and corrected metrics (percent), "
-                       "mean ± std over repetitions."), snakemake.output.tex)
-write_text(paper_comparison(table, value="mean", paper="paper_mean", digits=2), snakemake.output.versus)
+write_text(
+    latex_table(
+        wide,
+        caption="Table 3: exact, sampled and corrected metrics (percent), "
+        "mean ± std over repetitions.",
+    ),
+    snakemake.output.tex,
+)
+write_text(
+    paper_comparison(table, value="mean", paper="paper_mean", digits=2), snakemake.output.versus
+)
 log.info("\n%s", wide)

@@ -1,10 +1,11 @@
 """Rule toy_figure: Figures 1-4, their curves computed from the laws and saved beside them."""
+
 import pandas as pd
 
 from sampled_metrics import plotting, toy_example
-from sampled_metrics.runs import start_log
 from sampled_metrics.atomic import write_csv
 from sampled_metrics.plotting import save_figure
+from sampled_metrics.runs import start_log
 
 start_log(snakemake.log[0])
 toy, law, figure_name = snakemake.params.toy, snakemake.params.law, snakemake.wildcards.figure
@@ -19,9 +20,16 @@ elif figure_name == "fig3":
     data = toy_example.expected_vs_true_rank(n, toy["fig3_m_values"], toy["fig3_max_rank"], law)
     figure = plotting.expected_vs_true_rank_figure(data, n)
 else:
-    on_sample, expected = toy_example.corrected_ap_curves(n, toy["fig4_m"], toy["fig4_methods"], law, n)
-    data = pd.concat([on_sample.rename(columns={"sampled_rank": "rank"}).assign(panel="on_sample"),
-                      expected.assign(panel="expected")], ignore_index=True)
+    on_sample, expected = toy_example.corrected_ap_curves(
+        n, toy["fig4_m"], toy["fig4_methods"], law, n
+    )
+    data = pd.concat(
+        [
+            on_sample.rename(columns={"sampled_rank": "rank"}).assign(panel="on_sample"),
+            expected.assign(panel="expected"),
+        ],
+        ignore_index=True,
+    )
     figure = plotting.corrected_ap_figure(on_sample, expected, n, toy["fig4_m"])
 write_csv(data, snakemake.output.data)
 save_figure(figure, snakemake.output.pdf, snakemake.output.png)

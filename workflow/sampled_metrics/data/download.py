@@ -31,9 +31,16 @@ class _TransientError(Exception):
     """A download attempt failed in a way that a retry may fix."""
 
 
-def download(url: str, dest, md5: str | None = None, *, timeout: float = 60,
-             retries: int = 3, progress: bool = True,
-             backoff: float = 1.0) -> Path:
+def download(
+    url: str,
+    dest,
+    md5: str | None = None,
+    *,
+    timeout: float = 60,
+    retries: int = 3,
+    progress: bool = True,
+    backoff: float = 1.0,
+) -> Path:
     """Download ``url`` to ``dest`` atomically and return ``Path(dest)``.
 
     If ``dest`` exists it is used as is when ``md5`` is None or matches (no
@@ -64,8 +71,9 @@ def download(url: str, dest, md5: str | None = None, *, timeout: float = 60,
             return dest
         except _TransientError as e:
             last_error = e
-    raise DataError(f"could not download {url} to {dest} after {retries + 1} "
-                    f"attempt(s): {last_error}") from last_error
+    raise DataError(
+        f"could not download {url} to {dest} after {retries + 1} attempt(s): {last_error}"
+    ) from last_error
 
 
 def check_md5(path, md5: str | None) -> None:
@@ -75,8 +83,9 @@ def check_md5(path, md5: str | None) -> None:
         return
     actual = md5sum(path)
     if actual != md5.lower():
-        raise DataError(f"{path}: existing file has md5 {actual}, expected {md5}; "
-                        "delete it to download again")
+        raise DataError(
+            f"{path}: existing file has md5 {actual}, expected {md5}; delete it to download again"
+        )
 
 
 def _download_once(url: str, dest: Path, md5: str | None, timeout: float, progress: bool) -> None:
@@ -87,8 +96,7 @@ def _download_once(url: str, dest: Path, md5: str | None, timeout: float, progre
             raise DataError(f"{dest}: downloaded from {url} with md5 {actual_md5}, expected {md5}")
 
 
-def _stream(url: str, out: IO[bytes], label: str, timeout: float,
-            progress: bool) -> str:
+def _stream(url: str, out: IO[bytes], label: str, timeout: float, progress: bool) -> str:
     """Write the body of ``url`` to ``out``; return its md5. Checks the size."""
     request = urllib.request.Request(url, headers={"User-Agent": "sampled-metrics"})
     digest = hashlib.md5()
@@ -97,8 +105,14 @@ def _stream(url: str, out: IO[bytes], label: str, timeout: float,
         with urllib.request.urlopen(request, timeout=timeout) as response:
             length = response.headers.get("Content-Length")
             expected = int(length) if length is not None else None
-            with tqdm(total=expected, unit="B", unit_scale=True, desc=label,
-                      disable=not progress, leave=False) as bar:
+            with tqdm(
+                total=expected,
+                unit="B",
+                unit_scale=True,
+                desc=label,
+                disable=not progress,
+                leave=False,
+            ) as bar:
                 for chunk in iter(lambda: response.read(1 << 16), b""):
                     out.write(chunk)
                     digest.update(chunk)
@@ -108,10 +122,8 @@ def _stream(url: str, out: IO[bytes], label: str, timeout: float,
         if 400 <= e.code < 500:
             raise DataError(f"{url}: HTTP {e.code} {e.reason}") from e
         raise _TransientError(f"HTTP {e.code} {e.reason}") from e
-    except (urllib.error.URLError, http.client.HTTPException, ConnectionError,
-            TimeoutError) as e:
+    except (urllib.error.URLError, http.client.HTTPException, ConnectionError, TimeoutError) as e:
         raise _TransientError(f"{type(e).__name__}: {e}") from e
     if expected is not None and written != expected:
         raise _TransientError(f"truncated body: got {written} of {expected} bytes")
     return digest.hexdigest()
-

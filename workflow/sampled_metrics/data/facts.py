@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -40,8 +40,9 @@ def _split_facts(split: Split) -> dict[str, Callable[[], int]]:
     }
 
 
-def check_facts(df_or_split: pd.DataFrame | Split, facts: Mapping[str, int],
-                source: str) -> dict[str, int]:
+def check_facts(
+    df_or_split: pd.DataFrame | Split, facts: Mapping[str, int], source: str
+) -> dict[str, int]:
     """Assert known numbers of an events frame or a :class:`Split`.
 
     Frame facts: ``n_users``, ``n_items``, ``n_events``,
@@ -60,12 +61,13 @@ def check_facts(df_or_split: pd.DataFrame | Split, facts: Mapping[str, int],
     unknown = [name for name in facts if name not in known]
     if unknown:
         kind = type(df_or_split).__name__
-        raise DataError(f"{source}: unknown fact(s) {unknown} for a {kind}; "
-                        f"known: {sorted(known)}")
+        raise DataError(f"{source}: unknown fact(s) {unknown} for a {kind}; known: {sorted(known)}")
     actual = {name: int(known[name]()) for name in facts}
-    wrong = [f"{name}: expected {facts[name]}, got {actual[name]}"
-             for name in facts if actual[name] != facts[name]]
+    wrong = [
+        f"{name}: expected {facts[name]}, got {actual[name]}"
+        for name in facts
+        if actual[name] != facts[name]
+    ]
     if wrong:
         raise DataError(f"{source}: facts do not hold: {'; '.join(wrong)}")
     return actual
-

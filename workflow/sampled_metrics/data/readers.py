@@ -16,8 +16,9 @@ import gzip
 import io
 import re
 import zipfile
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import IO, Iterator, Mapping
+from typing import IO
 
 import numpy as np
 import pandas as pd
@@ -31,19 +32,20 @@ __all__ = ["binarize", "load_delimited", "load_events", "load_movielens_dat"]
 # Opening files (plain, .gz, member of a .zip)
 # --------------------------------------------------------------------------
 
-def _zip_member(zf: zipfile.ZipFile, path: Path, member: str | None,
-                suffix: str) -> str:
+
+def _zip_member(zf: zipfile.ZipFile, path: Path, member: str | None, suffix: str) -> str:
     """The requested member, or the single member whose name ends with suffix."""
     names = [n for n in zf.namelist() if not n.endswith("/")]
     if member is not None:
         if member not in names:
-            raise DataError(f"{path}: no member {member!r} in the archive "
-                            f"(members: {names})")
+            raise DataError(f"{path}: no member {member!r} in the archive (members: {names})")
         return member
     matches = [n for n in names if n.endswith(suffix)]
     if len(matches) != 1:
-        raise DataError(f"{path}: expected exactly one member ending with "
-                        f"{suffix!r}, found {matches}; pass member=")
+        raise DataError(
+            f"{path}: expected exactly one member ending with "
+            f"{suffix!r}, found {matches}; pass member="
+        )
     return matches[0]
 
 
@@ -76,7 +78,6 @@ def _read_bytes(path: Path, member: str | None, suffix: str) -> bytes:
         raise DataError(f"{path}: cannot read, corrupt or truncated ({e})") from e
 
 
-
 # --------------------------------------------------------------------------
 # MovieLens ratings.dat
 # --------------------------------------------------------------------------
@@ -103,16 +104,18 @@ def load_movielens_dat(path, member: str | None = None) -> pd.DataFrame:
     if not text.strip():
         raise DataError(f"{label}: empty file, no ratings")
     try:
-        df = pd.read_csv(io.StringIO(text.replace("::", "\t")), sep="\t",
-                         header=None, dtype={0: "int64", 1: "int64",
-                                             2: "float64", 3: "int64"})
+        df = pd.read_csv(
+            io.StringIO(text.replace("::", "\t")),
+            sep="\t",
+            header=None,
+            dtype={0: "int64", 1: "int64", 2: "float64", 3: "int64"},
+        )
     except (ValueError, pd.errors.ParserError) as e:
         _raise_first_bad_dat_line(label, text)
         raise DataError(f"{label}: malformed ratings file ({e})") from e
     if df.shape[1] != 4:
         _raise_first_bad_dat_line(label, text)
-        raise DataError(f"{label}: expected 4 '::'-separated fields, "
-                        f"found {df.shape[1]}")
+        raise DataError(f"{label}: expected 4 '::'-separated fields, found {df.shape[1]}")
     df.columns = _DAT_COLUMNS
     return df[["user", "item", "time", "rating"]]
 
@@ -142,7 +145,6 @@ def _dat_line_problem(line: str) -> str | None:
     return None
 
 
-
 # --------------------------------------------------------------------------
 # Delimited files (csv, tsv, optionally .gz or a zip member)
 # --------------------------------------------------------------------------
@@ -150,9 +152,14 @@ def _dat_line_problem(line: str) -> str | None:
 _OPTIONAL = ("rating",)
 
 
-def load_delimited(path, *, sep: str = ",", header: bool = True,
-                   columns: Mapping[str, str | int], member: str | None = None
-                   ) -> pd.DataFrame:
+def load_delimited(
+    path,
+    *,
+    sep: str = ",",
+    header: bool = True,
+    columns: Mapping[str, str | int],
+    member: str | None = None,
+) -> pd.DataFrame:
     """Load a delimited events file into a frame with ``user``, ``item``, ``time``.
 
     ``columns`` maps ``user``, ``item``, ``time`` (and optionally ``rating``)
@@ -173,8 +180,9 @@ def load_delimited(path, *, sep: str = ",", header: bool = True,
     missing = [f"{k}={columns[k]!r}" for k in keys if columns[k] not in file_columns]
     if missing:
         shown = list(file_columns) if header else f"{len(file_columns)} columns"
-        raise DataError(f"{label}: column(s) {', '.join(missing)} not in the file "
-                        f"(file has {shown})")
+        raise DataError(
+            f"{label}: column(s) {', '.join(missing)} not in the file (file has {shown})"
+        )
     raw = _read_table(path, member, sep, header, [columns[k] for k in keys], label)
     df = pd.DataFrame({k: raw[columns[k]].to_numpy() for k in keys})
     first_line = 2 if header else 1
@@ -191,11 +199,12 @@ def _check_column_spec(columns: Mapping, header: bool, label: str) -> list[str]:
     unknown = set(columns) - set(EVENT_COLUMNS) - set(_OPTIONAL)
     absent = [k for k in EVENT_COLUMNS if k not in columns]
     if unknown or absent:
-        raise DataError(f"{label}: columns= must map {EVENT_COLUMNS} (and optionally "
-                        f"'rating'); unknown {sorted(unknown)}, missing {absent}")
+        raise DataError(
+            f"{label}: columns= must map {EVENT_COLUMNS} (and optionally "
+            f"'rating'); unknown {sorted(unknown)}, missing {absent}"
+        )
     wanted = str if header else int
-    bad = {k: v for k, v in columns.items()
-           if not isinstance(v, wanted) or isinstance(v, bool)}
+    bad = {k: v for k, v in columns.items() if not isinstance(v, wanted) or isinstance(v, bool)}
     if bad:
         kind = "column names (header=True)" if header else "0-based indices (header=False)"
         raise DataError(f"{label}: columns= values must be {kind}, got {bad}")
@@ -206,8 +215,9 @@ def _file_columns(path: Path, member, sep: str, header: bool, label: str) -> lis
     """The header names, or range(number of fields of the first line)."""
     try:
         with _open_binary(path, member) as f:
-            first = pd.read_csv(f, sep=sep, header=0 if header else None,
-                                nrows=0 if header else 1, dtype=str)
+            first = pd.read_csv(
+                f, sep=sep, header=0 if header else None, nrows=0 if header else 1, dtype=str
+            )
     except pd.errors.EmptyDataError as e:
         raise DataError(f"{label}: empty file") from e
     except DataError:
@@ -217,14 +227,21 @@ def _file_columns(path: Path, member, sep: str, header: bool, label: str) -> lis
     return list(first.columns)
 
 
-def _read_table(path: Path, member, sep: str, header: bool, usecols: list,
-                label: str) -> pd.DataFrame:
+def _read_table(
+    path: Path, member, sep: str, header: bool, usecols: list, label: str
+) -> pd.DataFrame:
     try:
         with _open_binary(path, member) as f:
-            raw = pd.read_csv(f, sep=sep, header=0 if header else None,
-                              usecols=list(dict.fromkeys(usecols)),
-                              skip_blank_lines=False, keep_default_na=False,
-                              na_values=[""], low_memory=False)
+            raw = pd.read_csv(
+                f,
+                sep=sep,
+                header=0 if header else None,
+                usecols=list(dict.fromkeys(usecols)),
+                skip_blank_lines=False,
+                keep_default_na=False,
+                na_values=[""],
+                low_memory=False,
+            )
     except DataError:
         raise
     except (*CORRUPT_FILE_ERRORS, pd.errors.ParserError, pd.errors.EmptyDataError) as e:
@@ -239,20 +256,19 @@ def _check_no_missing(df: pd.DataFrame, label: str, first_line: int) -> None:
     if missing.to_numpy().any():
         row = int(np.flatnonzero(missing.any(axis=1).to_numpy())[0])
         names = [c for c in df.columns if missing[c].iat[row]]
-        raise DataError(f"{label}, line {row + first_line}: missing value in "
-                        f"column(s) {names}")
+        raise DataError(f"{label}, line {row + first_line}: missing value in column(s) {names}")
 
 
-def _numeric_column(values: pd.Series, name: str, label: str,
-                    first_line: int) -> pd.Series:
+def _numeric_column(values: pd.Series, name: str, label: str, first_line: int) -> pd.Series:
     if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
         return values
     numbers = pd.to_numeric(values, errors="coerce")
     bad = np.flatnonzero(numbers.isna().to_numpy())
     if len(bad):
         row = int(bad[0])
-        raise DataError(f"{label}, line {row + first_line}: {name} "
-                        f"{values.iat[row]!r} is not a number")
+        raise DataError(
+            f"{label}, line {row + first_line}: {name} {values.iat[row]!r} is not a number"
+        )
     return numbers
 
 
@@ -263,7 +279,6 @@ def _ints_if_integral(values: pd.Series) -> pd.Series:
         if (as_int == values).all():
             return as_int
     return values
-
 
 
 # --------------------------------------------------------------------------
@@ -291,10 +306,10 @@ def binarize(df: pd.DataFrame, threshold: float | None = None) -> pd.DataFrame:
     return first.sort_index().reset_index(drop=True)
 
 
-
 # --------------------------------------------------------------------------
 # A data set as configured
 # --------------------------------------------------------------------------
+
 
 def load_events(path, entry: Mapping) -> pd.DataFrame:
     """Load and binarize the events of one data set of config.yaml.
@@ -308,9 +323,13 @@ def load_events(path, entry: Mapping) -> pd.DataFrame:
     if fmt == "movielens_dat":
         events = load_movielens_dat(path, member=entry.get("member"))
     elif fmt == "delimited":
-        events = load_delimited(path, sep=entry.get("sep", ","), header=entry.get("header", True),
-                                columns=entry["columns"], member=entry.get("member"))
+        events = load_delimited(
+            path,
+            sep=entry.get("sep", ","),
+            header=entry.get("header", True),
+            columns=entry["columns"],
+            member=entry.get("member"),
+        )
     else:
         raise DataError(f"{path}: unknown format {fmt!r} (movielens_dat or delimited)")
     return binarize(events, entry.get("binarize_threshold"))
-

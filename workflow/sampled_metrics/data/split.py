@@ -7,9 +7,9 @@ the items the user has not interacted with in training.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 import numpy as np
 import pandas as pd
@@ -41,11 +41,12 @@ class Split:
     def __post_init__(self):
         n_users, n_items = self.train.shape
         if len(self.user_ids) != n_users or len(self.item_ids) != n_items:
-            raise DataError(f"Split: train is {n_users}x{n_items} but there are "
-                            f"{len(self.user_ids)} user ids, {len(self.item_ids)} item ids")
+            raise DataError(
+                f"Split: train is {n_users}x{n_items} but there are "
+                f"{len(self.user_ids)} user ids, {len(self.item_ids)} item ids"
+            )
         if self.test_items.shape != (n_users,):
-            raise DataError(f"Split: {self.test_items.shape} test items for "
-                            f"{n_users} users")
+            raise DataError(f"Split: {self.test_items.shape} test items for {n_users} users")
         if n_users and (self.test_items.min() < 0 or self.test_items.max() >= n_items):
             raise DataError(f"Split: test item index outside 0..{n_items - 1}")
 
@@ -73,8 +74,9 @@ class Split:
         return int(np.count_nonzero(item_counts[self.test_items] == 0))
 
 
-def leave_last_out_split(df: pd.DataFrame, *, min_events: int = 2,
-                         on_short_users: str = "skip") -> Split:
+def leave_last_out_split(
+    df: pd.DataFrame, *, min_events: int = 2, on_short_users: str = "skip"
+) -> Split:
     """Hold out each user's last event; the user's other events are training.
 
     The last event is the one with the largest ``time``. Ties are broken by
@@ -102,8 +104,13 @@ def leave_last_out_split(df: pd.DataFrame, *, min_events: int = 2,
     is_test[np.cumsum(np.bincount(user_codes, minlength=len(user_ids))) - 1] = True
     rows, cols = user_codes[order], item_codes[order]
     train = _binary_csr(rows[~is_test], cols[~is_test], (len(user_ids), len(item_ids)))
-    return Split(train=train, test_items=cols[is_test].astype(np.int64),
-                 user_ids=user_ids, item_ids=item_ids, n_skipped_users=n_skipped)
+    return Split(
+        train=train,
+        test_items=cols[is_test].astype(np.int64),
+        user_ids=user_ids,
+        item_ids=item_ids,
+        n_skipped_users=n_skipped,
+    )
 
 
 def _check_split_input(df: pd.DataFrame) -> None:
@@ -111,8 +118,9 @@ def _check_split_input(df: pd.DataFrame) -> None:
         raise DataError("leave_last_out_split: missing values in user/item/time")
     n_dup = int(df.duplicated(["user", "item"]).sum())
     if n_dup:
-        raise DataError(f"leave_last_out_split: {n_dup} repeated (user, item) "
-                        "pairs; call binarize() first")
+        raise DataError(
+            f"leave_last_out_split: {n_dup} repeated (user, item) pairs; call binarize() first"
+        )
 
 
 def _drop_short_users(df: pd.DataFrame, min_events: int, on_short_users: str):
@@ -124,8 +132,9 @@ def _drop_short_users(df: pd.DataFrame, min_events: int, on_short_users: str):
     if on_short_users == "error":
         example = short_users[0]
         example = example.item() if isinstance(example, np.generic) else example
-        raise DataError(f"{len(short_users)} user(s) have fewer than {min_events} "
-                        f"events, e.g. user {example!r}")
+        raise DataError(
+            f"{len(short_users)} user(s) have fewer than {min_events} events, e.g. user {example!r}"
+        )
     return df[~short], len(short_users)
 
 
@@ -144,13 +153,19 @@ def _binary_csr(rows: np.ndarray, cols: np.ndarray, shape) -> sp.csr_matrix:
     return matrix
 
 
-
 # --------------------------------------------------------------------------
 # Saving and loading a split
 # --------------------------------------------------------------------------
 
-_SPLIT_KEYS = ("train_indptr", "train_indices", "train_shape", "test_items",
-               "user_ids", "item_ids", "n_skipped_users")
+_SPLIT_KEYS = (
+    "train_indptr",
+    "train_indices",
+    "train_shape",
+    "test_items",
+    "user_ids",
+    "item_ids",
+    "n_skipped_users",
+)
 
 
 def _plain_ids(ids: np.ndarray, name: str) -> np.ndarray:
@@ -209,10 +224,14 @@ def load_split(path) -> Split:
 def _split_from_arrays(a: Mapping[str, np.ndarray]) -> Split:
     indices = a["train_indices"]
     shape = tuple(int(x) for x in a["train_shape"])
-    train = sp.csr_matrix((np.ones(len(indices), dtype=np.float32), indices,
-                           a["train_indptr"]), shape=shape)
+    train = sp.csr_matrix(
+        (np.ones(len(indices), dtype=np.float32), indices, a["train_indptr"]), shape=shape
+    )
     train.check_format(full_check=True)
-    return Split(train=train, test_items=a["test_items"].astype(np.int64),
-                 user_ids=a["user_ids"], item_ids=a["item_ids"],
-                 n_skipped_users=int(a["n_skipped_users"]))
-
+    return Split(
+        train=train,
+        test_items=a["test_items"].astype(np.int64),
+        user_ids=a["user_ids"],
+        item_ids=a["item_ids"],
+        n_skipped_users=int(a["n_skipped_users"]),
+    )

@@ -31,8 +31,9 @@ def positive_number(spec_name: str, key: str, value, *, integer=False, allow_zer
     if not ok:
         kind = "integer" if integer else "number"
         bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{spec_name}: hyperparameter {key!r} must be a finite {kind} {bound}, "
-                         f"got {value!r}")
+        raise ValueError(
+            f"{spec_name}: hyperparameter {key!r} must be a finite {kind} {bound}, got {value!r}"
+        )
     return int(value) if integer else float(value)
 
 
@@ -48,8 +49,9 @@ def neighbourhood_size(spec_name: str, key: str, value):
 def choice(spec_name: str, key: str, value, allowed):
     if isinstance(value, str) and value.lower() in allowed:
         return value.lower()
-    raise ValueError(f"{spec_name}: hyperparameter {key!r} must be one of {list(allowed)}, "
-                     f"got {value!r}")
+    raise ValueError(
+        f"{spec_name}: hyperparameter {key!r} must be one of {list(allowed)}, got {value!r}"
+    )
 
 
 def boolean(spec_name: str, key: str, value):
@@ -62,9 +64,10 @@ def hyperparameters(spec: dict, defaults: dict) -> tuple[str, dict]:
     name = str(spec.get("name", spec["type"]))
     unknown = [k for k in spec if k not in defaults and k not in META_KEYS]
     if unknown:
-        raise ValueError(f"{name}: unknown hyperparameter {unknown[0]!r} for type "
-                         f"{spec['type']!r}; known: {', '.join(sorted(defaults))}")
+        raise ValueError(
+            f"{name}: unknown hyperparameter {unknown[0]!r} for type "
+            f"{spec['type']!r}; known: {', '.join(sorted(defaults))}"
+        )
     params = dict(defaults)
     params.update({k: v for k, v in spec.items() if k not in META_KEYS})
     return name, params
-

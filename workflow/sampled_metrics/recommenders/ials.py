@@ -6,7 +6,7 @@ al.), fitted with ``implicit``'s CPU solver through an exact reparameterization
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import scipy.sparse as sp
@@ -116,11 +116,20 @@ class IALSModel:
         return (self.user_factors[users] @ self.item_factors.T).astype(np.float32, copy=False)
 
 
-def fit_ials(train, *, factors=IALS_DEFAULTS["factors"],
-             regularization=IALS_DEFAULTS["regularization"], alpha=IALS_DEFAULTS["alpha"],
-             iterations=IALS_DEFAULTS["iterations"], use_cg=IALS_DEFAULTS["use_cg"],
-             dtype=IALS_DEFAULTS["dtype"], seed=0, callback: Callable | None = None,
-             initial_factors: tuple | None = None, name="ials") -> IALSModel:
+def fit_ials(
+    train,
+    *,
+    factors=IALS_DEFAULTS["factors"],
+    regularization=IALS_DEFAULTS["regularization"],
+    alpha=IALS_DEFAULTS["alpha"],
+    iterations=IALS_DEFAULTS["iterations"],
+    use_cg=IALS_DEFAULTS["use_cg"],
+    dtype=IALS_DEFAULTS["dtype"],
+    seed=0,
+    callback: Callable | None = None,
+    initial_factors: tuple | None = None,
+    name="ials",
+) -> IALSModel:
     """Recommender X (section 9): iALS on the paper's loss (see :func:`ials_objective`).
 
     Trained with ``implicit.cpu.als.AlternatingLeastSquares`` with the exact
@@ -151,9 +160,14 @@ def fit_ials(train, *, factors=IALS_DEFAULTS["factors"],
     root = math.sqrt(scale)
     with threadpool_limits(1, "blas"):
         model = AlternatingLeastSquares(
-            factors=int(factors), regularization=reg_impl, alpha=alpha_impl,
-            dtype=np.dtype(dtype), use_native=True, use_cg=bool(use_cg),
-            iterations=int(iterations), calculate_training_loss=False,
+            factors=int(factors),
+            regularization=reg_impl,
+            alpha=alpha_impl,
+            dtype=np.dtype(dtype),
+            use_native=True,
+            use_cg=bool(use_cg),
+            iterations=int(iterations),
+            calculate_training_loss=False,
             random_state=int(seed),
         )
         if initial_factors is not None:
@@ -163,15 +177,26 @@ def fit_ials(train, *, factors=IALS_DEFAULTS["factors"],
 
         inner = None
         if callback is not None:
+
             def inner(iteration, elapsed, loss):  # noqa: ARG001 - implicit's signature
                 callback(iteration, model.user_factors / root, model.item_factors / root)
 
         model.fit(X, show_progress=False, callback=inner)
-    hyper = {"factors": factors, "regularization": regularization, "alpha": alpha,
-             "iterations": iterations, "use_cg": use_cg, "dtype": str(np.dtype(dtype)),
-             "seed": seed}
-    fitted = IALSModel(np.asarray(model.user_factors) / root,
-                       np.asarray(model.item_factors) / root, name=name, hyperparameters=hyper)
+    hyper = {
+        "factors": factors,
+        "regularization": regularization,
+        "alpha": alpha,
+        "iterations": iterations,
+        "use_cg": use_cg,
+        "dtype": str(np.dtype(dtype)),
+        "seed": seed,
+    }
+    fitted = IALSModel(
+        np.asarray(model.user_factors) / root,
+        np.asarray(model.item_factors) / root,
+        name=name,
+        hyperparameters=hyper,
+    )
     fitted.implicit_model = model  # implicit's own object (its scores are (1 + alpha) x ours)
     return fitted
 
@@ -181,8 +206,9 @@ def validate_ials(spec: dict) -> dict:
     return {
         "name": name,
         "factors": positive_number(name, "factors", p["factors"], integer=True),
-        "regularization": positive_number(name, "regularization", p["regularization"],
-                                           allow_zero=True),
+        "regularization": positive_number(
+            name, "regularization", p["regularization"], allow_zero=True
+        ),
         "alpha": positive_number(name, "alpha", p["alpha"]),
         "iterations": positive_number(name, "iterations", p["iterations"], integer=True),
         "use_cg": boolean(name, "use_cg", p["use_cg"]),
@@ -192,4 +218,3 @@ def validate_ials(spec: dict) -> dict:
 
 def build_ials(spec: dict, train, seed) -> IALSModel:
     return fit_ials(train, seed=seed, **validate_ials(spec))
-

@@ -7,7 +7,13 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .hyperparameters import binary_train, choice, hyperparameters, neighbourhood_size, positive_number
+from .hyperparameters import (
+    binary_train,
+    choice,
+    hyperparameters,
+    neighbourhood_size,
+    positive_number,
+)
 
 __all__ = ["ITEM_KNN_DEFAULTS", "ItemKNN", "cosine_similarity"]
 
@@ -64,8 +70,13 @@ def _top_k_mask(S: np.ndarray, k: int, axis: int) -> np.ndarray:
     return mask if axis == 1 else mask.T
 
 
-_SELF_SIMILARITY = {True: "include", False: "exclude", "include": "include",
-                    "exclude": "exclude", "after_cut": "after_cut"}
+_SELF_SIMILARITY = {
+    True: "include",
+    False: "exclude",
+    "include": "include",
+    "exclude": "exclude",
+    "after_cut": "after_cut",
+}
 
 
 class ItemKNN:
@@ -116,11 +127,20 @@ class ItemKNN:
     artefacts. Scores are returned as float32.
     """
 
-    def __init__(self, train, *, q=ITEM_KNN_DEFAULTS["q"], k=ITEM_KNN_DEFAULTS["k"],
-                 k_prime=ITEM_KNN_DEFAULTS["k_prime"],
-                 self_similarity=ITEM_KNN_DEFAULTS["self_similarity"], cut=ITEM_KNN_DEFAULTS["cut"],
-                 normalization=ITEM_KNN_DEFAULTS["normalization"], norm=ITEM_KNN_DEFAULTS["norm"],
-                 denominator=ITEM_KNN_DEFAULTS["denominator"], name="item_knn"):
+    def __init__(
+        self,
+        train,
+        *,
+        q=ITEM_KNN_DEFAULTS["q"],
+        k=ITEM_KNN_DEFAULTS["k"],
+        k_prime=ITEM_KNN_DEFAULTS["k_prime"],
+        self_similarity=ITEM_KNN_DEFAULTS["self_similarity"],
+        cut=ITEM_KNN_DEFAULTS["cut"],
+        normalization=ITEM_KNN_DEFAULTS["normalization"],
+        norm=ITEM_KNN_DEFAULTS["norm"],
+        denominator=ITEM_KNN_DEFAULTS["denominator"],
+        name="item_knn",
+    ):
         if self_similarity not in _SELF_SIMILARITY:
             raise ValueError(f"self_similarity must be one of {list(_SELF_SIMILARITY)}")
         self_similarity = _SELF_SIMILARITY[self_similarity]
@@ -133,10 +153,16 @@ class ItemKNN:
         if denominator not in ("row_sum", "none"):
             raise ValueError("denominator must be 'row_sum' or 'none'")
         self.name = name
-        self.hyperparameters = {"q": q, "k": k, "k_prime": k_prime,
-                                "self_similarity": self_similarity, "cut": cut,
-                                "normalization": normalization, "norm": norm,
-                                "denominator": denominator}
+        self.hyperparameters = {
+            "q": q,
+            "k": k,
+            "k_prime": k_prime,
+            "self_similarity": self_similarity,
+            "cut": cut,
+            "normalization": normalization,
+            "norm": norm,
+            "denominator": denominator,
+        }
         self._train = binary_train(train).astype(np.float64)
         S = cosine_similarity(self._train, q)
         diagonal = np.diag(S).copy()
@@ -161,8 +187,10 @@ class ItemKNN:
         n_items = S.shape[0]
         # per-item divisor of the numerator sum_{j in H_u} s'_ij
         if denominator == "row_sum":
-            ones = sp.csr_matrix((np.ones(n_items), (np.zeros(n_items, dtype=np.int64),
-                                                     np.arange(n_items))), shape=(1, n_items))
+            ones = sp.csr_matrix(
+                (np.ones(n_items), (np.zeros(n_items, dtype=np.int64), np.arange(n_items))),
+                shape=(1, n_items),
+            )
             divisor = np.asarray(ones @ self._ST).ravel()  # same summation order as the numerator
         elif normalization == "row":
             divisor = _norms(S, 1)
@@ -204,8 +232,9 @@ def validate_item_knn(spec: dict) -> dict:
         "k_prime": neighbourhood_size(name, "k_prime", p["k_prime"]),
         "self_similarity": ss,
         "cut": choice(name, "cut", p["cut"], ("row", "column")),
-        "normalization": choice(name, "normalization", p["normalization"],
-                                 ("row", "column", "none")),
+        "normalization": choice(
+            name, "normalization", p["normalization"], ("row", "column", "none")
+        ),
         "norm": choice(name, "norm", p["norm"], ("l1", "l2")),
         "denominator": choice(name, "denominator", p["denominator"], ("row_sum", "none")),
     }
@@ -213,4 +242,3 @@ def validate_item_knn(spec: dict) -> dict:
 
 def build_item_knn(spec: dict, train, seed) -> ItemKNN:  # noqa: ARG001 - deterministic
     return ItemKNN(train, **validate_item_knn(spec))
-

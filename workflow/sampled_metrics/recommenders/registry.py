@@ -3,14 +3,20 @@ config entry (``{"type": ..., **hyperparameters}``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from .ials import IALS_DEFAULTS, build_ials, validate_ials
 from .item_knn import ITEM_KNN_DEFAULTS, build_item_knn, validate_item_knn
 
-__all__ = ["PAPER_RECOMMENDERS", "fit_recommender", "hyperparameter_defaults",
-           "recommender_types", "register_recommender", "validate_spec"]
+__all__ = [
+    "PAPER_RECOMMENDERS",
+    "fit_recommender",
+    "hyperparameter_defaults",
+    "recommender_types",
+    "register_recommender",
+    "validate_spec",
+]
 
 # The three recommenders of section 9: the hyperparameters not given here are
 # the defaults of their type (IALS_DEFAULTS, ITEM_KNN_DEFAULTS).
@@ -34,8 +40,12 @@ _REGISTRY: dict[str, _Type] = {
 }
 
 
-def register_recommender(type_name: str, builder: Callable, validate: Callable | None = None,
-                         defaults: dict | None = None) -> None:
+def register_recommender(
+    type_name: str,
+    builder: Callable,
+    validate: Callable | None = None,
+    defaults: dict | None = None,
+) -> None:
     """Add a recommender type.
 
     ``builder(spec, train, seed)`` must return an object with
@@ -72,7 +82,9 @@ def validate_spec(spec: dict) -> dict:
         raise ValueError("recommender spec needs the key 'type'")
     kind = spec["type"]
     if kind not in _REGISTRY:
-        raise ValueError(f"unknown recommender 'type' {kind!r}; known: {', '.join(recommender_types())}")
+        raise ValueError(
+            f"unknown recommender 'type' {kind!r}; known: {', '.join(recommender_types())}"
+        )
     validate = _REGISTRY[kind].validate
     return validate(spec) if validate is not None else dict(spec)
 
@@ -90,4 +102,3 @@ def fit_recommender(spec: dict, train, seed: int = 0):
     if not hasattr(model, "name"):
         model.name = str(spec.get("name", spec["type"]))
     return model
-

@@ -25,14 +25,18 @@ class PrecomputedScores:
         return self.all[np.asarray(users, dtype=np.int64)]
 
 
-def all_scores(model, n_users: int, *, block_size: int = 1024, progress: bool = False) -> np.ndarray:
+def all_scores(
+    model, n_users: int, *, block_size: int = 1024, progress: bool = False
+) -> np.ndarray:
     """Every user's scores, ``model.scores`` called block by block: float32
     array (n_users, n_items)."""
     starts = range(0, n_users, block_size)
     if progress:
         from tqdm.auto import tqdm
-        starts = tqdm(starts, desc=f"scoring {getattr(model, 'name', 'model')}", unit="block")
-    blocks = [np.asarray(model.scores(np.arange(a, min(a + block_size, n_users))), dtype=np.float32)
-              for a in starts]
-    return np.vstack(blocks) if blocks else np.zeros((0, 0), dtype=np.float32)
 
+        starts = tqdm(starts, desc=f"scoring {getattr(model, 'name', 'model')}", unit="block")
+    blocks = [
+        np.asarray(model.scores(np.arange(a, min(a + block_size, n_users))), dtype=np.float32)
+        for a in starts
+    ]
+    return np.vstack(blocks) if blocks else np.zeros((0, 0), dtype=np.float32)
