@@ -7,7 +7,9 @@ snakemake --cores 8 figures/ml-1m/fig5.pdf            # one figure
 
 import os
 
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
+
+from sampled_metrics.config import validate_config
 
 min_version("9.0")
 
@@ -18,12 +20,14 @@ configfile: os.path.join(workflow.basedir, "config.yaml")
 report: "workflow/report/workflow.rst"  # snakemake --report report.html
 
 
-from sampled_metrics.config import check_schema
+# The schema (workflow/schemas/config.schema.yaml), its defaults filled in, and
+# what a schema cannot check; a bad value stops here with one line naming the key.
+validate_config(config)
 
-check_schema(
-    config, os.path.join(workflow.basedir, "workflow/schemas/config.schema.yaml")
-)  # one-line errors
-validate(config, os.path.join(workflow.basedir, "workflow/schemas/config.schema.yaml"))
+
+wildcard_constraints:
+    dataset=r"[A-Za-z0-9_.-]+",
+    recommender=r"[A-Za-z0-9_]+",
 
 
 include: "workflow/rules/common.smk"
@@ -40,4 +44,4 @@ include: "workflow/rules/provenance.smk"
 rule all:
     default_target: True
     input:
-        all_outputs(),
+        all_targets(),

@@ -1,16 +1,13 @@
 """Metrics of section 3: hand-computed cases, Table 1, and properties."""
 
-from pathlib import Path
-
 import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from sampled_metrics import metrics as M
-
-PAPER = Path(__file__).resolve().parents[1] / "workflow" / "resources" / "paper"
+from sampled_metrics.paper import published
+from sampled_metrics.toy_example import TOY_RANKS
 
 
 def test_single_item_metrics_by_hand():
@@ -53,21 +50,18 @@ def test_invalid_ranks_raise():
 
 def test_table1_of_the_paper():
     """Table 1: the toy recommenders' metrics from their predicted ranks, n = 10,000."""
-    table = pd.read_csv(PAPER / "table1.csv")
-    for row in table.itertuples():
-        ranks = np.array(row.ranks.split(), dtype=float)
+    paper = published("table1").set_index(["recommender", "metric"])["value"]
+    for recommender, ranks in TOY_RANKS.items():
+        ranks = np.array(ranks, dtype=float)
         got = {
             "auc": M.auc(ranks, 10_000).mean(),
             "ap": M.average_precision_at_k(ranks).mean(),
             "ndcg": M.ndcg_at_k(ranks).mean(),
             "recall@10": M.recall_at_k(ranks, k=10).mean(),
         }
-        expected = {"auc": row.auc, "ap": row.ap, "ndcg": row.ndcg, "recall@10": row._6}
         for name, value in got.items():
-            assert round(value, 3) == pytest.approx(expected[name], abs=1e-9), (
-                row.recommender,
-                name,
-            )
+            expected = paper[(recommender, name)]
+            assert round(value, 3) == pytest.approx(expected, abs=1e-9), (recommender, name)
 
 
 # ---- set forms, eqs 2-6 ---------------------------------------------------

@@ -3,8 +3,7 @@
 
 rule toy_tables:
     input:
-        paper1=f"{PAPER}/table1.csv",
-        paper2=f"{PAPER}/table2.csv",
+        paper=PAPER,
     output:
         **{
             f"{name}_{ext}": (

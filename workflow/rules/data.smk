@@ -35,6 +35,6 @@ rule split:
     params:
         library=LIBRARY,
         entry=dataset_config,
-        short_users=config.get("short_users", "skip"),
+        short_users=config["short_users"],
     script:
         "../scripts/split.py"

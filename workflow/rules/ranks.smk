@@ -16,8 +16,8 @@ rule exact_ranks:
         mem_mb=2000,
     params:
         library=LIBRARY,
-        tie_policy=config["ranking"].get("tie_policy", "pessimistic"),
-        block_size=config["ranking"].get("block_size", 512),
+        tie_policy=config["ranking"]["tie_policy"],
+        block_size=config["ranking"]["block_size"],
         seed=config["seed"],
     script:
         "../scripts/exact_ranks.py"

@@ -4,7 +4,7 @@
 rule exact_metrics:
     input:
         ranks=expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
-        paper=f"{PAPER}/table3.csv",
+        paper=PAPER,
     output:
         csv=report(
             "results/{dataset}/exact_metrics.csv",
@@ -54,7 +54,7 @@ rule table3:
     input:
         exact="results/{dataset}/exact_metrics.csv",
         sampling="results/{dataset}/sampling.csv",
-        paper=f"{PAPER}/table3.csv",
+        paper=PAPER,
     output:
         csv=report(
             "results/{dataset}/table3.csv",
@@ -80,7 +80,7 @@ rule table4:
     input:
         exact="results/{dataset}/exact_metrics.csv",
         sampling="results/{dataset}/sampling.csv",
-        paper=f"{PAPER}/table4.csv",
+        paper=PAPER,
     output:
         csv=report(
             "results/{dataset}/table4.csv",
@@ -109,6 +109,7 @@ rule claims:
         table4="results/{dataset}/table4.csv",
         thresholds="results/{dataset}/fig6_thresholds.csv",
         crosscheck="results/{dataset}/crosscheck.csv",
+        paper=PAPER,
     output:
         report(
             "results/{dataset}/claims.md",
@@ -166,7 +167,7 @@ rule toy_figure:
     log:
         "logs/toy/{figure}.log",
     wildcard_constraints:
-        figure="fig[1-4]",
+        figure="|".join(TOY_FIGURES),
     resources:
         runtime=5,
         mem_mb=2000,

@@ -20,8 +20,8 @@ rule sampled_ranks:
         m=config["sampling"]["m"],
         repetitions=config["sampling"]["repetitions"],
         replacement=config["sampling"]["replacement"],
-        tie_policy=config["ranking"].get("tie_policy", "pessimistic"),
-        seed=config["sampling"].get("seed", config["seed"]),
+        tie_policy=config["ranking"]["tie_policy"],
+        seed=sampling_seed(config),
         tie_seed=config["seed"],  # the random tie order of the exact ranks (rule exact_ranks)
     script:
         "../scripts/sampled_ranks.py"

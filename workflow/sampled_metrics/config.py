@@ -1,12 +1,42 @@
-"""Checks of config.yaml beyond its JSON schema (workflow/schemas/).
+"""The configuration of the pipeline (config.yaml): validated, completed, checked.
 
-The schema checks types and names; these check what a schema cannot: that the
-data sets to run exist, that each recommender's type and hyperparameters are
-valid, that the metric names parse. Each problem raises one ``ConfigError``
-naming the key.
+:func:`validate_config` is what the Snakefile runs at start-up, and what tests
+and benchmarks use through :func:`load_config`:
+
+1. the JSON schema (``workflow/schemas/config.schema.yaml``) checks types and
+   names; its ``default`` values are the only defaults of the configuration and
+   are filled in here;
+2. each recommender's hyperparameters are completed with its type's defaults
+   (``sampled_metrics.recommenders``), so the effective configuration that
+   provenance records is complete;
+3. what a schema cannot check: that the data sets to run exist, recommender
+   hyperparameters, metric and method names.
+
+Each problem raises one ``ConfigError`` naming the key.
 """
 
 from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+__all__ = [
+    "CONFIG_FILE",
+    "SCHEMA_FILE",
+    "ConfigError",
+    "check_config",
+    "check_schema",
+    "datasets_to_run",
+    "load_config",
+    "sampling_seed",
+    "source_file",
+    "validate_config",
+]
+
+# The repository this package lives in (workflow/sampled_metrics/ -> the top).
+_REPOSITORY = Path(__file__).resolve().parents[2]
+CONFIG_FILE = _REPOSITORY / "config.yaml"
+SCHEMA_FILE = _REPOSITORY / "workflow" / "schemas" / "config.schema.yaml"
 
 
 class ConfigError(ValueError):
@@ -31,11 +61,7 @@ def check_schema(config: dict, schema) -> None:
     raise one one-line ConfigError naming the key of the most relevant error."""
     import jsonschema
 
-    if not isinstance(schema, dict):
-        import yaml
-
-        with open(schema) as f:
-            schema = yaml.safe_load(f)
+    schema = _schema(schema)
     errors = list(jsonschema.Draft202012Validator(schema).iter_errors(config))
     if not errors:
         return
@@ -60,8 +86,79 @@ def check_schema(config: dict, schema) -> None:
     raise ConfigError(f"{where or 'config'}: {message[:300]}")
 
 
+def load_config(path=CONFIG_FILE) -> dict:
+    """Read a config file (default: the repository's config.yaml) and return it
+    validated and completed by :func:`validate_config`."""
+    import yaml
+
+    with open(path) as f:
+        config = yaml.safe_load(f)
+    return validate_config(config)
+
+
+def validate_config(config: dict, schema=SCHEMA_FILE) -> dict:
+    """Check ``config`` against the schema, fill in the schema's defaults and each
+    recommender's hyperparameter defaults (in place), then :func:`check_config`.
+    Returns ``config``; raises one ConfigError naming the first bad key."""
+    schema = _schema(schema)
+    check_schema(config, schema)
+    _fill_defaults(config, schema)
+    _fill_hyperparameters(config["recommenders"])
+    check_config(config)
+    return config
+
+
+def sampling_seed(config: dict) -> int:
+    """The seed of the sampled items: ``sampling.seed``, or the top-level seed when null."""
+    seed = config["sampling"]["seed"]
+    return config["seed"] if seed is None else seed
+
+
+def source_file(entry: dict) -> str:
+    """The file a data set is read from: its local ``path``, or its downloaded ``archive``."""
+    return entry["path"] if "path" in entry else entry["archive"]
+
+
+def _schema(schema) -> dict:
+    if isinstance(schema, dict):
+        return schema
+    import yaml
+
+    with open(schema) as f:
+        return yaml.safe_load(f)
+
+
+def _fill_defaults(instance, schema: dict) -> None:
+    """Set every absent key that has a ``default`` in the schema (a copy of it),
+    in objects, their sub-objects and the values of ``additionalProperties``."""
+    if not isinstance(instance, dict):
+        return
+    properties = schema.get("properties", {})
+    for key, sub in properties.items():
+        if key not in instance and "default" in sub:
+            instance[key] = copy.deepcopy(sub["default"])
+        if key in instance:
+            _fill_defaults(instance[key], sub)
+    extra = schema.get("additionalProperties")
+    if isinstance(extra, dict):
+        for key, value in instance.items():
+            if key not in properties:
+                _fill_defaults(value, extra)
+
+
+def _fill_hyperparameters(recommenders: dict) -> None:
+    from .recommenders import hyperparameter_defaults, recommender_types
+
+    for spec in recommenders.values():
+        if spec["type"] not in recommender_types():
+            continue  # check_config names it
+        for key, value in hyperparameter_defaults(spec["type"]).items():
+            spec.setdefault(key, value)
+
+
 def check_config(config: dict) -> None:
-    """Raise ConfigError naming the first key whose value cannot work."""
+    """Raise ConfigError naming the first key whose value cannot work (on a
+    configuration that passed the schema)."""
     from .metrics import metric_by_name
     from .recommenders import validate_spec
 
@@ -73,25 +170,24 @@ def check_config(config: dict) -> None:
             raise ConfigError(f"recommenders.{name}: {error}") from None
     for metric in config["metrics"]:
         _check(metric_by_name, metric, "metrics")
-    _check_methods(config.get("corrections", {}).get("methods", []), "corrections.methods")
-    fig6 = config.get("fig6", {})
-    if "metric" in fig6:
-        _check(metric_by_name, fig6["metric"], "fig6.metric")
-    _check_methods(fig6.get("methods", []), "fig6.methods")
-    for name in fig6.get("pair", []):
+    _check_methods(config["corrections"]["methods"], "corrections.methods")
+    fig6 = config["fig6"]
+    _check(metric_by_name, fig6["metric"], "fig6.metric")
+    _check_methods(fig6["methods"], "fig6.methods")
+    for name in fig6["pair"]:
         if name not in config["recommenders"]:
             raise ConfigError(f"fig6.pair: {name!r} is not a key of recommenders")
-    toy = config.get("toy", {})
+    toy = config["toy"]
     from .toy_example import TOY_RANKS
 
     largest = max(max(ranks) for ranks in TOY_RANKS.values())
-    if toy.get("n", largest) < largest:
+    if toy["n"] < largest:
         raise ConfigError(
             f"toy.n: {toy['n']} is smaller than the toy example's largest rank {largest}"
         )
-    _check_methods(toy.get("fig4_methods", []), "toy.fig4_methods")
+    _check_methods(toy["fig4_methods"], "toy.fig4_methods")
     for key in ("m", "fig4_m"):
-        if key in toy and "n" in toy and toy[key] >= toy["n"]:
+        if toy[key] >= toy["n"]:
             raise ConfigError(f"toy.{key}: {toy[key]} must be smaller than toy.n = {toy['n']}")
 
 

@@ -6,6 +6,7 @@ import pandas as pd
 
 from sampled_metrics.atomic import write_text
 from sampled_metrics.claims import check_claims, claims_markdown, crosscheck_claim, paper_trio
+from sampled_metrics.paper import published
 from sampled_metrics.runs import start_log
 
 log = start_log(snakemake.log[0])
@@ -15,10 +16,12 @@ if trio is None:  # the claims of section 6 are about X, Y and Z; the cross-chec
     claims = []
 else:
     table3, table4 = pd.read_csv(snakemake.input.table3), pd.read_csv(snakemake.input.table4)
+    paper = published("figure6", snakemake.input.paper)
     claims = check_claims(
         table3[table3["recommender"].isin(trio)],
         table4[table4["pair"].isin([f"{a}<{b}" for a, b in combinations(trio, 2)])],
         pd.read_csv(snakemake.input.thresholds),
+        dict(zip(paper["method"], paper["stays_right_from_m"])),
         trio,
     )
 claims.append(crosscheck_claim(pd.read_csv(snakemake.input.crosscheck)))

@@ -4,11 +4,12 @@ import pandas as pd
 
 from sampled_metrics.atomic import write_csv, write_text
 from sampled_metrics.evaluation import exact_metric
+from sampled_metrics.paper import published
 from sampled_metrics.report import markdown_table
 from sampled_metrics.runs import start_log
 
 log = start_log(snakemake.log[0])
-paper = pd.read_csv(snakemake.input.paper).query("method == 'exact'")
+paper = published("table3", snakemake.input.paper).query("method == 'exact'")
 paper = paper.set_index(["recommender", "metric"])["mean"]
 rows = []
 for recommender, path in zip(snakemake.params.recommenders, snakemake.input.ranks):

@@ -6,6 +6,7 @@ import pandas as pd
 
 from sampled_metrics.atomic import write_csv, write_text
 from sampled_metrics.evaluation import pair_agreement
+from sampled_metrics.paper import published
 from sampled_metrics.report import latex_table, markdown_table, paper_comparison
 from sampled_metrics.runs import start_log
 
@@ -14,7 +15,9 @@ pairs = list(combinations(snakemake.params.recommenders, 2))
 table = pair_agreement(
     pd.read_csv(snakemake.input.exact), pd.read_csv(snakemake.input.sampling), pairs
 )
-paper = pd.read_csv(snakemake.input.paper).set_index(["pair", "metric", "method"])["correct"]
+paper = published("table4", snakemake.input.paper).set_index(["pair", "metric", "method"])[
+    "correct"
+]
 table["paper"] = [paper.get(k) for k in zip(table["pair"], table["metric"], table["method"])]
 write_csv(table, snakemake.output.csv)
 wide = table.pivot_table(

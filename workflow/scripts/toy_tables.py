@@ -1,8 +1,7 @@
 """Rule toy_tables: Tables 1 and 2 (the toy example of sections 3.2 and 4.2)."""
 
-import pandas as pd
-
 from sampled_metrics.atomic import write_csv, write_text
+from sampled_metrics.paper import published
 from sampled_metrics.report import latex_table, markdown_table
 from sampled_metrics.runs import start_log
 from sampled_metrics.toy_example import TOY_RANKS, exact_table, sampled_table
@@ -11,7 +10,7 @@ log = start_log(snakemake.log[0])
 toy, out = snakemake.params.toy, snakemake.output
 
 table1 = exact_table(TOY_RANKS, toy["n"])
-paper1 = pd.read_csv(snakemake.input.paper1).set_index("recommender")
+paper1 = published("table1", snakemake.input.paper).set_index(["metric", "recommender"])["value"]
 for metric in ("auc", "ap", "ndcg", "recall@10"):
     table1[f"paper_{metric}"] = table1["recommender"].map(paper1[metric])
 write_csv(table1, out.table1_csv)
@@ -22,7 +21,7 @@ write_text(
 )
 
 table2 = sampled_table(TOY_RANKS, toy["n"], toy["m"], toy["repetitions"], snakemake.params.seed)
-paper2 = pd.read_csv(snakemake.input.paper2).set_index(["recommender", "metric"])
+paper2 = published("table2", snakemake.input.paper).set_index(["recommender", "metric"])
 keys = list(zip(table2["recommender"], table2["metric"]))
 table2["paper_mean"] = [paper2.loc[k, "mean"] for k in keys]
 table2["paper_std"] = [paper2.loc[k, "std"] for k in keys]

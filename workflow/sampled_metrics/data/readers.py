@@ -314,22 +314,22 @@ def binarize(df: pd.DataFrame, threshold: float | None = None) -> pd.DataFrame:
 def load_events(path, entry: Mapping) -> pd.DataFrame:
     """Load and binarize the events of one data set of config.yaml.
 
-    ``entry["format"]`` picks the loader: ``movielens_dat`` (with an optional
-    ``member`` inside a zip) or ``delimited`` (``sep``, ``header``,
-    ``columns``, ``member``); ``binarize_threshold`` is passed to
-    :func:`binarize`.
+    ``entry`` is a validated entry of ``datasets`` (``sampled_metrics.config``
+    fills its defaults): ``format`` picks the loader, ``movielens_dat`` (with
+    ``member`` inside a zip) or ``delimited`` (``sep``, ``header``, ``columns``,
+    ``member``); ``binarize_threshold`` is passed to :func:`binarize`.
     """
     fmt = entry["format"]
     if fmt == "movielens_dat":
-        events = load_movielens_dat(path, member=entry.get("member"))
+        events = load_movielens_dat(path, member=entry["member"])
     elif fmt == "delimited":
         events = load_delimited(
             path,
-            sep=entry.get("sep", ","),
-            header=entry.get("header", True),
+            sep=entry["sep"],
+            header=entry["header"],
             columns=entry["columns"],
-            member=entry.get("member"),
+            member=entry["member"],
         )
     else:
         raise DataError(f"{path}: unknown format {fmt!r} (movielens_dat or delimited)")
-    return binarize(events, entry.get("binarize_threshold"))
+    return binarize(events, entry["binarize_threshold"])

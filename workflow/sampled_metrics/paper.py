@@ -1,0 +1,43 @@
+"""The paper's published numbers (Krichene & Rendle, KDD 2020), for comparison only.
+
+They live in one file, ``workflow/resources/paper/published.csv``, one number a
+row: ``source`` (table1..table4, figure5, figure6), the keys that apply
+(``recommender``, ``pair``, ``metric``, ``method``), the ``statistic`` (mean,
+std, value, correct, ...) and its ``value``. Tables, claims, benchmarks and
+tests read it through :func:`published`; nothing computes a result from it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+__all__ = ["PUBLISHED_FILE", "published"]
+
+PUBLISHED_FILE = Path(__file__).resolve().parents[1] / "resources" / "paper" / "published.csv"
+_KEYS = ("recommender", "pair", "metric", "method")
+
+
+def published(source: str, path=PUBLISHED_FILE) -> pd.DataFrame:
+    """The numbers of one ``source`` ("table3", "figure6", ...) as a frame: the
+    keys that source uses, then one column per statistic (NaN where the paper
+    gives none, e.g. the std of an exact value).
+
+    Examples
+    --------
+    >>> table3 = published("table3").set_index(["recommender", "metric", "method"])
+    >>> float(table3.loc[("X", "recall@10", "exact"), "mean"])
+    7.6
+    """
+    frame = pd.read_csv(
+        path, dtype={key: str for key in _KEYS}, keep_default_na=False, na_values={"value": [""]}
+    )
+    rows = frame[frame["source"] == source]
+    if rows.empty:
+        known = ", ".join(dict.fromkeys(frame["source"]))
+        raise ValueError(f"{path}: no numbers for {source!r} (sources: {known})")
+    keys = [key for key in _KEYS if (rows[key] != "").any()]
+    wide = rows.pivot_table(index=keys, columns="statistic", values="value", sort=False)
+    wide.columns.name = None
+    return wide.reset_index()
