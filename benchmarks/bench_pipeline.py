@@ -21,10 +21,9 @@ from pathlib import Path
 
 import pandas as pd
 import yaml
+from offline_data import DATASET, DEFAULT_DATA
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = REPO.parent / "shared/datasets/ml-1m-binarized/interactions.csv.gz"
-DATASET = "ml-1m-offline"
 PART1_TARGETS = [f"figures/{DATASET}/fig5.pdf", f"results/{DATASET}/exact_metrics.csv"]
 STAGES = {
     "fit and score (scores)": "scores_*.tsv",

@@ -32,6 +32,7 @@ import numpy as np  # noqa: E402
 from offline_data import DEFAULT_DATA, load_leave_last_out  # noqa: E402
 
 from sampled_metrics.metrics import auc, average_precision_at_k, ndcg_at_k, recall_at_k  # noqa: E402
+from sampled_metrics.paper import published  # noqa: E402
 from sampled_metrics.ranking import exact_ranks  # noqa: E402
 from sampled_metrics.recommenders import (  # noqa: E402
     ITEM_KNN_DEFAULTS,
@@ -39,18 +40,23 @@ from sampled_metrics.recommenders import (  # noqa: E402
     PrecomputedScores,
     all_scores,
     fit_recommender,
+    validate_spec,
 )
 from sampled_metrics.ties import TIE_POLICIES  # noqa: E402
 
 # Table 3, "Exact" column: Recall@10, NDCG@10, AP, AUC (percent)
+_EXACT = published("table3").query("method == 'exact'").set_index(["recommender", "metric"])
 PAPER = {
-    "X": (7.60, 3.76, 3.75, 89.13),
-    "Y": (8.84, 4.59, 4.32, 85.33),
-    "Z": (9.42, 4.79, 4.44, 74.73),
+    rec: tuple(
+        _EXACT.loc[(rec, metric), "mean"] for metric in ("recall@10", "ndcg@10", "ap", "auc")
+    )
+    for rec in ("X", "Y", "Z")
 }
+_FIG5 = published("figure5").set_index("recommender")
 PAPER_FIG5 = (
-    "Figure 5 text: X has 2310 held-out items in the top 100 and fewer than 300 "
-    "in the bottom half; Z puts over 1600 users in the worst bucket."
+    f"Figure 5 text: X has {_FIG5.loc['X', 'top_100']:.0f} held-out items in the top 100 and "
+    f"fewer than {_FIG5.loc['X', 'bottom_half_below']:.0f} in the bottom half; Z puts over "
+    f"{_FIG5.loc['Z', 'worst_bucket_above']:.0f} users in the worst bucket."
 )
 
 
@@ -161,7 +167,7 @@ def run_x(train, test, out):
 
 def run_knn(key, train, test, out, ties):
     rows = []
-    for options in knn_grid(with_cut=PAPER_RECOMMENDERS[key]["k_prime"] is not None):
+    for options in knn_grid(with_cut=validate_spec(PAPER_RECOMMENDERS[key])["k_prime"] is not None):
         t = time.perf_counter()
         model = fit_recommender({**PAPER_RECOMMENDERS[key], **options}, train)
         cached = PrecomputedScores(all_scores(model, train.shape[0]), name=model.name)

@@ -7,7 +7,7 @@ from sampled_metrics.runs import library_fingerprint
 DATASETS = datasets_to_run(config)
 RECOMMENDERS = list(config["recommenders"])
 TOY_FIGURES = [f"fig{i}" for i in range(1, 5)]  # Figures 1-4: the toy example
-LIBRARY = library_fingerprint()  # a param of every rule that computes: library edits rerun them
+LIBRARY = library_fingerprint()  # a param of every computing job, so library edits rerun them
 PAPER = str(PUBLISHED_FILE)  # the paper's published numbers, for comparison only
 
 # The rules whose outputs, for every data set, are the targets of `all`.
