@@ -135,15 +135,15 @@ def clear_stale_locks(snakemake_dir=".snakemake", host: str | None = None) -> li
     return removed
 
 
-def library_fingerprint() -> str:
-    """sha256 (first 16 hex digits) of this package's Python sources, sub-packages
-    included. The rules
-    take it as a param, so that editing a metric, a correction or a loader reruns
-    every job that depends on the library (Snakemake itself only tracks the
-    rule scripts)."""
+def library_fingerprint(package=Path(__file__).parent) -> str:
+    """sha256 (first 16 hex digits) of the Python sources of ``package`` (default:
+    this library), sub-packages included, each named by its relative path. The
+    rules take it as a param, so that editing a metric, a correction or a loader
+    reruns every job that depends on the library (Snakemake itself only tracks
+    the rule scripts)."""
     import hashlib
 
-    package = Path(__file__).parent
+    package = Path(package)
     digest = hashlib.sha256()
     for path in sorted(package.rglob("*.py")):
         digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
