@@ -1,12 +1,138 @@
 """Sampled metrics for item recommendation (Krichene & Rendle, KDD 2020).
 
-Modules, by what they hold:
+A reference reproduction of "On Sampled Metrics for Item Recommendation": the
+metrics, the law of the sampled rank, expected sampled metrics, the corrected
+metrics, and exact and sampled ranks of real recommenders.
+
+Modules, by concept (the functions a user calls are re-exported here):
 
 - ``metrics``      the metrics of section 3 (eqs 2-13), one definition each
 - ``laws``         the law of the sampled rank p(r~ | r) (section 4.3)
 - ``expected``     expected sampled metrics (eqs 16, 18, 19)
 - ``corrections``  corrected metrics (section 5, eqs 20-26)
-- ``datasets``     loaders and the leave-last-out split
-- ``recommenders`` iALS (X) and item-kNN (Y, Z) of section 9
-- ``ranking``      exact and sampled ranks of held-out items
+- ``ties``         tie policies, shared by exact and sampled ranks
+- ``ranking``      exact ranks of held-out items (section 6.1)
+- ``sampling``     sampled ranks with real scores (sections 4 and 6.2)
+- ``evaluation``   from ranks to Tables 3 and 4 and Figure 6 (section 6)
+
+Sub-packages, imported as ``sampled_metrics.data`` and
+``sampled_metrics.recommenders`` (not re-exported here):
+
+- ``data``          loaders and the leave-last-out split
+- ``recommenders``  iALS (X) and item-kNN (Y, Z) of section 9
+
+The other modules serve the workflow (configuration, runs, figures, reports).
+
+Examples
+--------
+>>> import sampled_metrics as sm
+>>> sm.recall_at_k([1, 5, 20], k=10).tolist()
+[1.0, 1.0, 0.0]
 """
+
+from .corrections import (
+    apply_correction,
+    average_squared_bias,
+    bias_variance_correction,
+    constrained_least_squares_correction,
+    corrected_metric,
+    least_squares_correction,
+    least_squares_design,
+    parse_method,
+    posterior_mean_correction,
+    rank_estimate_correction,
+    uniform_prior,
+)
+from .evaluation import exact_metric, expected_sampled_value
+from .expected import (
+    expected_ap_closed_form,
+    expected_recall_closed_form,
+    expected_sampled_metric,
+    metric_on_sample,
+)
+from .laws import LAWS, WITH_REPLACEMENT, WITHOUT_REPLACEMENT, sampled_rank_law, sampled_rank_pmf
+from .metrics import (
+    accuracy,
+    auc,
+    average_precision_at_k,
+    graded_ndcg_at_k,
+    hit_ratio_at_k,
+    metric_by_name,
+    metric_vector,
+    ndcg_at_k,
+    precision_at_k,
+    recall_at_k,
+    reciprocal_rank,
+    set_auc,
+    set_average_precision_at_k,
+    set_ndcg_at_k,
+    set_precision_at_k,
+    set_recall_at_k,
+)
+from .ranking import exact_ranks, rank_from_scores
+from .sampling import (
+    draw_positions,
+    excluded_items,
+    pool_sizes,
+    positions_to_items,
+    sampled_ranks,
+)
+from .ties import TIE_POLICIES, tie_order_keys
+
+__all__ = [
+    # metrics
+    "auc",
+    "precision_at_k",
+    "recall_at_k",
+    "hit_ratio_at_k",
+    "average_precision_at_k",
+    "ndcg_at_k",
+    "reciprocal_rank",
+    "accuracy",
+    "metric_by_name",
+    "metric_vector",
+    "set_auc",
+    "set_precision_at_k",
+    "set_recall_at_k",
+    "set_average_precision_at_k",
+    "set_ndcg_at_k",
+    "graded_ndcg_at_k",
+    # laws
+    "sampled_rank_pmf",
+    "sampled_rank_law",
+    "LAWS",
+    "WITH_REPLACEMENT",
+    "WITHOUT_REPLACEMENT",
+    # expected
+    "metric_on_sample",
+    "expected_sampled_metric",
+    "expected_recall_closed_form",
+    "expected_ap_closed_form",
+    # corrections
+    "corrected_metric",
+    "apply_correction",
+    "parse_method",
+    "rank_estimate_correction",
+    "least_squares_correction",
+    "constrained_least_squares_correction",
+    "bias_variance_correction",
+    "posterior_mean_correction",
+    "uniform_prior",
+    "average_squared_bias",
+    "least_squares_design",
+    # ties
+    "TIE_POLICIES",
+    "tie_order_keys",
+    # ranking
+    "rank_from_scores",
+    "exact_ranks",
+    # sampling
+    "sampled_ranks",
+    "draw_positions",
+    "excluded_items",
+    "pool_sizes",
+    "positions_to_items",
+    # evaluation
+    "exact_metric",
+    "expected_sampled_value",
+]

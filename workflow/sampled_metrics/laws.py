@@ -15,12 +15,24 @@ scipy.special.betaln; hypergeometric: the ratio recurrence of consecutive
 terms), then each row is normalized. This agrees with scipy.stats.binom and
 scipy.stats.hypergeom to ~1e-12 and is ~100x faster than
 scipy.stats.hypergeom.pmf, which matters for Figure 6 (m up to n - 1).
+
+Constants: ``WITH_REPLACEMENT = "binomial"``, ``WITHOUT_REPLACEMENT =
+"hypergeometric"`` and ``LAWS``, the tuple of both: the values of the
+``law`` arguments of the package.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from scipy import special
+
+__all__ = [
+    "LAWS",
+    "WITHOUT_REPLACEMENT",
+    "WITH_REPLACEMENT",
+    "sampled_rank_law",
+    "sampled_rank_pmf",
+]
 
 WITH_REPLACEMENT = "binomial"
 WITHOUT_REPLACEMENT = "hypergeometric"
@@ -56,12 +68,45 @@ def _check(ranks, n, m: int, law: str):
 
 
 def sampled_rank_pmf(ranks, n, m: int, law: str = WITHOUT_REPLACEMENT) -> np.ndarray:
-    """p(r~ | r) for each true rank: a matrix of shape (len(ranks), m + 1) whose
-    row i, column j is P(r~ = j + 1 | r = ranks[i], n) (section 4.3, eq 15).
+    """The law p(r~ | r) of the sampled rank for each true rank (section 4.3, eq 15).
 
-    ``n`` is a scalar or one number per rank (a per-user ranked-set size).
-    ``law`` is "binomial" (sampling with replacement) or "hypergeometric"
-    (without replacement, the default).
+    Parameters
+    ----------
+    ranks : array_like of int
+        True ranks r, integers in 1..n.
+    n : int or array_like of int
+        Number of ranked items: a scalar or one number per rank (a per-user
+        ranked-set size), at least 2.
+    m : int
+        Number of sampled irrelevant items, at least 1 (at most n - 1 without
+        replacement).
+    law : {"hypergeometric", "binomial"}, default "hypergeometric"
+        "binomial" (sampling with replacement) or "hypergeometric" (without
+        replacement, the default).
+
+    Returns
+    -------
+    numpy.ndarray
+        A matrix of shape (len(ranks), m + 1) whose row i, column j is
+        P(r~ = j + 1 | r = ranks[i], n). Each row sums to 1.
+
+    Raises
+    ------
+    ValueError
+        If the law is unknown, a rank is not an integer in 1..n (the "average"
+        tie policy gives half-integers), n is not an integer >= 2, m is not a
+        positive integer, or m > n - 1 without replacement.
+
+    Examples
+    --------
+    With n = 3 and m = 1, the item at rank 2 is beaten by the one drawn item half
+    the time:
+
+    >>> sampled_rank_pmf([1, 2, 3], n=3, m=1).tolist()
+    [[1.0, 0.0], [0.5, 0.5], [0.0, 1.0]]
+    >>> P = sampled_rank_pmf([1, 50, 100], n=100, m=10, law="binomial")
+    >>> P.shape, np.round(P.sum(axis=1), 12).tolist()
+    ((3, 11), [1.0, 1.0, 1.0])
     """
     r, n, m = _check(ranks, n, m, law)
     above = (r - 1.0)[:, None]  # items ranked above the relevant one
@@ -109,6 +154,38 @@ def _hypergeometric_log_pmf(successes, population, m: int) -> np.ndarray:
 
 
 def sampled_rank_law(n: int, m: int, law: str = WITHOUT_REPLACEMENT) -> np.ndarray:
-    """The full law as a matrix P of shape (n, m + 1): P[r - 1, j - 1] = p(r~ = j | r)
-    for every true rank r = 1..n (section 4.3)."""
+    """The full law of the sampled rank for every true rank r = 1..n (section 4.3).
+
+    Parameters
+    ----------
+    n : int
+        Number of ranked items, at least 2.
+    m : int
+        Number of sampled irrelevant items (at most n - 1 without replacement).
+    law : {"hypergeometric", "binomial"}, default "hypergeometric"
+        Sampling without (default) or with replacement.
+
+    Returns
+    -------
+    numpy.ndarray
+        A matrix P of shape (n, m + 1): P[r - 1, j - 1] = p(r~ = j | r).
+
+    Raises
+    ------
+    ValueError
+        As :func:`sampled_rank_pmf`.
+
+    Examples
+    --------
+    With m = n - 1 and no replacement every other item is drawn, so the sampled
+    rank equals the true rank:
+
+    >>> sampled_rank_law(3, 2).tolist()
+    [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+
+    With replacement, each draw is above rank r with probability (r - 1)/(n - 1) (eq 15):
+
+    >>> np.round(sampled_rank_law(4, 1, law="binomial"), 4).tolist()
+    [[1.0, 0.0], [0.6667, 0.3333], [0.3333, 0.6667], [0.0, 1.0]]
+    """
     return sampled_rank_pmf(np.arange(1, int(n) + 1), n, m, law)

@@ -21,6 +21,26 @@ from collections.abc import Callable
 
 import numpy as np
 
+__all__ = [
+    "MetricFn",
+    "accuracy",
+    "auc",
+    "average_precision_at_k",
+    "graded_ndcg_at_k",
+    "hit_ratio_at_k",
+    "metric_by_name",
+    "metric_vector",
+    "ndcg_at_k",
+    "precision_at_k",
+    "recall_at_k",
+    "reciprocal_rank",
+    "set_auc",
+    "set_average_precision_at_k",
+    "set_ndcg_at_k",
+    "set_precision_at_k",
+    "set_recall_at_k",
+]
+
 MetricFn = Callable[[np.ndarray, "int | np.ndarray"], np.ndarray]
 
 
@@ -39,8 +59,30 @@ def _ranks(ranks) -> np.ndarray:
 def auc(ranks, n) -> np.ndarray:
     """AUC of one relevant item at rank r among n items, eq 7: (n - r) / (n - 1).
 
-    ``n`` may be a scalar or an array broadcastable with ``ranks`` (per-user
-    size of the ranked set).
+    Parameters
+    ----------
+    ranks : array_like
+        1-based ranks r of the relevant item (may be fractional).
+    n : int or array_like
+        Size of the ranked list: a scalar or an array broadcastable with
+        ``ranks`` (per-user size of the ranked set).
+
+    Returns
+    -------
+    numpy.ndarray
+        (n - r) / (n - 1) for each rank.
+
+    Raises
+    ------
+    ValueError
+        If a rank is not finite or below 1, if n < 2, or if a rank exceeds n.
+
+    Examples
+    --------
+    >>> float(auc(1, n=3))
+    1.0
+    >>> auc([1, 2, 3], n=3).tolist()
+    [1.0, 0.5, 0.0]
     """
     r = _ranks(ranks)
     n = np.asarray(n, dtype=float)
@@ -52,12 +94,66 @@ def auc(ranks, n) -> np.ndarray:
 
 
 def precision_at_k(ranks, n=None, *, k: int) -> np.ndarray:
-    """Precision@k of one relevant item, eq 8: delta(r <= k) / k."""
+    """Precision@k of one relevant item, eq 8: delta(r <= k) / k.
+
+    Parameters
+    ----------
+    ranks : array_like
+        1-based ranks r of the relevant item (may be fractional).
+    n : optional
+        Size of the ranked list; unused (kept for the common signature ``f(ranks, n)``).
+    k : int
+        The cut-off.
+
+    Returns
+    -------
+    numpy.ndarray
+        delta(r <= k) / k for each rank.
+
+    Raises
+    ------
+    ValueError
+        If a rank is not finite or below 1.
+
+    Examples
+    --------
+    >>> precision_at_k([1, 5, 20], k=10).tolist()
+    [0.1, 0.1, 0.0]
+    """
     return (_ranks(ranks) <= k) / k
 
 
 def recall_at_k(ranks, n=None, *, k: int) -> np.ndarray:
-    """Recall@k (= Hit Ratio@k) of one relevant item, eq 9: delta(r <= k)."""
+    """Recall@k (= Hit Ratio@k) of one relevant item, eq 9: delta(r <= k).
+
+    ``hit_ratio_at_k`` is the same function.
+
+    Parameters
+    ----------
+    ranks : array_like
+        1-based ranks r of the relevant item (may be fractional).
+    n : optional
+        Size of the ranked list; unused (kept for the common signature ``f(ranks, n)``).
+    k : int
+        The cut-off.
+
+    Returns
+    -------
+    numpy.ndarray
+        1.0 where r <= k, else 0.0.
+
+    Raises
+    ------
+    ValueError
+        If a rank is not finite or below 1.
+
+    Examples
+    --------
+    >>> recall_at_k([1, 5, 20], k=10).tolist()
+    [1.0, 1.0, 0.0]
+    >>> hit_ratio_at_k is recall_at_k
+    True
+    """
     return (_ranks(ranks) <= k).astype(float)
 
 
@@ -66,6 +162,32 @@ def average_precision_at_k(ranks, n=None, *, k: float = np.inf) -> np.ndarray:
 
     With the default ``k = inf`` this is the untruncated AP of eq 12, which for
     one relevant item is the reciprocal rank (MRR).
+
+    Parameters
+    ----------
+    ranks : array_like
+        1-based ranks r of the relevant item (may be fractional).
+    n : optional
+        Size of the ranked list; unused (kept for the common signature ``f(ranks, n)``).
+    k : float, default inf
+        The cut-off.
+
+    Returns
+    -------
+    numpy.ndarray
+        delta(r <= k) / r for each rank.
+
+    Raises
+    ------
+    ValueError
+        If a rank is not finite or below 1.
+
+    Examples
+    --------
+    >>> average_precision_at_k([1, 2, 4]).tolist()
+    [1.0, 0.5, 0.25]
+    >>> average_precision_at_k([1, 2, 4], k=2).tolist()
+    [1.0, 0.5, 0.0]
     """
     r = _ranks(ranks)
     return (r <= k) / r
@@ -75,6 +197,32 @@ def ndcg_at_k(ranks, n=None, *, k: float = np.inf) -> np.ndarray:
     """NDCG@k of one relevant item, eq 11: delta(r <= k) / log2(r + 1).
 
     With the default ``k = inf`` this is the untruncated NDCG of eq 13.
+
+    Parameters
+    ----------
+    ranks : array_like
+        1-based ranks r of the relevant item (may be fractional).
+    n : optional
+        Size of the ranked list; unused (kept for the common signature ``f(ranks, n)``).
+    k : float, default inf
+        The cut-off.
+
+    Returns
+    -------
+    numpy.ndarray
+        delta(r <= k) / log2(r + 1) for each rank.
+
+    Raises
+    ------
+    ValueError
+        If a rank is not finite or below 1.
+
+    Examples
+    --------
+    >>> ndcg_at_k([1, 3, 7]).tolist()
+    [1.0, 0.5, 0.3333333333333333]
+    >>> ndcg_at_k([1, 3, 7], k=5).tolist()
+    [1.0, 0.5, 0.0]
     """
     r = _ranks(ranks)
     return (r <= k) / np.log2(r + 1)
@@ -84,12 +232,58 @@ hit_ratio_at_k = recall_at_k
 
 
 def reciprocal_rank(ranks, n=None) -> np.ndarray:
-    """Reciprocal rank 1/r: equal to untruncated AP (eq 12) for |R| = 1."""
+    """Reciprocal rank 1/r: equal to untruncated AP (eq 12) for |R| = 1.
+
+    Parameters
+    ----------
+    ranks : array_like
+        1-based ranks r of the relevant item (may be fractional).
+    n : optional
+        Size of the ranked list; unused (kept for the common signature ``f(ranks, n)``).
+
+    Returns
+    -------
+    numpy.ndarray
+        1 / r for each rank.
+
+    Raises
+    ------
+    ValueError
+        If a rank is not finite or below 1.
+
+    Examples
+    --------
+    >>> reciprocal_rank([1, 4]).tolist()
+    [1.0, 0.25]
+    """
     return average_precision_at_k(ranks)
 
 
 def accuracy(ranks, n=None) -> np.ndarray:
-    """Accuracy = Recall@1 = Precision@1 for |R| = 1 (section 3.1)."""
+    """Accuracy = Recall@1 = Precision@1 for |R| = 1 (section 3.1).
+
+    Parameters
+    ----------
+    ranks : array_like
+        1-based ranks r of the relevant item (may be fractional).
+    n : optional
+        Size of the ranked list; unused (kept for the common signature ``f(ranks, n)``).
+
+    Returns
+    -------
+    numpy.ndarray
+        1.0 where r = 1, else 0.0.
+
+    Raises
+    ------
+    ValueError
+        If a rank is not finite or below 1.
+
+    Examples
+    --------
+    >>> accuracy([1, 2]).tolist()
+    [1.0, 0.0]
+    """
     return recall_at_k(ranks, k=1)
 
 
@@ -114,10 +308,33 @@ _AT_K_PATTERN = re.compile(r"^([a-z_]+)@([1-9][0-9]*)$")
 
 
 def metric_by_name(name: str) -> MetricFn:
-    """The metric function ``f(ranks, n)`` for a name such as ``"recall@10"``,
-    ``"ndcg@10"``, ``"ndcg"``, ``"ap"``, ``"mrr"``, ``"auc"``, ``"hr@10"``.
+    """The metric function ``f(ranks, n)`` for a name such as ``"recall@10"``.
 
-    Raises ``ValueError`` naming the metric when it is unknown.
+    Names are case-insensitive: ``"recall@10"``, ``"ndcg@10"``, ``"ndcg"``,
+    ``"ap"``, ``"mrr"``, ``"auc"``, ``"hr@10"``, and more (the error message
+    lists them all).
+
+    Parameters
+    ----------
+    name : str
+        The metric's name; ``"<metric>@<k>"`` sets a cut-off.
+
+    Returns
+    -------
+    callable
+        ``f(ranks, n=None)``, the metric of section 3.1 (only AUC uses ``n``).
+
+    Raises
+    ------
+    ValueError
+        Naming the metric, when it is unknown.
+
+    Examples
+    --------
+    >>> metric_by_name("recall@10")([1, 5, 20]).tolist()
+    [1.0, 1.0, 0.0]
+    >>> metric_by_name("AUC") is auc
+    True
     """
     key = name.strip().lower()
     if key in _NAMED:
@@ -131,7 +348,32 @@ def metric_by_name(name: str) -> MetricFn:
 
 
 def metric_vector(metric: MetricFn | str, n: int) -> np.ndarray:
-    """The metric at every rank 1..n as a vector M of length n (M[r-1] = M(r))."""
+    """The metric at every rank 1..n as a vector M of length n (M[r-1] = M(r)).
+
+    Parameters
+    ----------
+    metric : callable or str
+        A metric ``f(ranks, n)`` or its name (see :func:`metric_by_name`).
+    n : int
+        Number of ranked items.
+
+    Returns
+    -------
+    numpy.ndarray
+        Float vector of length n.
+
+    Raises
+    ------
+    ValueError
+        If the metric's name is unknown.
+
+    Examples
+    --------
+    >>> metric_vector("auc", 3).tolist()
+    [1.0, 0.5, 0.0]
+    >>> metric_vector("recall@2", 4).tolist()
+    [1.0, 1.0, 0.0, 0.0]
+    """
     fn = metric_by_name(metric) if isinstance(metric, str) else metric
     return np.asarray(fn(np.arange(1, n + 1), n), dtype=float)
 
@@ -151,8 +393,34 @@ def _positions(relevant_positions, n: int | None = None) -> np.ndarray:
 
 
 def set_auc(relevant_positions, n: int) -> float:
-    """AUC of a set R of relevant positions among n items, eq 2:
-    (n - (|R|-1)/2 - mean(R)) / (n - |R|)."""
+    """AUC of a set R of relevant positions among n items, eq 2.
+
+    AUC = (n - (|R|-1)/2 - mean(R)) / (n - |R|).
+
+    Parameters
+    ----------
+    relevant_positions : array_like of int
+        The positions R (1-based; duplicates are ignored).
+    n : int
+        Number of ranked items.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If R is empty, a position lies outside 1..n, or every item is relevant
+        (AUC is then undefined).
+
+    Examples
+    --------
+    R = {1, 3} among 4 items: 3 of the 4 (relevant, irrelevant) pairs are in order.
+
+    >>> set_auc([1, 3], n=4)
+    0.75
+    """
     R = _positions(relevant_positions, n)
     if R.size == n:
         raise ValueError("AUC is undefined when every item is relevant")
@@ -160,12 +428,56 @@ def set_auc(relevant_positions, n: int) -> float:
 
 
 def set_precision_at_k(relevant_positions, k: int) -> float:
-    """Precision@k of a set R, eq 3: |{r in R: r <= k}| / k."""
+    """Precision@k of a set R, eq 3: |{r in R: r <= k}| / k.
+
+    Parameters
+    ----------
+    relevant_positions : array_like of int
+        The positions R (1-based; duplicates are ignored).
+    k : int
+        The cut-off.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If R is empty or holds a position below 1.
+
+    Examples
+    --------
+    >>> set_precision_at_k([1, 3], k=2)
+    0.5
+    """
     return float(np.sum(_positions(relevant_positions) <= k) / k)
 
 
 def set_recall_at_k(relevant_positions, k: int) -> float:
-    """Recall@k of a set R, eq 4: |{r in R: r <= k}| / |R|."""
+    """Recall@k of a set R, eq 4: |{r in R: r <= k}| / |R|.
+
+    Parameters
+    ----------
+    relevant_positions : array_like of int
+        The positions R (1-based; duplicates are ignored).
+    k : int
+        The cut-off.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If R is empty or holds a position below 1.
+
+    Examples
+    --------
+    >>> set_recall_at_k([1, 3], k=2), set_recall_at_k([1, 3], k=3)
+    (0.5, 1.0)
+    """
     R = _positions(relevant_positions)
     return float(np.sum(R <= k) / R.size)
 
@@ -174,6 +486,29 @@ def set_average_precision_at_k(relevant_positions, k: int) -> float:
     """AP@k of a set R, eq 5: (1 / min(|R|, k)) sum_{i<=k, i in R} Prec(R)_i.
 
     Prec(R)_i at a relevant position i is (number of relevant positions <= i) / i.
+
+    Parameters
+    ----------
+    relevant_positions : array_like of int
+        The positions R (1-based; duplicates are ignored).
+    k : int
+        The cut-off.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If R is empty or holds a position below 1.
+
+    Examples
+    --------
+    R = {1, 3}: (1/1 + 2/3) / 2.
+
+    >>> round(set_average_precision_at_k([1, 3], k=3), 4)
+    0.8333
     """
     R = _positions(relevant_positions)
     hits = R[R <= k]
@@ -182,8 +517,32 @@ def set_average_precision_at_k(relevant_positions, k: int) -> float:
 
 
 def set_ndcg_at_k(relevant_positions, k: int) -> float:
-    """NDCG@k of a set R, eq 6: sum_{i<=k, i in R} 1/log2(i+1) divided by the
-    ideal sum_{i=1}^{min(|R|,k)} 1/log2(i+1)."""
+    """NDCG@k of a set R, eq 6.
+
+    NDCG@k = sum_{i<=k, i in R} 1/log2(i+1) divided by the ideal
+    sum_{i=1}^{min(|R|,k)} 1/log2(i+1).
+
+    Parameters
+    ----------
+    relevant_positions : array_like of int
+        The positions R (1-based; duplicates are ignored).
+    k : int
+        The cut-off.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        If R is empty or holds a position below 1.
+
+    Examples
+    --------
+    >>> set_ndcg_at_k([1, 2], k=10), round(set_ndcg_at_k([2], k=10), 4)  # 1 / log2(3)
+    (1.0, 0.6309)
+    """
     R = _positions(relevant_positions)
     dcg = np.sum(1.0 / np.log2(R[R <= k] + 1))
     ideal = np.sum(1.0 / np.log2(np.arange(1, min(R.size, k) + 1) + 1))
@@ -191,13 +550,38 @@ def set_ndcg_at_k(relevant_positions, k: int) -> float:
 
 
 def graded_ndcg_at_k(gains_in_ranked_order, k: int, *, exponential: bool = False) -> float:
-    """NDCG@k with graded relevance: DCG@k / IDCG@k, with
-    DCG@k = sum_{i=1}^k g_i / log2(i + 1) over the ranked list and IDCG@k the
-    DCG@k of the same gains sorted in decreasing order (the ideal ranking).
+    """NDCG@k with graded relevance: DCG@k / IDCG@k.
 
-    ``gains_in_ranked_order[i-1]`` is the relevance of the item at position i.
-    The gain is the relevance itself, or 2**rel - 1 with ``exponential=True``.
-    With 0/1 relevance this equals eq 6. Returns 0 when nothing is relevant.
+    DCG@k = sum_{i=1}^k g_i / log2(i + 1) over the ranked list and IDCG@k is the
+    DCG@k of the same gains sorted in decreasing order (the ideal ranking).
+    With 0/1 relevance this equals eq 6.
+
+    Parameters
+    ----------
+    gains_in_ranked_order : array_like
+        ``gains_in_ranked_order[i-1]`` is the relevance of the item at position i
+        (finite, non-negative).
+    k : int
+        The cut-off.
+    exponential : bool, default False
+        The gain is the relevance itself, or 2**rel - 1 with ``exponential=True``.
+
+    Returns
+    -------
+    float
+        DCG@k / IDCG@k; 0 when nothing is relevant.
+
+    Raises
+    ------
+    ValueError
+        If the gains are not a 1-d array of finite non-negative numbers.
+
+    Examples
+    --------
+    >>> round(graded_ndcg_at_k([1, 0, 1], k=3), 4), round(set_ndcg_at_k([1, 3], k=3), 4)
+    (0.9197, 0.9197)
+    >>> graded_ndcg_at_k([0, 0], k=2)
+    0.0
     """
     rel = np.asarray(gains_in_ranked_order, dtype=float)
     if rel.ndim != 1 or np.any(rel < 0) or np.any(~np.isfinite(rel)):

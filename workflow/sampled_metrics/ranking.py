@@ -61,17 +61,35 @@ def rank_from_scores(
         a candidate. Scores of non-candidates are ignored (may be anything).
     target_index : int or int array (n_users,)
         Column of the held-out item in each row.
-    tie_policy : "pessimistic" | "optimistic" | "average" | "random"
-    rng : numpy Generator or int seed, needed by "random" (a random order of the
-        items of each row, drawn from it)
+    tie_policy : {"pessimistic", "optimistic", "average", "random"}, default "pessimistic"
+        How candidates scored like the target count (see :mod:`.ties`).
+    rng : numpy Generator or int seed, optional
+        Needed by "random" (a random order of the items of each row, drawn from it).
 
     Returns
     -------
-    float64 array (n_users,) (a float for 1-d input): 1 + #candidates scored
-    strictly higher + the tie term (see the module docstring).
+    float64 array (n_users,), or a float for 1-d input
+        1 + #candidates scored strictly higher + the tie term (see the module
+        docstring).
 
-    Raises ``ValueError`` if a candidate's score is NaN or infinite, or if a
-    target is not a candidate.
+    Raises
+    ------
+    ValueError
+        If a candidate's score is NaN or infinite, if a target is not a
+        candidate, if ``tie_policy`` is unknown, if "random" has no ``rng``, or
+        if the shapes or ``target_index`` do not fit.
+
+    Examples
+    --------
+    Item 1 is tied with items 2 and 3, below item 0:
+
+    >>> s = [0.9, 0.5, 0.5, 0.5, 0.1]
+    >>> [rank_from_scores(s, None, 1, p) for p in ("pessimistic", "optimistic", "average")]
+    [4.0, 2.0, 3.0]
+    >>> rank_from_scores(s, None, 1, "random", rng=0) in (2.0, 3.0, 4.0)
+    True
+    >>> rank_from_scores(s, [False, True, True, True, True], 1, "optimistic")  # item 0 not ranked
+    1.0
     """
     check_tie_policy(tie_policy)
     scores = np.asarray(scores)
@@ -116,30 +134,53 @@ def exact_ranks(
     seed: int = 0,
     progress: bool = False,
 ):
-    """Exact rank of every user's held-out item among all items except that
-    user's training items (section 6.1).
+    """Exact rank of every user's held-out item among all items but their training items.
+
+    Section 6.1: every item except the user's training items is ranked.
 
     Parameters
     ----------
-    model : object with ``scores(users) -> (len(users), n_items)`` and optionally ``name``
-    train : scipy.sparse matrix (n_users, n_items); its nonzeros are the
-        training items H_u, which are excluded from the ranking
-    test_items : int array (n_users,), the held-out item of every user (must not
-        be one of the user's training items)
-    tie_policy : "pessimistic" (default) | "optimistic" | "average" | "random"
-    block_size : users scored at a time (memory ~ block_size x n_items scores)
-    seed : seeds the "random" tie policy: ties follow ``tie_order_keys(user,
-        item, seed)``, so the result does not depend on ``block_size`` and
-        ``sampling.sampled_ranks`` with the same ``tie_seed`` breaks ties alike
-    progress : show a tqdm bar over blocks
+    model : object
+        With ``scores(users) -> (len(users), n_items)`` and optionally ``name``.
+    train : scipy.sparse matrix (n_users, n_items)
+        Its nonzeros are the training items H_u, which are excluded from the ranking.
+    test_items : int array (n_users,)
+        The held-out item of every user (must not be one of the user's training items).
+    tie_policy : {"pessimistic", "optimistic", "average", "random"}, default "pessimistic"
+        How items scored like the held-out item count (see :mod:`.ties`).
+    block_size : int, default 512
+        Users scored at a time (memory ~ block_size x n_items scores).
+    seed : int, default 0
+        Seeds the "random" tie policy: ties follow ``tie_order_keys(user, item,
+        seed)``, so the result does not depend on ``block_size`` and
+        ``sampling.sampled_ranks`` with the same ``tie_seed`` breaks ties alike.
+    progress : bool, default False
+        Show a tqdm bar over blocks.
 
     Returns
     -------
-    ranks : float64 (n_users,), integers except under "average"
-    n_candidates : int64 (n_users,), n_items - |H_u|: the n of eq 7 (AUC)
+    ranks : float64 (n_users,)
+        Integers except under "average".
+    n_candidates : int64 (n_users,)
+        n_items - |H_u|: the n of eq 7 (AUC).
 
-    Raises ``ValueError`` naming the recommender and the user when a score is
-    NaN or infinite.
+    Raises
+    ------
+    ValueError
+        Naming the recommender and the user when a score is NaN or infinite;
+        also when a held-out item is a training item or out of range, when
+        ``test_items`` is not one integer per user, when the model's scores
+        have the wrong shape, or when ``tie_policy`` or ``block_size`` is invalid.
+
+    Examples
+    --------
+    User 0 trained on item 0, so item 2 is second among items 1..3; user 1 ranks all 4:
+
+    >>> from sampled_metrics.recommenders import PrecomputedScores
+    >>> model = PrecomputedScores([[0.4, 0.3, 0.2, 0.1], [0.4, 0.3, 0.2, 0.1]])
+    >>> ranks, n = exact_ranks(model, sp.csr_matrix([[1, 0, 0, 0], [0, 0, 0, 0]]), np.array([2, 2]))
+    >>> ranks.tolist(), n.tolist()
+    ([2.0, 3.0], [3, 4])
     """
     check_tie_policy(tie_policy)
     if block_size < 1:

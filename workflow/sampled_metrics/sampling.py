@@ -17,10 +17,31 @@ import scipy.sparse as sp
 
 from .ties import check_tie_policy, tie_order_keys, tie_term
 
+__all__ = ["draw_positions", "excluded_items", "pool_sizes", "positions_to_items", "sampled_ranks"]
+
 
 def excluded_items(train, test_items) -> sp.csr_matrix:
-    """Per user, the sorted items that can never be sampled: training items
-    and the held-out item (a binary CSR matrix of the shape of ``train``)."""
+    """Per user, the sorted items that can never be sampled: training items and the held-out item.
+
+    Parameters
+    ----------
+    train : scipy.sparse matrix (n_users, n_items)
+        Its nonzeros are the training items.
+    test_items : array_like of int (n_users,)
+        The held-out item of every user.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        A binary (float32) CSR matrix of the shape of ``train``, with sorted
+        indices: the excluded items of each row.
+
+    Examples
+    --------
+    >>> E = excluded_items(sp.csr_matrix([[1, 0, 0, 0, 0], [0, 1, 1, 0, 0]]), [2, 4])
+    >>> E.toarray().astype(int).tolist()
+    [[1, 0, 1, 0, 0], [0, 1, 1, 0, 1]]
+    """
     X = sp.csr_matrix(train, dtype=np.float32, copy=True)
     X.data[:] = 1.0
     held_out = sp.csr_matrix(
@@ -34,19 +55,65 @@ def excluded_items(train, test_items) -> sp.csr_matrix:
 
 
 def pool_sizes(excluded: sp.csr_matrix) -> np.ndarray:
-    """Per user, how many items can be sampled: n_items - |excluded|."""
+    """Per user, how many items can be sampled: n_items - |excluded|.
+
+    Parameters
+    ----------
+    excluded : scipy.sparse.csr_matrix (n_users, n_items)
+        The excluded items (see :func:`excluded_items`).
+
+    Returns
+    -------
+    numpy.ndarray
+        Integer pool size of each user.
+
+    Examples
+    --------
+    >>> E = excluded_items(sp.csr_matrix([[1, 0, 0, 0, 0], [0, 1, 1, 0, 0]]), [2, 4])
+    >>> pool_sizes(E).tolist()
+    [3, 2]
+    """
     return excluded.shape[1] - np.diff(excluded.indptr)
 
 
 def draw_positions(
     pool: np.ndarray, m: int, rng: np.random.Generator, replacement: bool = False
 ) -> np.ndarray:
-    """For each user, m positions in 0..pool[u]-1, uniform; distinct unless
-    ``replacement``. Shape (len(pool), m), sorted within a row when distinct.
+    """For each user, m uniform positions in 0..pool[u]-1; distinct unless ``replacement``.
 
     Without replacement: draw with replacement, then redraw the duplicate
     copies until none is left. Every step treats all positions alike, so the
     resulting m-set is uniform among all m-subsets.
+
+    Parameters
+    ----------
+    pool : array_like of int (n_users,)
+        Pool size of each user (see :func:`pool_sizes`).
+    m : int
+        Number of positions per user.
+    rng : numpy.random.Generator
+        The source of randomness.
+    replacement : bool, default False
+        Draw with replacement.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64, shape (len(pool), m), sorted within a row when distinct.
+
+    Raises
+    ------
+    ValueError
+        Naming the user, when drawing without replacement and a pool holds fewer
+        than m items.
+
+    Examples
+    --------
+    >>> pos = draw_positions([5, 8], m=4, rng=np.random.default_rng(0))
+    >>> pos.shape, bool(np.all(np.diff(pos, axis=1) > 0)), bool(np.all(pos < [[5], [8]]))
+    ((2, 4), True, True)
+    >>> draw_positions([3], m=3, rng=np.random.default_rng(1)).tolist()  # the whole pool
+    [[0, 1, 2]]
     """
     pool = np.asarray(pool, dtype=np.int64)
     if not replacement and np.any(pool < m):
@@ -75,6 +142,26 @@ def positions_to_items(excluded: sp.csr_matrix, positions: np.ndarray) -> np.nda
     With the user's sorted excluded items e_0 < e_1 < ..., the p-th free item is
     p + #{i : e_i - i <= p}; one searchsorted over all users (each offset by
     u * (n_items + 1)) does it without building the pools.
+
+    Parameters
+    ----------
+    excluded : scipy.sparse.csr_matrix (n_users, n_items)
+        The excluded items, with sorted indices (see :func:`excluded_items`).
+    positions : numpy.ndarray of int (n_users, m)
+        Positions in 0..pool[u]-1 (see :func:`draw_positions`).
+
+    Returns
+    -------
+    numpy.ndarray
+        The item ids, shape of ``positions``.
+
+    Examples
+    --------
+    User 0 may draw items 1, 3, 4 and user 1 items 0, 3:
+
+    >>> E = excluded_items(sp.csr_matrix([[1, 0, 0, 0, 0], [0, 1, 1, 0, 0]]), [2, 4])
+    >>> positions_to_items(E, np.array([[0, 2], [0, 1]])).tolist()
+    [[1, 4], [0, 3]]
     """
     n_users, n_items = excluded.shape
     counts = np.diff(excluded.indptr)
@@ -101,13 +188,54 @@ def sampled_ranks(
 ) -> np.ndarray:
     """Ranks of the held-out items among m sampled items, for every repetition.
 
-    ``scores`` is the full (n_users, n_items) score matrix of one model.
     Repetition ``rep`` draws from ``numpy.random.default_rng([seed, rep])``.
-    Under the "random" tie policy, ties follow ``ties.tie_order_keys`` with
-    ``tie_seed`` (default ``seed``); give it the seed of the exact ranks so that
-    both break ties in the same order.
-    Returns an int16/float array (repetitions, n_users) of ranks in 1..m+1
-    (float only under the "average" tie policy).
+
+    Parameters
+    ----------
+    scores : numpy.ndarray (n_users, n_items)
+        The full score matrix of one model.
+    test_items : array_like of int (n_users,)
+        The held-out item of every user.
+    excluded : scipy.sparse.csr_matrix (n_users, n_items)
+        Items that are never sampled (see :func:`excluded_items`).
+    m : int
+        Number of sampled items per user.
+    repetitions : int
+        Number of independent draws.
+    seed : int
+        Seed of the draws.
+    tie_policy : {"pessimistic", "optimistic", "average", "random"}, default "pessimistic"
+        How sampled items scored like the held-out item count (see :mod:`.ties`).
+    tie_seed : int, optional
+        Under the "random" tie policy, ties follow ``ties.tie_order_keys`` with
+        ``tie_seed`` (default ``seed``); give it the seed of the exact ranks so
+        that both break ties in the same order.
+    replacement : bool, default False
+        Sample with replacement.
+    progress : bool, default False
+        Show a tqdm bar over repetitions.
+
+    Returns
+    -------
+    numpy.ndarray
+        An int16/float array (repetitions, n_users) of ranks in 1..m+1 (float
+        only under the "average" tie policy).
+
+    Raises
+    ------
+    ValueError
+        If a score is NaN or infinite (naming the first such user and item), if
+        ``tie_policy`` is unknown, or if a user has fewer than m items to draw
+        from without replacement.
+
+    Examples
+    --------
+    Each user has exactly m = 2 items to draw from, so every repetition agrees:
+
+    >>> E = excluded_items(sp.csr_matrix([[1, 1, 0, 0, 0], [0, 1, 1, 0, 0]]), [2, 4])
+    >>> scores = np.array([[5.0, 4, 3, 2, 1], [1.0, 2, 3, 6, 5]])
+    >>> sampled_ranks(scores, [2, 4], E, m=2, repetitions=2, seed=0).tolist()
+    [[1, 2], [1, 2]]
     """
     check_tie_policy(tie_policy)
     scores = np.asarray(scores)

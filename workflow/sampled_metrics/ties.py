@@ -26,7 +26,31 @@ TIE_POLICIES = ("pessimistic", "optimistic", "average", "random")
 
 
 def check_tie_policy(tie_policy: str) -> str:
-    """Return ``tie_policy`` if it is one of :data:`TIE_POLICIES`, else raise ValueError."""
+    """Return ``tie_policy`` if it is one of :data:`TIE_POLICIES`, else raise ValueError.
+
+    Parameters
+    ----------
+    tie_policy : str
+        "pessimistic", "optimistic", "average" or "random".
+
+    Returns
+    -------
+    str
+        ``tie_policy`` itself.
+
+    Raises
+    ------
+    ValueError
+        Naming the policy and the known ones, when it is unknown.
+
+    Examples
+    --------
+    >>> check_tie_policy("average")
+    'average'
+    >>> check_tie_policy("worst")
+    Traceback (most recent call last):
+    ValueError: unknown tie_policy 'worst'; known: pessimistic, optimistic, average, random
+    """
     if tie_policy not in TIE_POLICIES:
         raise ValueError(f"unknown tie_policy {tie_policy!r}; known: {', '.join(TIE_POLICIES)}")
     return tie_policy
@@ -45,10 +69,34 @@ def _splitmix64(x: np.ndarray) -> np.ndarray:
 
 
 def tie_order_keys(users, items, seed: int) -> np.ndarray:
-    """Keys of a seeded random order of the items of each user (uint64, broadcast
-    over ``users`` and ``items``): under the "random" tie policy, a tied item
-    counts as ranked above the held-out item when its key is smaller. A pure
-    function of (seed, user, item), so exact and sampled ranking agree."""
+    """Keys of a seeded random order of the items of each user.
+
+    Under the "random" tie policy, a tied item counts as ranked above the
+    held-out item when its key is smaller. A pure function of (seed, user,
+    item), so exact and sampled ranking agree.
+
+    Parameters
+    ----------
+    users : array_like of int
+        User ids (non-negative), broadcast with ``items``.
+    items : array_like of int
+        Item ids (non-negative).
+    seed : int
+        Seed of the order (non-negative).
+
+    Returns
+    -------
+    numpy.ndarray
+        uint64 keys, broadcast over ``users`` and ``items``.
+
+    Examples
+    --------
+    A key does not depend on the other items asked for at the same time:
+
+    >>> keys = tie_order_keys(0, [3, 1, 2], seed=7)
+    >>> str(keys.dtype), bool(keys[1] == tie_order_keys(0, 1, seed=7))
+    ('uint64', True)
+    """
     counter = (np.asarray(users, dtype=np.uint64) << np.uint64(32)) | np.asarray(
         items, dtype=np.uint64
     )
@@ -58,10 +106,35 @@ def tie_order_keys(users, items, seed: int) -> np.ndarray:
 def tie_term(tied: np.ndarray, tie_policy: str, keys=None, target_key=None) -> np.ndarray:
     """The tie term of the rank, one per row.
 
-    ``tied`` (rows x items) is True for the other candidates scored exactly like
-    the target. "pessimistic" counts them all, "optimistic" none, "average"
+    "pessimistic" counts the tied candidates all, "optimistic" none, "average"
     half of them, "random" those whose key (:func:`tie_order_keys`, in
-    ``keys``) is below the target's key (``target_key``, one per row)."""
+    ``keys``) is below the target's key (``target_key``, one per row).
+
+    Parameters
+    ----------
+    tied : bool numpy.ndarray (rows x items)
+        True for the other candidates scored exactly like the target.
+    tie_policy : str
+        One of :data:`TIE_POLICIES` (not checked here: an unknown policy is
+        treated as "average").
+    keys : numpy.ndarray, optional
+        The items' keys, the shape of ``tied``; needed by "random".
+    target_key : numpy.ndarray, optional
+        The target's key, shape (rows, 1); needed by "random".
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, one tie term per row.
+
+    Examples
+    --------
+    >>> tied = np.array([[True, True, False]])
+    >>> [tie_term(tied, p).tolist() for p in ("pessimistic", "optimistic", "average")]
+    [[2.0], [0.0], [1.0]]
+    >>> tie_term(tied, "random", keys=np.array([[1, 5, 0]]), target_key=np.array([[3]])).tolist()
+    [1.0]
+    """
     if tie_policy == "random":
         return np.count_nonzero(tied & (keys < target_key), axis=1).astype(np.float64)
     ties = np.count_nonzero(tied, axis=1).astype(np.float64)
