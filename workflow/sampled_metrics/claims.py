@@ -43,93 +43,105 @@ def _within_factor(value, target: float, factor: float = 2.0) -> bool:
     return bool(pd.notna(value) and target / factor <= value <= target * factor)
 
 
-def check_claims(
-    table3: pd.DataFrame,
-    table4: pd.DataFrame,
-    thresholds: pd.DataFrame,
-    paper_thresholds: dict,
-    recommenders=tuple(PAPER_RECOMMENDERS),
-) -> list[Claim]:
-    """All checks; table3 has recommender, metric, method, mean (percent);
-    table4 pair, metric, method, correct, repetitions; thresholds (Figure 6)
-    method, stays_right_from_m; ``paper_thresholds`` the m the paper's text
-    gives per method ({"sampled": 1000, "bv_0.1": 60}, from
-    ``sampled_metrics.paper.published("figure6")``)."""
-    x, y, z = recommenders
-    metrics = [m for m in TOP_HEAVY if m in set(table3["metric"])]
-    methods = [m for m in dict.fromkeys(table3["method"]) if m not in ("exact", "sampled")]
-    claims = []
+@dataclass(frozen=True)
+class _Run:
+    """The reproduced numbers the claims are checked on (see :func:`check_claims`)."""
 
-    exact = {m: _means(table3, m, "exact") for m in [*metrics, "auc"]}
-    sampled = {m: _means(table3, m, "sampled") for m in [*metrics, "auc"]}
-    orders = {m: _order(exact[m]) for m in metrics}
-    claims.append(
+    table3: pd.DataFrame
+    table4: pd.DataFrame
+    thresholds: pd.DataFrame
+    paper_thresholds: dict
+    recommenders: tuple
+    metrics: list  # the top-heavy metrics of the run
+    methods: list  # the corrections of the run
+    exact: dict  # metric -> {recommender: exact value}
+    sampled: dict  # metric -> {recommender: mean uncorrected sampled value}
+
+
+def _exact_orders(run: _Run) -> list[Claim]:
+    x, y, z = run.recommenders
+    orders = {m: _order(run.exact[m]) for m in run.metrics}
+    return [
         Claim(
             "6.2",
             f"On the exact metric, {z} > {y} > {x} for Recall, NDCG and AP",
             all(o == f"{z} > {y} > {x}" for o in orders.values()),
-            "; ".join(f"{m}: {_fmt(exact[m])}" for m in metrics),
-        )
-    )
-    claims.append(
+            "; ".join(f"{m}: {_fmt(run.exact[m])}" for m in run.metrics),
+        ),
         Claim(
             "6.2",
             f"On the exact AUC, {x} > {y} > {z}",
-            _order(exact["auc"]) == f"{x} > {y} > {z}",
-            _fmt(exact["auc"]),
-        )
-    )
+            _order(run.exact["auc"]) == f"{x} > {y} > {z}",
+            _fmt(run.exact["auc"]),
+        ),
+    ]
 
+
+def _sampled_recall_reverses(run: _Run) -> list[Claim]:
+    x, y, _ = run.recommenders
     r = "recall@10"
-    if r in metrics:
-        reversed_ = (exact[r][x] < exact[r][y]) and (sampled[r][x] > sampled[r][y])
-        claims.append(
-            Claim(
-                "6.2",
-                f"Sampled Recall@10 reverses the exact order of {x} and {y}",
-                reversed_,
-                f"exact {_fmt({k: exact[r][k] for k in (x, y)})}; "
-                f"sampled {_fmt({k: sampled[r][k] for k in (x, y)})}",
-            )
+    if r not in run.metrics:
+        return []
+    exact, sampled = run.exact[r], run.sampled[r]
+    return [
+        Claim(
+            "6.2",
+            f"Sampled Recall@10 reverses the exact order of {x} and {y}",
+            (exact[x] < exact[y]) and (sampled[x] > sampled[y]),
+            f"exact {_fmt({k: exact[k] for k in (x, y)})}; "
+            f"sampled {_fmt({k: sampled[k] for k in (x, y)})}",
         )
+    ]
+
+
+def _worst_looks_best(run: _Run) -> list[Claim]:
+    x = run.recommenders[0]
     worst_best = [
         m
-        for m in metrics
-        if min(exact[m], key=exact[m].get) == x and max(sampled[m], key=sampled[m].get) == x
+        for m in run.metrics
+        if min(run.exact[m], key=run.exact[m].get) == x
+        and max(run.sampled[m], key=run.sampled[m].get) == x
     ]
-    claims.append(
+    return [
         Claim(
             "6.2",
             f"The worst recommender on the exact metric ({x}) looks best on "
             "every sampled top-heavy metric",
-            len(worst_best) == len(metrics),
-            "; ".join(f"sampled {m}: {_fmt(sampled[m])}" for m in metrics),
+            len(worst_best) == len(run.metrics),
+            "; ".join(f"sampled {m}: {_fmt(run.sampled[m])}" for m in run.metrics),
         )
+    ]
+
+
+def _sampled_auc_keeps_order(run: _Run) -> list[Claim]:
+    exact, sampled = run.exact["auc"], run.sampled["auc"]
+    kept = all(
+        (exact[a] - exact[b]) * (sampled[a] - sampled[b]) > 0
+        for a, b in combinations(run.recommenders, 2)
     )
-    auc_kept = all(
-        (exact["auc"][a] - exact["auc"][b]) * (sampled["auc"][a] - sampled["auc"][b]) > 0
-        for a, b in combinations(recommenders, 2)
-    )
-    claims.append(
+    return [
         Claim(
             "6.2",
             "Sampled AUC keeps the exact order of every pair",
-            auc_kept,
-            f"exact {_fmt(exact['auc'])}; sampled {_fmt(sampled['auc'])}",
+            kept,
+            f"exact {_fmt(exact)}; sampled {_fmt(sampled)}",
         )
-    )
+    ]
 
+
+def _corrections_are_closer(run: _Run) -> list[Claim]:
     closer, misses = 0, []
-    for m in metrics:
-        for method in methods:
-            corrected = _means(table3, m, method)
-            for rec in recommenders:
-                ok = abs(corrected[rec] - exact[m][rec]) < abs(sampled[m][rec] - exact[m][rec])
+    for m in run.metrics:
+        for method in run.methods:
+            corrected = _means(run.table3, m, method)
+            for rec in run.recommenders:
+                exact = run.exact[m][rec]
+                ok = abs(corrected[rec] - exact) < abs(run.sampled[m][rec] - exact)
                 closer += ok
                 if not ok:
                     misses.append(f"{method} {m} {rec}")
-    total = len(metrics) * len(methods) * len(recommenders)
-    claims.append(
+    total = len(run.metrics) * len(run.methods) * len(run.recommenders)
+    return [
         Claim(
             "6.3",
             "Every correction is closer to the exact value than the "
@@ -138,39 +150,44 @@ def check_claims(
             f"{closer} of {total} closer"
             + (f"; not closer: {', '.join(misses)}" if misses else ""),
         )
-    )
+    ]
 
-    low_bias = [m for m in ("cls", "bv_0.01", "bv_0.001") if m in methods]
+
+def _low_bias_orders(run: _Run) -> list[Claim]:
+    x, y, z = run.recommenders
+    low_bias = [m for m in ("cls", "bv_0.01", "bv_0.001") if m in run.methods]
     z_best = {
-        f"{method} {m}": _order(_means(table3, m, method)).startswith(z)
+        f"{method} {m}": _order(_means(run.table3, m, method)).startswith(z)
         for method in low_bias
-        for m in metrics
+        for m in run.metrics
     }
-    claims.append(
+    low_gamma = [m for m in ("bv_0.01", "bv_0.001") if m in run.methods]
+    xy = {
+        f"{method} {m}": _means(run.table3, m, method)[x] < _means(run.table3, m, method)[y]
+        for method in low_gamma
+        for m in run.metrics
+    }
+    return [
         Claim(
             "6.3",
             f"CLS and low-gamma BV rank {z} best on Recall, NDCG and AP",
             all(z_best.values()),
             ", ".join(f"{k}: {'yes' if v else 'no'}" for k, v in z_best.items()),
-        )
-    )
-    low_gamma = [m for m in ("bv_0.01", "bv_0.001") if m in methods]
-    xy = {
-        f"{method} {m}": _means(table3, m, method)[x] < _means(table3, m, method)[y]
-        for method in low_gamma
-        for m in metrics
-    }
-    claims.append(
+        ),
         Claim(
             "6.3",
             f"BV with low gamma also orders {x} below {y} (in expectation)",
             all(xy.values()),
             ", ".join(f"{k}: {'yes' if v else 'no'}" for k, v in xy.items()),
-        )
-    )
+        ),
+    ]
 
-    for method, target in paper_thresholds.items():
-        row = thresholds[thresholds["method"] == method]
+
+def _sample_size_thresholds(run: _Run) -> list[Claim]:
+    x, y, _ = run.recommenders
+    claims = []
+    for method, target in run.paper_thresholds.items():
+        row = run.thresholds[run.thresholds["method"] == method]
         value = row["stays_right_from_m"].iloc[0] if len(row) else float("nan")
         claims.append(
             Claim(
@@ -184,15 +201,18 @@ def check_claims(
                 else "never right on the grid",
             )
         )
+    return claims
 
+
+def _table4_orderings(run: _Run) -> list[Claim]:
+    table4, claims = run.table4, []
     if {"rank_estimate", "sampled"} <= set(table4["method"]):
         t4 = table4.pivot_table(index=["pair", "metric"], columns="method", values="correct")
-        better = bool((t4["rank_estimate"] >= t4["sampled"]).all())
         claims.append(
             Claim(
                 "6.3 / Table 4",
                 "The rank estimate orders every pair at least as often as the uncorrected metric",
-                better,
+                bool((t4["rank_estimate"] >= t4["sampled"]).all()),
                 f"rank estimate {int(t4['rank_estimate'].sum())} vs uncorrected "
                 f"{int(t4['sampled'].sum())} correct orderings in total",
             )
@@ -210,6 +230,46 @@ def check_claims(
             )
         )
     return claims
+
+
+# The checks, in the order of the report.
+_CHECKS = (
+    _exact_orders,
+    _sampled_recall_reverses,
+    _worst_looks_best,
+    _sampled_auc_keeps_order,
+    _corrections_are_closer,
+    _low_bias_orders,
+    _sample_size_thresholds,
+    _table4_orderings,
+)
+
+
+def check_claims(
+    table3: pd.DataFrame,
+    table4: pd.DataFrame,
+    thresholds: pd.DataFrame,
+    paper_thresholds: dict,
+    recommenders=tuple(PAPER_RECOMMENDERS),
+) -> list[Claim]:
+    """All checks; table3 has recommender, metric, method, mean (percent);
+    table4 pair, metric, method, correct, repetitions; thresholds (Figure 6)
+    method, stays_right_from_m; ``paper_thresholds`` the m the paper's text
+    gives per method ({"sampled": 1000, "bv_0.1": 60}, from
+    ``sampled_metrics.paper.published("figure6")``)."""
+    metrics = [m for m in TOP_HEAVY if m in set(table3["metric"])]
+    run = _Run(
+        table3=table3,
+        table4=table4,
+        thresholds=thresholds,
+        paper_thresholds=paper_thresholds,
+        recommenders=tuple(recommenders),
+        metrics=metrics,
+        methods=[m for m in dict.fromkeys(table3["method"]) if m not in ("exact", "sampled")],
+        exact={m: _means(table3, m, "exact") for m in [*metrics, "auc"]},
+        sampled={m: _means(table3, m, "sampled") for m in [*metrics, "auc"]},
+    )
+    return [claim for check in _CHECKS for claim in check(run)]
 
 
 def paper_trio(recommenders) -> tuple[str, str, str] | None:
