@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import http.server
-import threading
 import zipfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
+from snakemake.utils import validate
 
+from sampled_metrics.config import CONFIG_FILE, SCHEMA_FILE, load_config
 from sampled_metrics.data import (
     DataError,
     binarize,
@@ -20,13 +21,12 @@ from sampled_metrics.data import (
     download,
     leave_last_out_split,
     load_delimited,
+    load_events,
     load_movielens_dat,
     load_split,
     md5sum,
     save_split,
 )
-
-REAL = Path("/work/shared/datasets/ml-1m-binarized/interactions.csv.gz")
 
 RATINGS = "1::1193::5::978300760\n1::661::3::978302109\n2::1357::4.5::978298709\n"
 
@@ -387,38 +387,6 @@ def test_load_split_inconsistent_arrays(tmp_path):
 # --------------------------------------------------------------------------
 
 
-class _Handler(http.server.BaseHTTPRequestHandler):
-    routes: dict = {}
-    requests: list = []
-
-    def do_GET(self):  # noqa: N802 (http.server API)
-        self.requests.append(self.path)
-        status, body, length = self.routes.get(self.path, (404, b"not found", None))
-        self.send_response(status)
-        self.send_header("Content-Length", str(len(body) if length is None else length))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
-@pytest.fixture
-def server():
-    handler = type("Handler", (_Handler,), {"routes": {}, "requests": []})
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(
-        target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-    )
-    thread.start()
-    try:
-        yield httpd, handler, f"http://127.0.0.1:{httpd.server_address[1]}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
-
-
 BODY = b"1::1193::5::978300760\n" * 5000
 BODY_MD5 = hashlib.md5(BODY).hexdigest()
 
@@ -427,62 +395,56 @@ def fetch(url, dest, md5=None, retries=0):
     return download(url, dest, md5, timeout=5, retries=retries, progress=False, backoff=0)
 
 
-def test_download_success_with_md5(server, tmp_path):
-    _, handler, base = server
-    handler.routes["/ml.zip"] = (200, BODY, None)
+def test_download_success_with_md5(http_server, tmp_path):
+    url = http_server.serve("/ml.zip", BODY)
     dest = tmp_path / "sub" / "ml.zip"
-    assert fetch(f"{base}/ml.zip", dest, BODY_MD5) == dest
+    assert fetch(url, dest, BODY_MD5) == dest
     assert dest.read_bytes() == BODY and md5sum(dest) == BODY_MD5
     assert sorted(p.name for p in dest.parent.iterdir()) == ["ml.zip"]
 
 
-def test_download_md5_mismatch_leaves_nothing(server, tmp_path):
-    _, handler, base = server
-    handler.routes["/ml.zip"] = (200, BODY, None)
+def test_download_md5_mismatch_leaves_nothing(http_server, tmp_path):
+    url = http_server.serve("/ml.zip", BODY)
     dest = tmp_path / "ml.zip"
     with pytest.raises(DataError) as err:
-        fetch(f"{base}/ml.zip", dest, "0" * 32, retries=2)
+        fetch(url, dest, "0" * 32, retries=2)
     assert "0" * 32 in str(err.value) and BODY_MD5 in str(err.value)
     assert list(tmp_path.iterdir()) == []
-    assert len(handler.requests) == 1  # an md5 mismatch is not retried
+    assert len(http_server.requests) == 1  # an md5 mismatch is not retried
 
 
-def test_download_404_leaves_nothing_and_is_not_retried(server, tmp_path):
-    _, handler, base = server
+def test_download_404_leaves_nothing_and_is_not_retried(http_server, tmp_path):
     with pytest.raises(DataError, match="HTTP 404"):
-        fetch(f"{base}/missing.zip", tmp_path / "ml.zip", retries=3)
+        fetch(f"{http_server.url}/missing.zip", tmp_path / "ml.zip", retries=3)
     assert list(tmp_path.iterdir()) == []
-    assert handler.requests == ["/missing.zip"]
+    assert http_server.requests == ["/missing.zip"]
 
 
-def test_download_truncated_body_is_retried_then_fails(server, tmp_path):
-    _, handler, base = server
-    handler.routes["/ml.zip"] = (200, BODY[:1000], len(BODY))
+def test_download_truncated_body_is_retried_then_fails(http_server, tmp_path):
+    url = http_server.serve("/ml.zip", BODY[:1000], length=len(BODY))
     with pytest.raises(DataError, match=f"truncated body: got 1000 of {len(BODY)} bytes"):
-        fetch(f"{base}/ml.zip", tmp_path / "ml.zip", retries=2)
+        fetch(url, tmp_path / "ml.zip", retries=2)
     assert list(tmp_path.iterdir()) == []
-    assert len(handler.requests) == 3
+    assert len(http_server.requests) == 3
 
 
-def test_download_server_error_retried_a_bounded_number_of_times(server, tmp_path):
-    _, handler, base = server
-    handler.routes["/ml.zip"] = (503, b"busy", None)
+def test_download_server_error_retried_a_bounded_number_of_times(http_server, tmp_path):
+    url = http_server.serve("/ml.zip", b"busy", status=503)
     with pytest.raises(DataError, match=r"after 3 attempt\(s\): HTTP 503"):
-        fetch(f"{base}/ml.zip", tmp_path / "ml.zip", retries=2)
-    assert len(handler.requests) == 3 and list(tmp_path.iterdir()) == []
+        fetch(url, tmp_path / "ml.zip", retries=2)
+    assert len(http_server.requests) == 3 and list(tmp_path.iterdir()) == []
 
 
-def test_download_existing_file_is_used_without_request(server, tmp_path):
-    _, handler, base = server
-    handler.routes["/ml.zip"] = (200, b"something else", None)
+def test_download_existing_file_is_used_without_request(http_server, tmp_path):
+    url = http_server.serve("/ml.zip", b"something else")
     dest = tmp_path / "ml.zip"
     dest.write_bytes(BODY)
-    assert fetch(f"{base}/ml.zip", dest, BODY_MD5) == dest
-    assert fetch(f"{base}/ml.zip", dest) == dest  # md5 None: used as is
-    assert handler.requests == [] and dest.read_bytes() == BODY
+    assert fetch(url, dest, BODY_MD5) == dest
+    assert fetch(url, dest) == dest  # md5 None: used as is
+    assert http_server.requests == [] and dest.read_bytes() == BODY
     with pytest.raises(DataError, match=f"{dest}: existing file has md5 {BODY_MD5}"):
-        fetch(f"{base}/ml.zip", dest, "f" * 32)
-    assert handler.requests == [] and dest.read_bytes() == BODY
+        fetch(url, dest, "f" * 32)
+    assert http_server.requests == [] and dest.read_bytes() == BODY
 
 
 # --------------------------------------------------------------------------
@@ -490,39 +452,26 @@ def test_download_existing_file_is_used_without_request(server, tmp_path):
 # --------------------------------------------------------------------------
 
 
-def test_real_movielens_1m_offline_copy():
-    if not REAL.exists():
-        pytest.skip(f"{REAL} is absent")
-    df = load_delimited(
-        REAL, sep=",", columns={"user": "user_id", "item": "item_id", "time": "position"}
-    )
-    facts = {
-        "n_users": 6040,
-        "n_items": 3706,
-        "n_events": 1_000_209,
-        "min_events_per_user": 20,
-        "max_events_per_user": 2314,
-    }
-    check_facts(df, {**facts, "n_duplicate_pairs": 0}, str(REAL))
-    split = leave_last_out_split(binarize(df))
-    check_facts(
-        split, {**facts, "n_train": 994_169, "n_test": 6040, "n_skipped_users": 0}, f"{REAL} split"
-    )
+def test_real_movielens_1m_offline_copy(offline_dataset):
+    path, entry = offline_dataset.path, offline_dataset.entry
+    df = load_delimited(path, sep=entry["sep"], header=entry["header"], columns=entry["columns"])
+    facts = entry["facts"]
+    check_facts(df, {**facts, "n_duplicate_pairs": 0}, str(path))
+    split = leave_last_out_split(binarize(df, entry["binarize_threshold"]))
+    check_facts(split, {**facts, **entry["split_facts"], "n_skipped_users": 0}, f"{path} split")
     # independent check: the test item is the row with the highest position
     last = df.loc[df.groupby("user")["time"].idxmax()].sort_values("user")
     np.testing.assert_array_equal(split.user_ids, last["user"].to_numpy())
     np.testing.assert_array_equal(split.item_ids[split.test_items], last["item"].to_numpy())
     assert (
-        split.candidate_counts() == 3706 - (df.groupby("user").size().sort_index().to_numpy() - 1)
+        split.candidate_counts()
+        == facts["n_items"] - (df.groupby("user").size().sort_index().to_numpy() - 1)
     ).all()
 
 
 # --------------------------------------------------------------------------
 # the data sets shipped in config.yaml, each in its archive's real layout
 # --------------------------------------------------------------------------
-
-CONFIG_YAML = Path(__file__).resolve().parents[1] / "config.yaml"
-SCHEMA = Path(__file__).resolve().parents[1] / "workflow/schemas/config.schema.yaml"
 
 # (user, item, rating, timestamp) rows; user 7 rated item 50 twice (kept: the earlier)
 ROWS = [
@@ -562,21 +511,19 @@ LAYOUTS = {
 
 
 def shipped_config() -> dict:
-    import yaml
-
-    return yaml.safe_load(CONFIG_YAML.read_text())
+    """config.yaml as written (load_config gives it validated, defaults filled in)."""
+    return yaml.safe_load(CONFIG_FILE.read_text())
 
 
 @pytest.mark.parametrize("name", sorted(LAYOUTS))
 def test_shipped_dataset_entry_loads_its_archive_layout(tmp_path, name):
-    from sampled_metrics.data import load_events
-
-    entry = shipped_config()["datasets"][name]
+    assert "facts" not in shipped_config()["datasets"][name]  # not verified: left out
+    entry = load_config()["datasets"][name]  # as the workflow reads it
     member, body, siblings = LAYOUTS[name]
     assert entry["member"] == member
     assert entry["archive"] == f"data/raw/{name}.zip"
     assert entry["url"] == f"https://files.grouplens.org/datasets/movielens/{name}.zip"
-    assert "facts" not in entry and entry["binarize_threshold"] is None
+    assert entry["facts"] == {} and entry["binarize_threshold"] is None
     archive = tmp_path / Path(entry["archive"]).name
     with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(member.split("/")[0] + "/", "")
@@ -593,23 +540,16 @@ def test_shipped_dataset_entry_loads_its_archive_layout(tmp_path, name):
 
 
 def test_shipped_datasets_validate_and_keep_ml_1m_first():
-    from snakemake.utils import validate
-
     config = shipped_config()
     assert list(config["datasets"])[:2] == ["ml-1m", "ml-1m-offline"]
     assert {"ml-100k", "ml-10m", "ml-20m"} <= set(config["datasets"])
     for name in config["datasets"]:
-        validate({**config, "dataset": name}, str(SCHEMA))
+        validate({**config, "dataset": name}, str(SCHEMA_FILE))
 
 
 def test_commented_bring_your_own_entry_is_valid_and_loads(tmp_path):
     """The commented `my-data` example of config.yaml, uncommented, validates and loads."""
-    import yaml
-    from snakemake.utils import validate
-
-    from sampled_metrics.data import load_events
-
-    lines = CONFIG_YAML.read_text().splitlines()
+    lines = CONFIG_FILE.read_text().splitlines()
     start = lines.index("  # my-data:")
     block = []
     for line in lines[start:]:
@@ -632,7 +572,7 @@ def test_commented_bring_your_own_entry_is_valid_and_loads(tmp_path):
     } <= set(entry)
     assert set(entry["columns"]) == {"user", "item", "time", "rating"}
     config = shipped_config()
-    validate({**config, "dataset": "my-data", "datasets": {"my-data": entry}}, str(SCHEMA))
+    validate({**config, "dataset": "my-data", "datasets": {"my-data": entry}}, str(SCHEMA_FILE))
     path = tmp_path / "my-data.csv"
     path.write_text("user_id,item_id,timestamp,rating\n1,a,10,5\n1,b,20,3\n2,a,15,4\n")
     events = load_events(path, {**entry, "binarize_threshold": 4})

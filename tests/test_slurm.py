@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from test_workflow import REPO, SNAKEMAKE, TINY_CONFIG, write_synthetic_interactions
+from conftest import REPO, SNAKEMAKE, TINY_CONFIG, write_synthetic_interactions
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 

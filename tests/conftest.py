@@ -1,0 +1,528 @@
+"""What the tests share, each defined once.
+
+* hypothesis profiles: "ci" (derandomized, no deadline) when the environment
+  variable CI is set, else "dev" (random examples);
+* :class:`LocalServer` and the ``http_server`` fixture: bytes served per path
+  on 127.0.0.1, for the download tests;
+* the tiny synthetic data set of the workflow tests (``write_synthetic_interactions``,
+  ``TINY_CONFIG``, the ``tiny_workdir`` fixture), ``run`` (snakemake in a work
+  directory) and two finished runs of it shared by several files (``reference``,
+  ``second_run``);
+* ``offline_dataset``: the offline MovieLens copy of config.yaml's ``ml-1m-offline``
+  entry (skipped when absent, a failure under CI);
+* the claims report read back, and its verdicts recomputed from the run's tables.
+
+Test modules import the plain helpers with ``from conftest import ...``; no test
+module imports another.
+"""
+
+from __future__ import annotations
+
+import copy
+import http.server
+import io
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from hypothesis import settings
+
+from sampled_metrics.config import CONFIG_FILE, load_config
+from sampled_metrics.paper import published
+from sampled_metrics.recommenders import PAPER_RECOMMENDERS
+
+# --------------------------------------------------------------------------
+# Hypothesis: fixed examples in CI, random ones elsewhere. Loaded here, before
+# the test modules are imported, so that a test's own @settings(max_examples=...)
+# inherits the fields it does not set from the loaded profile.
+# --------------------------------------------------------------------------
+
+IN_CI = bool(os.environ.get("CI"))
+
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True)
+settings.register_profile("dev", derandomize=False)
+settings.load_profile("ci" if IN_CI else "dev")
+
+REPO = CONFIG_FILE.parent
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]
+
+
+# --------------------------------------------------------------------------
+# A local HTTP server
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Route:
+    """What the server answers on one path."""
+
+    body: bytes
+    status: int = 200
+    length: int | None = None  # the Content-Length announced; None: len(body)
+    chunk: int | None = None  # bytes per write; None: the body at once
+    pause: float = 0.0  # seconds of sleep after each chunk (a slow download)
+    content_type: str = "application/zip"
+
+
+NOT_FOUND = Route(b"not found", status=404, content_type="text/plain")
+
+
+class LocalServer:
+    """An HTTP server on 127.0.0.1 (a free port) serving the bytes registered
+    per path with :meth:`serve`; any other path answers 404. ``requests`` lists
+    every path asked for, in order; ``started`` is set once a slow route (one
+    with a pause) has sent its first chunk. A client that hangs up mid-body is
+    ignored. Use it as a context manager, or through the ``http_server`` fixture."""
+
+    def __init__(self):
+        self.routes: dict[str, Route] = {}
+        self.requests: list[str] = []
+        self.started = threading.Event()
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 (http.server API)
+                server._answer(self)
+
+            def log_message(self, *args):
+                pass
+
+        self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self._thread.start()
+
+    def serve(self, path: str, body: bytes, **route) -> str:
+        """Answer ``path`` with ``body`` (options: the fields of :class:`Route`);
+        return its URL."""
+        self.routes[path] = Route(body, **route)
+        return self.url + path
+
+    def _answer(self, handler: http.server.BaseHTTPRequestHandler) -> None:
+        self.requests.append(handler.path)
+        route = self.routes.get(handler.path, NOT_FOUND)
+        handler.send_response(route.status)
+        handler.send_header("Content-Type", route.content_type)
+        length = len(route.body) if route.length is None else route.length
+        handler.send_header("Content-Length", str(length))
+        handler.end_headers()
+        chunk = route.chunk or max(len(route.body), 1)
+        try:
+            for start in range(0, len(route.body), chunk):
+                handler.wfile.write(route.body[start : start + chunk])
+                handler.wfile.flush()
+                if route.pause:
+                    self.started.set()
+                    time.sleep(route.pause)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client is gone (a killed download)
+        handler.close_connection = True
+
+    def close(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> LocalServer:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+@pytest.fixture
+def http_server():
+    """A fresh :class:`LocalServer`: no route, no request yet."""
+    with LocalServer() as server:
+        yield server
+
+
+# --------------------------------------------------------------------------
+# The tiny synthetic data set and its workflow runs
+# --------------------------------------------------------------------------
+
+
+def write_synthetic_interactions(path, n_users=90, n_items=45, seed=0) -> None:
+    """Users in three taste clusters, each preferring a third of the items
+    (columns uid, iid, t); ``path`` is a file name or a text buffer."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for user in range(1, n_users + 1):
+        cluster = user % 3
+        weights = np.where(np.arange(n_items) % 3 == cluster, 6.0, 1.0)
+        size = int(rng.integers(8, 20))
+        items = rng.choice(n_items, size=size, replace=False, p=weights / weights.sum())
+        rows += [(user, 100 + int(item), position) for position, item in enumerate(items)]
+    pd.DataFrame(rows, columns=["uid", "iid", "t"]).to_csv(path, index=False)
+
+
+TINY_CONFIG = {
+    "dataset": "tiny",
+    "datasets": {
+        "tiny": {
+            "path": "tiny.csv",
+            "format": "delimited",
+            "sep": ",",
+            "header": True,
+            "columns": {"user": "uid", "item": "iid", "time": "t"},
+            "facts": {"n_users": 90},
+            "split_facts": {"n_users": 90, "n_test": 90},
+        }
+    },
+    "recommenders": {
+        "X": {"type": "ials", "factors": 4, "regularization": 1.0, "alpha": 0.5, "iterations": 4},
+        "Y": {"type": "item_knn", "q": 3, "k": None, "k_prime": None},
+        "Z": {"type": "item_knn", "q": 1, "k": None, "k_prime": 5},
+    },
+    "sampling": {"m": 10, "repetitions": 6, "replacement": False},
+    "fig6": {"m_values": [1, 2, 5, 10, 20, 30], "pair": ["X", "Y"]},
+    "toy": {
+        "n": 10000,
+        "m": 20,
+        "repetitions": 30,
+        "fig2_m_values": [1, 10, 100],
+        "fig3_m_values": [10, 100],
+        "fig3_max_rank": 100,
+        "fig4_m": 20,
+    },
+}
+
+# What the shared tiny runs build: every table of the data set but the figures.
+TARGETS = [
+    "results/tiny/exact_metrics.csv",
+    "results/tiny/sampling.csv",
+    "results/tiny/table3.csv",
+    "results/tiny/table4.csv",
+    "results/tiny/provenance/versions.txt",
+    "results/tiny/provenance/config.yaml",
+]
+
+
+def tiny_config() -> dict:
+    """A copy of TINY_CONFIG to edit."""
+    return copy.deepcopy(TINY_CONFIG)
+
+
+@pytest.fixture(scope="session")
+def tiny_workdir(tmp_path_factory):
+    """``tiny_workdir(name, config=None)``: a new work directory holding tiny.csv
+    and config.yaml (``config``, by default TINY_CONFIG)."""
+
+    def make(name: str = "tiny", config: dict | None = None) -> Path:
+        workdir = tmp_path_factory.mktemp(name)
+        write_synthetic_interactions(workdir / "tiny.csv")
+        (workdir / "config.yaml").write_text(yaml.safe_dump(config or TINY_CONFIG))
+        return workdir
+
+    return make
+
+
+def snakemake_command(workdir: Path, *args: str, targets=()) -> list[str]:
+    """Snakemake on the repository's Snakefile in ``workdir``, with its config.yaml.
+    ``targets`` come first: an option taking several values (--configfile,
+    --set-threads) would swallow targets that follow it. ``args`` follow --configfile,
+    so the first of them must be an option."""
+    return [
+        *SNAKEMAKE,
+        *targets,
+        "--directory",
+        str(workdir),
+        "--configfile",
+        str(workdir / "config.yaml"),
+        *args,
+    ]
+
+
+def run(workdir: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run snakemake in ``workdir`` to the end; output captured as text."""
+    return subprocess.run(
+        snakemake_command(workdir, *args), capture_output=True, text=True, timeout=timeout
+    )
+
+
+def finished(workdir: Path, *args: str) -> Path:
+    """``run`` that must succeed; returns ``workdir``."""
+    result = run(workdir, *args)
+    assert result.returncode == 0, (result.stdout + result.stderr)[-4000:]
+    return workdir
+
+
+def paper_outputs(dataset: str) -> list[str]:
+    """Every figure (1-6) and table (1-4) of the paper, and the claims, for one data set."""
+    expected = [f"figures/fig{i}.{ext}" for i in range(1, 5) for ext in ("pdf", "png")]
+    expected += [f"figures/{dataset}/fig{i}.{ext}" for i in (5, 6) for ext in ("pdf", "png")]
+    expected += [f"results/toy/table{i}.{ext}" for i in (1, 2) for ext in ("csv", "md", "tex")]
+    expected += [
+        f"results/{dataset}/table{i}.{ext}" for i in (3, 4) for ext in ("csv", "md", "tex")
+    ]
+    return expected + [
+        f"results/{dataset}/{name}" for name in ("claims.md", "exact_metrics.csv", "sampling.csv")
+    ]
+
+
+def tiny_movielens_zip() -> bytes:
+    """The synthetic interactions as ml-style ratings.dat inside a zip (stored)."""
+    buffer = io.StringIO()
+    write_synthetic_interactions(buffer)
+    buffer.seek(0)
+    frame = pd.read_csv(buffer)
+    text = "".join(
+        f"{u}::{i}::5::{t}\n" for u, i, t in frame[["uid", "iid", "t"]].itertuples(index=False)
+    )
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as zf:
+        zf.writestr(zipfile.ZipInfo("tiny/ratings.dat", date_time=(2020, 1, 1, 0, 0, 0)), text)
+    return out.getvalue()
+
+
+def result_files(workdir: Path, pattern: str) -> dict[str, bytes]:
+    """Bytes of the final-named files under results/ and data/ (no benchmarks)."""
+    return {
+        str(p.relative_to(workdir)): p.read_bytes()
+        for top in ("results", "data")
+        for p in (workdir / top).rglob(pattern)
+        if p.is_file() and "benchmarks" not in p.parts
+    }
+
+
+def assert_same_files(workdir: Path, reference: Path, pattern: str, expected_names) -> None:
+    """Every final-named file of ``workdir`` matching ``pattern`` has the bytes of
+    the same file in ``reference``, and ``expected_names`` are among them."""
+    ours, theirs = result_files(workdir, pattern), result_files(reference, pattern)
+    assert set(expected_names) <= set(ours), sorted(ours)
+    differ = [name for name in ours if ours[name] != theirs.get(name)]
+    assert not differ, differ
+
+
+def leftovers(workdir: Path) -> list[str]:
+    """Temporary files of an interrupted write (hidden names or .part-)."""
+    return sorted(
+        str(p.relative_to(workdir))
+        for top in ("results", "data")
+        if (workdir / top).exists()
+        for p in (workdir / top).rglob("*")
+        if p.is_file() and (p.name.startswith(".") or ".part-" in p.name)
+    )
+
+
+def start(workdir: Path, targets, *options: str) -> subprocess.Popen:
+    """Snakemake in the background, stdout and stderr merged."""
+    return subprocess.Popen(
+        snakemake_command(workdir, *options, targets=targets),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+@pytest.fixture(scope="session")
+def two_runs(tiny_workdir):
+    """The same config twice, side by side: the reference with 2 threads for
+    rule scores, the second with --set-threads scores=1."""
+    reference, second = tiny_workdir("reference"), tiny_workdir("second")
+    procs = [
+        start(reference, TARGETS, "--cores", "2"),
+        start(second, TARGETS, "--cores", "2", "--set-threads", "scores=1"),
+    ]
+    outputs = [proc.communicate(timeout=600)[0] for proc in procs]
+    for proc, out in zip(procs, outputs):
+        assert proc.returncode == 0, out[-4000:]
+    return reference, second
+
+
+@pytest.fixture(scope="session")
+def reference(two_runs):
+    """The uninterrupted run of TARGETS (copy it before changing anything)."""
+    return two_runs[0]
+
+
+@pytest.fixture(scope="session")
+def second_run(two_runs):
+    """The same config as ``reference``, with one thread for rule scores."""
+    return two_runs[1]
+
+
+# --------------------------------------------------------------------------
+# The offline copy of binarized MovieLens 1M
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OfflineDataset:
+    name: str  # the key of config.yaml's datasets
+    path: Path  # absolute
+    entry: dict  # validated, defaults filled in (format, sep, ..., facts, split_facts)
+
+
+@pytest.fixture(scope="session")
+def offline_dataset() -> OfflineDataset:
+    """The data set of config.yaml's ``ml-1m-offline`` entry. Absent, the test is
+    skipped, except under CI (which always has the copy), where it fails."""
+    name = "ml-1m-offline"
+    entry = load_config()["datasets"][name]
+    path = (CONFIG_FILE.parent / entry["path"]).resolve()
+    if not path.is_file():
+        if IN_CI:
+            pytest.fail(f"{path} ({name} of {CONFIG_FILE}) is missing: CI must have it")
+        pytest.skip(f"offline MovieLens copy not found at {path} ({name} of {CONFIG_FILE})")
+    return OfflineDataset(name, path, entry)
+
+
+# --------------------------------------------------------------------------
+# The claims report and its verdicts recomputed from the tables
+# --------------------------------------------------------------------------
+
+CLAIMS_HEADER = "| section | claim | verdict | evidence |"
+CLAIMS_SUMMARY = re.compile(r"(\d+) of (\d+) claims of the paper hold on the reproduced numbers\.")
+
+
+def read_claims(path: Path) -> tuple[tuple[int, int], list[dict[str, str]]]:
+    """The claims report (results/<dataset>/claims.md): the (passed, total) its
+    summary line states, and its Markdown table as one dict a row (section,
+    claim, verdict, evidence)."""
+    lines = path.read_text().splitlines()
+    summaries = [m for line in lines if (m := CLAIMS_SUMMARY.fullmatch(line))]
+    assert len(summaries) == 1, lines[:5]
+    header = lines.index(CLAIMS_HEADER)
+    assert lines[header + 1] == "|---|---|---|---|"
+    rows = []
+    for line in lines[header + 2 :]:
+        if not line.strip():
+            break
+        assert line.startswith("| ") and line.endswith(" |"), line
+        cells = line[2:-2].split(" | ")
+        assert len(cells) == 4, line
+        rows.append(dict(zip(("section", "claim", "verdict", "evidence"), cells)))
+    passed, total = (int(n) for n in summaries[0].groups())
+    return (passed, total), rows
+
+
+def recomputed_verdicts(results: Path, trio=tuple(PAPER_RECOMMENDERS)) -> dict[str, bool]:
+    """Whether each claim of the paper holds, computed here from the run's own
+    tables in ``results`` (table3.csv, table4.csv, fig6_thresholds.csv,
+    crosscheck.csv) for the recommenders ``trio`` (X, Y, Z), by claim."""
+    x, y, z = trio
+    top = ("recall@10", "ndcg@10", "ap")
+    table3 = pd.read_csv(results / "table3.csv")
+    table3 = table3[table3["recommender"].isin(trio)]
+    mean = table3.set_index(["recommender", "metric", "method"])["mean"]
+    corrections = [m for m in dict.fromkeys(table3["method"]) if m not in ("exact", "sampled")]
+    pairs = [f"{a}<{b}" for a, b in combinations(trio, 2)]
+    table4 = pd.read_csv(results / "table4.csv")
+    table4 = table4[table4["pair"].isin(pairs)]
+    thresholds = pd.read_csv(results / "fig6_thresholds.csv").set_index("method")
+    z_scores = pd.read_csv(results / "crosscheck.csv")["z"].abs()
+
+    def value(rec, metric, method):
+        return mean[(rec, metric, method)]
+
+    def best(metric, method):
+        """The recommender strictly above the two others, or None."""
+        values = {rec: value(rec, metric, method) for rec in trio}
+        top_rec = max(values, key=values.get)
+        return top_rec if sum(v == values[top_rec] for v in values.values()) == 1 else None
+
+    def worst(metric, method):
+        values = {rec: value(rec, metric, method) for rec in trio}
+        low = min(values, key=values.get)
+        return low if sum(v == values[low] for v in values.values()) == 1 else None
+
+    recall = "recall@10"
+    verdicts = {
+        f"On the exact metric, {z} > {y} > {x} for Recall, NDCG and AP": all(
+            value(z, k, "exact") > value(y, k, "exact") > value(x, k, "exact") for k in top
+        ),
+        f"On the exact AUC, {x} > {y} > {z}": (
+            value(x, "auc", "exact") > value(y, "auc", "exact") > value(z, "auc", "exact")
+        ),
+        f"Sampled Recall@10 reverses the exact order of {x} and {y}": (
+            value(x, recall, "exact") < value(y, recall, "exact")
+            and value(x, recall, "sampled") > value(y, recall, "sampled")
+        ),
+        f"The worst recommender on the exact metric ({x}) looks best on every sampled "
+        "top-heavy metric": all(worst(k, "exact") == x and best(k, "sampled") == x for k in top),
+        "Sampled AUC keeps the exact order of every pair": all(
+            (value(a, "auc", "exact") - value(b, "auc", "exact"))
+            * (value(a, "auc", "sampled") - value(b, "auc", "sampled"))
+            > 0
+            for a, b in combinations(trio, 2)
+        ),
+        "Every correction is closer to the exact value than the uncorrected metric "
+        "(Recall, NDCG, AP; means over repetitions)": all(
+            abs(value(rec, k, method) - value(rec, k, "exact"))
+            < abs(value(rec, k, "sampled") - value(rec, k, "exact"))
+            for k in top
+            for method in corrections
+            for rec in trio
+        ),
+        f"CLS and low-gamma BV rank {z} best on Recall, NDCG and AP": all(
+            best(k, method) == z
+            for method in ("cls", "bv_0.01", "bv_0.001")
+            if method in corrections
+            for k in top
+        ),
+        f"BV with low gamma also orders {x} below {y} (in expectation)": all(
+            value(x, k, method) < value(y, k, method)
+            for method in ("bv_0.01", "bv_0.001")
+            if method in corrections
+            for k in top
+        ),
+    }
+    figure6 = published("figure6")
+    for method, target in zip(figure6["method"], figure6["stays_right_from_m"]):
+        label = {"sampled": "Uncorrected", "bv_0.1": "BV 0.1"}[method]
+        ours = thresholds["stays_right_from_m"].get(method, float("nan"))
+        verdicts[
+            f"{label} Recall@10 needs about m = {target:g} to order {x} and {y} "
+            "(within a factor of 2)"
+        ] = bool(target / 2 <= ours <= 2 * target)  # NaN (never right): False
+    correct = table4.set_index(["pair", "metric", "method"])["correct"]
+    if {"rank_estimate", "sampled"} <= set(table4["method"]):
+        keys = table4[table4["method"] == "sampled"][["pair", "metric"]].itertuples(index=False)
+        verdicts[
+            "The rank estimate orders every pair at least as often as the uncorrected metric"
+        ] = all(
+            correct[(pair, metric, "rank_estimate")] >= correct[(pair, metric, "sampled")]
+            for pair, metric in keys
+        )
+    if "bv_0.1" in set(table4["method"]):
+        bv = table4[table4["method"] == "bv_0.1"]
+        at_most_90 = [c / r <= 0.9 for c, r in zip(bv["correct"], bv["repetitions"])]
+        verdicts[
+            "BV 0.1 orders all but at most one comparison correctly in more than 90% of repetitions"
+        ] = sum(at_most_90) <= 1
+    verdicts[
+        "The mean of the sampling repetitions equals the law's expectation "
+        "(every cell within 4 standard errors)"
+    ] = bool(z_scores.max() <= 4)
+    return verdicts
+
+
+def assert_claims_follow_the_tables(results: Path, trio=tuple(PAPER_RECOMMENDERS)) -> list[dict]:
+    """The claims report of ``results`` states one verdict per claim, each the
+    one recomputed from the run's tables, and its summary counts the PASS rows.
+    Returns the rows of its table."""
+    (passed, total), rows = read_claims(results / "claims.md")
+    verdicts = {row["claim"]: row["verdict"] for row in rows}
+    assert len(verdicts) == len(rows), "a claim is stated twice"
+    expected = {
+        claim: "PASS" if holds else "FAIL"
+        for claim, holds in recomputed_verdicts(results, trio).items()
+    }
+    assert verdicts == expected
+    assert (passed, total) == (list(verdicts.values()).count("PASS"), len(rows))
+    return rows
