@@ -23,6 +23,11 @@ Sub-packages, imported as ``sampled_metrics.data`` and
 
 The other modules serve the workflow (configuration, runs, figures, reports).
 
+The names are loaded on first use (PEP 562), so that importing one module of
+the package, e.g. ``sampled_metrics.config`` in the Snakefile or
+``sampled_metrics.atomic`` in a rule's script, does not import scipy's
+optimizers and statistics.
+
 Examples
 --------
 >>> import sampled_metrics as sm
@@ -30,109 +35,78 @@ Examples
 [1.0, 1.0, 0.0]
 """
 
-from .corrections import (
-    apply_correction,
-    average_squared_bias,
-    bias_variance_correction,
-    constrained_least_squares_correction,
-    corrected_metric,
-    least_squares_correction,
-    least_squares_design,
-    parse_method,
-    posterior_mean_correction,
-    rank_estimate_correction,
-    uniform_prior,
-)
-from .evaluation import exact_metric, expected_sampled_value
-from .expected import (
-    expected_ap_closed_form,
-    expected_recall_closed_form,
-    expected_sampled_metric,
-    metric_on_sample,
-)
-from .laws import LAWS, WITH_REPLACEMENT, WITHOUT_REPLACEMENT, sampled_rank_law, sampled_rank_pmf
-from .metrics import (
-    accuracy,
-    auc,
-    average_precision_at_k,
-    graded_ndcg_at_k,
-    hit_ratio_at_k,
-    metric_by_name,
-    metric_vector,
-    ndcg_at_k,
-    precision_at_k,
-    recall_at_k,
-    reciprocal_rank,
-    set_auc,
-    set_average_precision_at_k,
-    set_ndcg_at_k,
-    set_precision_at_k,
-    set_recall_at_k,
-)
-from .ranking import exact_ranks, rank_from_scores
-from .sampling import (
-    draw_positions,
-    excluded_items,
-    pool_sizes,
-    positions_to_items,
-    sampled_ranks,
-)
-from .ties import TIE_POLICIES, tie_order_keys
+import importlib
 
-__all__ = [
-    # metrics
-    "auc",
-    "precision_at_k",
-    "recall_at_k",
-    "hit_ratio_at_k",
-    "average_precision_at_k",
-    "ndcg_at_k",
-    "reciprocal_rank",
-    "accuracy",
-    "metric_by_name",
-    "metric_vector",
-    "set_auc",
-    "set_precision_at_k",
-    "set_recall_at_k",
-    "set_average_precision_at_k",
-    "set_ndcg_at_k",
-    "graded_ndcg_at_k",
-    # laws
-    "sampled_rank_pmf",
-    "sampled_rank_law",
-    "LAWS",
-    "WITH_REPLACEMENT",
-    "WITHOUT_REPLACEMENT",
-    # expected
-    "metric_on_sample",
-    "expected_sampled_metric",
-    "expected_recall_closed_form",
-    "expected_ap_closed_form",
-    # corrections
-    "corrected_metric",
-    "apply_correction",
-    "parse_method",
-    "rank_estimate_correction",
-    "least_squares_correction",
-    "constrained_least_squares_correction",
-    "bias_variance_correction",
-    "posterior_mean_correction",
-    "uniform_prior",
-    "average_squared_bias",
-    "least_squares_design",
-    # ties
-    "TIE_POLICIES",
-    "tie_order_keys",
-    # ranking
-    "rank_from_scores",
-    "exact_ranks",
-    # sampling
-    "sampled_ranks",
-    "draw_positions",
-    "excluded_items",
-    "pool_sizes",
-    "positions_to_items",
-    # evaluation
-    "exact_metric",
-    "expected_sampled_value",
-]
+# The public API: home module -> the names it exports here.
+_API = {
+    "metrics": (
+        "auc",
+        "precision_at_k",
+        "recall_at_k",
+        "hit_ratio_at_k",
+        "average_precision_at_k",
+        "ndcg_at_k",
+        "reciprocal_rank",
+        "accuracy",
+        "metric_by_name",
+        "metric_vector",
+        "set_auc",
+        "set_precision_at_k",
+        "set_recall_at_k",
+        "set_average_precision_at_k",
+        "set_ndcg_at_k",
+        "graded_ndcg_at_k",
+    ),
+    "laws": (
+        "sampled_rank_pmf",
+        "sampled_rank_law",
+        "LAWS",
+        "WITH_REPLACEMENT",
+        "WITHOUT_REPLACEMENT",
+    ),
+    "expected": (
+        "metric_on_sample",
+        "expected_sampled_metric",
+        "expected_recall_closed_form",
+        "expected_ap_closed_form",
+    ),
+    "corrections": (
+        "corrected_metric",
+        "apply_correction",
+        "parse_method",
+        "rank_estimate_correction",
+        "least_squares_correction",
+        "constrained_least_squares_correction",
+        "bias_variance_correction",
+        "posterior_mean_correction",
+        "uniform_prior",
+        "average_squared_bias",
+        "least_squares_design",
+    ),
+    "ties": ("TIE_POLICIES", "tie_order_keys"),
+    "ranking": ("rank_from_scores", "exact_ranks"),
+    "sampling": (
+        "sampled_ranks",
+        "draw_positions",
+        "excluded_items",
+        "pool_sizes",
+        "positions_to_items",
+    ),
+    "evaluation": ("exact_metric", "expected_sampled_value"),
+}
+_HOME = {name: module for module, names in _API.items() for name in names}
+
+__all__ = list(_HOME)
+
+
+def __getattr__(name: str):
+    """Import an exported name from its home module on first use."""
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_HOME[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
