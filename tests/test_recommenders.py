@@ -469,6 +469,100 @@ def test_infinite_neighbourhoods_mean_no_cut():
         np.testing.assert_array_equal(all_scores(knn(q=2, k=k, k_prime=k)), base)
 
 
+def _knn_similarity(train, **options):
+    spec = {"type": "item_knn", "normalization": "none", **options}
+    return np.array(fit_recommender(spec, train).similarity)
+
+
+def _nearest(values, size):
+    """N_size: indices of the `size` largest strictly positive values; equal values
+    go to the lower index (the tie rule of ItemKNN)."""
+    ranked = sorted((x for x in range(len(values)) if values[x] > 0), key=lambda x: (-values[x], x))
+    return set(ranked[:size])
+
+
+def _eq28_by_hand(s, k, k_prime, cut):
+    """s'_ij = s_ij delta(i in N_k(j)) delta(j in N_k'(i)), both N judged on the uncut
+    s; cut="row" puts k' on row i (as printed), "column" puts it on column j."""
+    n = s.shape[0]
+    row_size, col_size = (k_prime, k) if cut == "row" else (k, k_prime)
+    in_row = [_nearest(s[i, :], row_size) for i in range(n)]  # j among row i's nearest
+    in_col = [_nearest(s[:, j], col_size) for j in range(n)]  # i among column j's nearest
+    out = np.zeros_like(s)
+    for i in range(n):
+        for j in range(n):
+            if j in in_row[i] and i in in_col[j]:
+                out[i, j] = s[i, j]
+    return out
+
+
+def _cut_of_cut(s, k, k_prime, cut):
+    """The old reading: the second cut taken on the already cut matrix."""
+    row_size, col_size = (k_prime, k) if cut == "row" else (k, k_prime)
+    first = np.zeros_like(s)
+    for i in range(s.shape[0]):
+        for j in _nearest(s[i, :], row_size):
+            first[i, j] = s[i, j]
+    out = np.zeros_like(s)
+    for j in range(s.shape[0]):
+        for i in _nearest(first[:, j], col_size):
+            out[i, j] = first[i, j]
+    return out
+
+
+def test_eq28_both_cuts_finite_matches_a_transcription_on_random_data():
+    rng = np.random.default_rng(2020)
+    differs_from_cut_of_cut = 0
+    for _ in range(200):
+        n_users, n_items = int(rng.integers(5, 40)), int(rng.integers(2, 16))
+        train = sp.csr_matrix(rng.random((n_users, n_items)) < rng.uniform(0.1, 0.7))
+        q = float(rng.choice([1.0, 2.5]))
+        k, k_prime = (int(x) for x in rng.integers(1, n_items + 1, size=2))
+        uncut = _knn_similarity(train, q=q, self_similarity="include")
+        # eq 27 computed here: the uncut s the neighbourhoods are judged on
+        X = train.toarray().astype(np.float64)
+        counts, n = X.T @ X, X.sum(axis=0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            cosine = np.nan_to_num(counts / np.sqrt(np.outer(n, n)))
+        np.testing.assert_allclose(uncut, cosine**q, rtol=1e-12, atol=1e-15)
+        for self_similarity in ("include", "exclude", "after_cut"):
+            s = uncut.copy()
+            if self_similarity != "include":
+                np.fill_diagonal(s, 0.0)
+            for cut in ("row", "column"):
+                expected = _eq28_by_hand(s, k, k_prime, cut)
+                differs_from_cut_of_cut += not np.array_equal(
+                    expected, _cut_of_cut(s, k, k_prime, cut)
+                )
+                if self_similarity == "after_cut":
+                    np.fill_diagonal(expected, np.diag(uncut))
+                got = _knn_similarity(
+                    train, q=q, k=k, k_prime=k_prime, cut=cut, self_similarity=self_similarity
+                )
+                np.testing.assert_array_equal(got, expected)
+    assert differs_from_cut_of_cut > 100  # of 1200: the old reading is often wrong
+
+
+def test_eq28_second_cut_is_not_taken_on_the_cut_matrix():
+    # items a, b, c, d = 0..3; users {a} x2, {a, b}, {b, c} x2, {c, d} x3
+    # s_ab = 1/3, s_bc = 2/sqrt15, s_cd = 3/sqrt15, all other pairs 0 (s_ii excluded)
+    train = sp.csr_matrix(
+        np.array([[1, 0, 0, 0]] * 2 + [[1, 1, 0, 0]] + [[0, 1, 1, 0]] * 2 + [[0, 0, 1, 1]] * 3)
+    )
+    # k = k' = 1: a's nearest is b, but b's nearest is c (2/sqrt15 > 1/3), so (a, b) goes;
+    # only the mutual nearest pair c, d survives. Cutting the row-cut matrix again would
+    # keep (a, b): after the first cut, a is the only entry left in column b.
+    expected = np.zeros((4, 4))
+    expected[2, 3] = expected[3, 2] = 3 / np.sqrt(15)
+    for cut in ("row", "column"):
+        got = _knn_similarity(train, k=1, k_prime=1, cut=cut, self_similarity="exclude")
+        np.testing.assert_allclose(got, expected, rtol=1e-15)
+        s = _knn_similarity(train, self_similarity="exclude")
+        np.testing.assert_array_equal(got, _eq28_by_hand(s, 1, 1, cut))
+        old = _cut_of_cut(s, 1, 1, cut)
+        assert old[0, 1] == pytest.approx(1 / 3) and not np.array_equal(got, old)
+
+
 def test_paper_specs_fit_and_score():
     for key, spec in PAPER_RECOMMENDERS.items():
         model = fit_recommender(

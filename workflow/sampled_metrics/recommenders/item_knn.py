@@ -104,7 +104,11 @@ class ItemKNN:
         and i among the k most similar of j (top-k of column j). ``"column"``
         swaps the roles: every history item j votes only for its own k' nearest
         neighbours (top-k' of column j), the classic item-kNN. With k = k' = None
-        the side is irrelevant. Ties at the k-th place go to the lower item index.
+        the side is irrelevant. Both neighbourhoods are judged on the uncut s (after
+        the ``self_similarity`` choice above): with k and k' both finite an entry
+        survives iff it is in the top of its row and in the top of its column of
+        s, not of the already cut matrix. Only strictly positive entries count as
+        neighbours; ties at the k-th place go to the lower item index.
     ``normalization`` and ``norm``
         ``"row"`` is eq 29 (divide row i by its ``norm``, "l1" or "l2"),
         ``"column"`` divides column j by its norm, ``"none"`` skips eq 29.
@@ -168,12 +172,16 @@ class ItemKNN:
         diagonal = np.diag(S).copy()
         if self_similarity != "include":
             np.fill_diagonal(S, 0.0)
-        # eq 28: delta(j in N_k'(i)) on the k' side, delta(i in N_k(j)) on the other
+        # eq 28: delta(j in N_k'(i)) on the k' side, delta(i in N_k(j)) on the other;
+        # both neighbourhoods are judged on the uncut s, then the masks are combined
         row_k, col_k = (k_prime, k) if cut == "row" else (k, k_prime)
-        if row_k is not None:
-            S *= _top_k_mask(S, row_k, axis=1)
-        if col_k is not None:
-            S *= _top_k_mask(S, col_k, axis=0)
+        masks = [
+            _top_k_mask(S, size, axis)
+            for size, axis in ((row_k, 1), (col_k, 0))
+            if size is not None
+        ]
+        if masks:
+            S *= np.logical_and.reduce(masks)
         if self_similarity == "after_cut":
             np.fill_diagonal(S, diagonal)
 
