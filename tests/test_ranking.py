@@ -5,6 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 from sampled_metrics.ranking import exact_ranks, rank_from_scores
+from sampled_metrics.sampling import excluded_items, sampled_ranks
 from sampled_metrics.ties import TIE_POLICIES
 
 
@@ -35,21 +36,61 @@ def test_ties_every_policy(policy, expected):
 
 
 def test_random_tie_lies_in_range_and_is_seeded():
-    draws = {rank_from_scores(SCORES, None, 0, "random", rng=seed) for seed in range(50)}
+    draws = {rank_from_scores(SCORES, None, 0, "random", users=0, tie_seed=s) for s in range(50)}
     assert draws == {3.0, 4.0, 5.0}  # uniform on 0..t = 0..2 -> all three occur
-    assert rank_from_scores(SCORES, None, 0, "random", rng=7) == rank_from_scores(
-        SCORES, None, 0, "random", rng=7
+    assert rank_from_scores(SCORES, None, 0, "random", users=0, tie_seed=7) == rank_from_scores(
+        SCORES, None, 0, "random", users=0, tie_seed=7
     )
 
 
 def test_random_tie_is_uniform():
-    # 4000 rows, each with t = 3 ties and nothing higher: ranks 1..4 equally likely
+    # 4000 users, each with t = 3 ties and nothing higher: ranks 1..4 equally likely
     scores = np.tile([1.0, 1.0, 1.0, 1.0, 0.0], (4000, 1))
     ranks = rank_from_scores(
-        scores, None, np.zeros(4000, int), "random", rng=np.random.default_rng(1)
+        scores, None, np.zeros(4000, int), "random", users=np.arange(4000), tie_seed=1
     )
     counts = np.bincount(ranks.astype(int), minlength=5)[1:]
     assert counts.sum() == 4000 and np.all(np.abs(counts - 1000) < 100)
+
+
+def test_random_ties_follow_the_shared_order_of_exact_and_sampled_ranks():
+    rng = np.random.default_rng(8)
+    n_users, n_items, history = 40, 12, 3
+    dense = np.zeros((n_users, n_items), dtype=np.float32)
+    for u in range(n_users):
+        dense[u, rng.choice(n_items, history, replace=False)] = 1
+    train = sp.csr_matrix(dense)
+    test = np.array([rng.choice(np.flatnonzero(row == 0)) for row in dense])
+    scores = rng.integers(0, 3, size=(n_users, n_items)).astype(np.float64)  # heavy ties
+    users = np.arange(n_users)
+    ranks = rank_from_scores(scores, dense == 0, test, "random", users=users, tie_seed=5)
+    exact, _ = exact_ranks(FixedScores(scores), train, test, tie_policy="random", seed=5)
+    np.testing.assert_array_equal(ranks, exact)
+    lo = rank_from_scores(scores, dense == 0, test, "optimistic")
+    hi = rank_from_scores(scores, dense == 0, test, "pessimistic")
+    assert np.any(lo < ranks) and np.any(ranks < hi)
+    # m = every item that can be sampled: the sampled rank is the exact rank, ties alike
+    m = n_items - history - 1
+    sampled = sampled_ranks(
+        scores, test, excluded_items(train, test), m, 1, seed=0, tie_policy="random", tie_seed=5
+    )
+    np.testing.assert_array_equal(sampled[0], exact)
+    # columns in another order (or a subset), named by their item ids: the same order
+    perm = rng.permutation(n_items)
+    permuted = rank_from_scores(
+        scores[:, perm],
+        (dense == 0)[:, perm],
+        np.argsort(perm)[test],
+        "random",
+        users=users,
+        items=perm,
+        tie_seed=5,
+    )
+    np.testing.assert_array_equal(permuted, exact)
+    # a single row is ranked as that user, not as user 0
+    for u in (0, 17, 39):
+        single = rank_from_scores(scores[u], dense[u] == 0, test[u], "random", users=u, tie_seed=5)
+        assert single == exact[u]
 
 
 def test_candidate_mask_excludes_items():
@@ -90,8 +131,18 @@ def test_rank_from_scores_errors():
         rank_from_scores(SCORES, np.array([False, True, True, True, True, True]), 0)
     with pytest.raises(ValueError, match="tie_policy"):
         rank_from_scores(SCORES, None, 0, "median")
-    with pytest.raises(ValueError, match="rng"):
+    with pytest.raises(ValueError, match="users"):
         rank_from_scores(SCORES, None, 0, "random")
+    with pytest.raises(ValueError, match="tie_seed"):
+        rank_from_scores(SCORES, None, 0, "random", users=0)
+    with pytest.raises(ValueError, match="one id per row"):
+        rank_from_scores(SCORES, None, 0, "random", users=[0, 1], tie_seed=0)
+    with pytest.raises(ValueError, match="one id per column"):
+        rank_from_scores(SCORES, None, 0, "random", users=0, items=[0, 1], tie_seed=0)
+    with pytest.raises(ValueError, match="non-negative"):
+        rank_from_scores(SCORES, None, 0, "random", users=-1, tie_seed=0)
+    with pytest.raises(TypeError):  # no private random order: only the shared one
+        rank_from_scores(SCORES, None, 0, "random", rng=0)
 
 
 # --------------------------------------------------------------------------

@@ -11,8 +11,9 @@ with the tie term of :mod:`.ties` (the same in sampled ranks). The size of the
 ranked set, n = |C| = n_items - |H_u|, is what AUC (eq 7) needs.
 
 :func:`rank_from_scores` holds the rank on arrays of scores; :func:`exact_ranks`
-ranks every user of a split, block by block, with the seeded tie order of
-:func:`.ties.tie_order_keys`.
+ranks every user of a split, block by block. Under the "random" tie policy both
+use the one seeded tie order of :func:`.ties.tie_order_keys`, the order of the
+sampled ranks too.
 """
 
 from __future__ import annotations
@@ -23,14 +24,6 @@ import scipy.sparse as sp
 from .ties import check_tie_policy, tie_order_keys, tie_term
 
 __all__ = ["exact_ranks", "rank_from_scores"]
-
-
-def _rng(rng) -> np.random.Generator:
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None:
-        raise ValueError("tie_policy='random' needs rng (a numpy Generator or an integer seed)")
-    return np.random.default_rng(rng)
 
 
 def _ranks_of_masked(
@@ -47,8 +40,38 @@ def _ranks_of_masked(
     return 1.0 + higher + tie_term(tied, tie_policy, keys, target_key)
 
 
+def _shared_tie_keys(shape, users, items, tie_seed) -> np.ndarray:
+    """``tie_order_keys(user, item, tie_seed)`` for every entry of a (rows x columns)
+    score array: the one shared tie order of :mod:`.ties`."""
+    if users is None or tie_seed is None:
+        raise ValueError(
+            "tie_policy='random' needs users (the user id of every row) and tie_seed (the "
+            "seed of the shared tie order of exact_ranks and sampled_ranks)"
+        )
+    users = np.atleast_1d(np.asarray(users))
+    items = np.arange(shape[1]) if items is None else np.asarray(items)
+    seed = np.asarray(tie_seed)
+    for what, ids in (("users", users), ("items", items), ("tie_seed", seed)):
+        if ids.dtype.kind not in "iu" or np.any(ids < 0):
+            raise ValueError(f"{what} must be non-negative integers")
+    if users.shape != (shape[0],):
+        raise ValueError("users needs one id per row of scores")
+    if items.shape not in ((shape[1],), tuple(shape)):
+        raise ValueError("items needs one id per column of scores, or an array of its shape")
+    if seed.ndim:
+        raise ValueError("tie_seed must be one integer")
+    return tie_order_keys(users[:, None], items, int(seed))
+
+
 def rank_from_scores(
-    scores, candidate_mask, target_index, tie_policy: str = "pessimistic", rng=None
+    scores,
+    candidate_mask,
+    target_index,
+    tie_policy: str = "pessimistic",
+    *,
+    users=None,
+    items=None,
+    tie_seed: int | None = None,
 ) -> np.ndarray:
     """Rank of the target item among the candidates, for one or many users.
 
@@ -63,8 +86,18 @@ def rank_from_scores(
         Column of the held-out item in each row.
     tie_policy : {"pessimistic", "optimistic", "average", "random"}, default "pessimistic"
         How candidates scored like the target count (see :mod:`.ties`).
-    rng : numpy Generator or int seed, optional
-        Needed by "random" (a random order of the items of each row, drawn from it).
+    users : int or int array (n_users,), optional
+        Needed by "random": the user id of each row. The tied candidates counted
+        are those before the target in the shared seeded order
+        ``ties.tie_order_keys(user, item, tie_seed)``, the order of
+        :func:`exact_ranks` and ``sampling.sampled_ranks``; there is no other
+        random order, so ranks agree with theirs for the same seed.
+    items : int array (n_items,) or (n_users, n_items), optional
+        Under "random", the item id of each column (default: the column index,
+        as when ``scores`` holds every item).
+    tie_seed : int, optional
+        Needed by "random": the seed of the shared order (``seed`` of
+        :func:`exact_ranks`, ``tie_seed`` of ``sampling.sampled_ranks``).
 
     Returns
     -------
@@ -76,8 +109,8 @@ def rank_from_scores(
     ------
     ValueError
         If a candidate's score is NaN or infinite, if a target is not a
-        candidate, if ``tie_policy`` is unknown, if "random" has no ``rng``, or
-        if the shapes or ``target_index`` do not fit.
+        candidate, if ``tie_policy`` is unknown, if "random" lacks ``users`` or
+        ``tie_seed``, or if the shapes, ids or ``target_index`` do not fit.
 
     Examples
     --------
@@ -86,10 +119,18 @@ def rank_from_scores(
     >>> s = [0.9, 0.5, 0.5, 0.5, 0.1]
     >>> [rank_from_scores(s, None, 1, p) for p in ("pessimistic", "optimistic", "average")]
     [4.0, 2.0, 3.0]
-    >>> rank_from_scores(s, None, 1, "random", rng=0) in (2.0, 3.0, 4.0)
-    True
     >>> rank_from_scores(s, [False, True, True, True, True], 1, "optimistic")  # item 0 not ranked
     1.0
+
+    Under "random", the ties of user 0 follow the shared order of seed 0 (that of
+    ``exact_ranks(..., tie_policy="random", seed=0)``): items 2 and 3 count when
+    their keys are below item 1's.
+
+    >>> from sampled_metrics.ties import tie_order_keys
+    >>> keys = tie_order_keys(0, [1, 2, 3], seed=0)
+    >>> rank = rank_from_scores(s, None, 1, "random", users=0, tie_seed=0)
+    >>> bool(rank == 2 + np.count_nonzero(keys[1:] < keys[0]))
+    True
     """
     check_tie_policy(tie_policy)
     scores = np.asarray(scores)
@@ -117,7 +158,7 @@ def rank_from_scores(
     if np.any(bad_rows):
         bad = int(np.flatnonzero(bad_rows)[0])
         raise ValueError(f"row {bad}: scores contain NaN or inf")
-    keys = _rng(rng).random(S.shape) if tie_policy == "random" else None
+    keys = _shared_tie_keys(S.shape, users, items, tie_seed) if tie_policy == "random" else None
     if mask is not None:
         S = np.where(mask, S, -np.inf)
     ranks = _ranks_of_masked(S, target, tie_policy, keys)
