@@ -387,13 +387,16 @@ def offline_dataset() -> OfflineDataset:
 # --------------------------------------------------------------------------
 
 CLAIMS_HEADER = "| section | claim | verdict | evidence |"
-CLAIMS_SUMMARY = re.compile(r"(\d+) of (\d+) claims of the paper hold on the reproduced numbers\.")
+CLAIMS_SUMMARY = re.compile(
+    r"(\d+) of (\d+) claims of the paper hold on the reproduced numbers, (\d+) fails?, "
+    r"(\d+) not applicable \(N/A: the run has no numbers to check the claim on\)\."
+)
 
 
-def read_claims(path: Path) -> tuple[tuple[int, int], list[dict[str, str]]]:
-    """The claims report (results/<dataset>/claims.md): the (passed, total) its
-    summary line states, and its Markdown table as one dict a row (section,
-    claim, verdict, evidence)."""
+def read_claims(path: Path) -> tuple[dict[str, int], list[dict[str, str]]]:
+    """The claims report (results/<dataset>/claims.md): the counts its summary
+    line states (PASS, FAIL, N/A and total), and its Markdown table as one dict
+    a row (section, claim, verdict, evidence)."""
     lines = path.read_text().splitlines()
     summaries = [m for line in lines if (m := CLAIMS_SUMMARY.fullmatch(line))]
     assert len(summaries) == 1, lines[:5]
@@ -407,25 +410,35 @@ def read_claims(path: Path) -> tuple[tuple[int, int], list[dict[str, str]]]:
         cells = line[2:-2].split(" | ")
         assert len(cells) == 4, line
         rows.append(dict(zip(("section", "claim", "verdict", "evidence"), cells)))
-    passed, total = (int(n) for n in summaries[0].groups())
-    return (passed, total), rows
+    passed, total, failed, not_applicable = (int(n) for n in summaries[0].groups())
+    counts = {"PASS": passed, "FAIL": failed, "N/A": not_applicable, "total": total}
+    return counts, rows
 
 
-def recomputed_verdicts(results: Path, trio=tuple(PAPER_RECOMMENDERS)) -> dict[str, bool]:
-    """Whether each claim of the paper holds, computed here from the run's own
-    tables in ``results`` (table3.csv, table4.csv, fig6_thresholds.csv,
-    crosscheck.csv) for the recommenders ``trio`` (X, Y, Z), by claim."""
+def recomputed_verdicts(
+    results: Path, trio=tuple(PAPER_RECOMMENDERS), fig6_metric="recall@10", fig6_pair=None
+) -> dict[str, str]:
+    """The verdict of each claim of the paper (PASS, FAIL, or N/A when the run
+    has no numbers to check it on), computed here from the run's own tables in
+    ``results`` (table3.csv, table4.csv, fig6_thresholds.csv, crosscheck.csv)
+    for the recommenders ``trio`` (X, Y, Z) and the Figure 6 of config
+    ``fig6.metric`` and ``fig6.pair`` (default X, Y), by claim."""
     x, y, z = trio
-    top = ("recall@10", "ndcg@10", "ap")
     table3 = pd.read_csv(results / "table3.csv")
     table3 = table3[table3["recommender"].isin(trio)]
     mean = table3.set_index(["recommender", "metric", "method"])["mean"]
+    top = [k for k in ("recall@10", "ndcg@10", "ap") if k in set(table3["metric"])]
+    has_auc = "auc" in set(table3["metric"])
     corrections = [m for m in dict.fromkeys(table3["method"]) if m not in ("exact", "sampled")]
     pairs = [f"{a}<{b}" for a, b in combinations(trio, 2)]
     table4 = pd.read_csv(results / "table4.csv")
     table4 = table4[table4["pair"].isin(pairs)]
-    thresholds = pd.read_csv(results / "fig6_thresholds.csv").set_index("method")
+    thresholds = pd.read_csv(results / "fig6_thresholds.csv").set_index(["method", "pair"])
     z_scores = pd.read_csv(results / "crosscheck.csv")["z"].abs()
+
+    def verdict(applicable: bool, holds) -> str:
+        """N/A unless ``applicable``, else whether ``holds()``."""
+        return "N/A" if not applicable else "PASS" if holds() else "FAIL"
 
     def value(rec, metric, method):
         return mean[(rec, metric, method)]
@@ -442,87 +455,110 @@ def recomputed_verdicts(results: Path, trio=tuple(PAPER_RECOMMENDERS)) -> dict[s
         return low if sum(v == values[low] for v in values.values()) == 1 else None
 
     recall = "recall@10"
+    low_bias = [m for m in ("cls", "bv_0.01", "bv_0.001") if m in corrections]
+    low_gamma = [m for m in ("bv_0.01", "bv_0.001") if m in corrections]
     verdicts = {
-        f"On the exact metric, {z} > {y} > {x} for Recall, NDCG and AP": all(
-            value(z, k, "exact") > value(y, k, "exact") > value(x, k, "exact") for k in top
+        f"On the exact metric, {z} > {y} > {x} for Recall, NDCG and AP": verdict(
+            bool(top),
+            lambda: all(
+                value(z, k, "exact") > value(y, k, "exact") > value(x, k, "exact") for k in top
+            ),
         ),
-        f"On the exact AUC, {x} > {y} > {z}": (
-            value(x, "auc", "exact") > value(y, "auc", "exact") > value(z, "auc", "exact")
+        f"On the exact AUC, {x} > {y} > {z}": verdict(
+            has_auc,
+            lambda: value(x, "auc", "exact") > value(y, "auc", "exact") > value(z, "auc", "exact"),
         ),
-        f"Sampled Recall@10 reverses the exact order of {x} and {y}": (
-            value(x, recall, "exact") < value(y, recall, "exact")
-            and value(x, recall, "sampled") > value(y, recall, "sampled")
+        f"Sampled Recall@10 reverses the exact order of {x} and {y}": verdict(
+            recall in top,
+            lambda: (
+                value(x, recall, "exact") < value(y, recall, "exact")
+                and value(x, recall, "sampled") > value(y, recall, "sampled")
+            ),
         ),
         f"The worst recommender on the exact metric ({x}) looks best on every sampled "
-        "top-heavy metric": all(worst(k, "exact") == x and best(k, "sampled") == x for k in top),
-        "Sampled AUC keeps the exact order of every pair": all(
-            (value(a, "auc", "exact") - value(b, "auc", "exact"))
-            * (value(a, "auc", "sampled") - value(b, "auc", "sampled"))
-            > 0
-            for a, b in combinations(trio, 2)
+        "top-heavy metric": verdict(
+            bool(top), lambda: all(worst(k, "exact") == x and best(k, "sampled") == x for k in top)
+        ),
+        "Sampled AUC keeps the exact order of every pair": verdict(
+            has_auc,
+            lambda: all(
+                (value(a, "auc", "exact") - value(b, "auc", "exact"))
+                * (value(a, "auc", "sampled") - value(b, "auc", "sampled"))
+                > 0
+                for a, b in combinations(trio, 2)
+            ),
         ),
         "Every correction is closer to the exact value than the uncorrected metric "
-        "(Recall, NDCG, AP; means over repetitions)": all(
-            abs(value(rec, k, method) - value(rec, k, "exact"))
-            < abs(value(rec, k, "sampled") - value(rec, k, "exact"))
-            for k in top
-            for method in corrections
-            for rec in trio
+        "(Recall, NDCG, AP; means over repetitions)": verdict(
+            bool(top and corrections),
+            lambda: all(
+                abs(value(rec, k, method) - value(rec, k, "exact"))
+                < abs(value(rec, k, "sampled") - value(rec, k, "exact"))
+                for k in top
+                for method in corrections
+                for rec in trio
+            ),
         ),
-        f"CLS and low-gamma BV rank {z} best on Recall, NDCG and AP": all(
-            best(k, method) == z
-            for method in ("cls", "bv_0.01", "bv_0.001")
-            if method in corrections
-            for k in top
+        f"CLS and low-gamma BV rank {z} best on Recall, NDCG and AP": verdict(
+            bool(top and low_bias),
+            lambda: all(best(k, method) == z for method in low_bias for k in top),
         ),
-        f"BV with low gamma also orders {x} below {y} (in expectation)": all(
-            value(x, k, method) < value(y, k, method)
-            for method in ("bv_0.01", "bv_0.001")
-            if method in corrections
-            for k in top
+        f"BV with low gamma also orders {x} below {y} (in expectation)": verdict(
+            bool(top and low_gamma),
+            lambda: all(
+                value(x, k, method) < value(y, k, method) for method in low_gamma for k in top
+            ),
         ),
     }
+    a, b = fig6_pair or (x, y)
+    metric_name = {"recall@10": "Recall@10", "ndcg@10": "NDCG@10", "ap": "AP"}[fig6_metric]
     figure6 = published("figure6")
     for method, target in zip(figure6["method"], figure6["stays_right_from_m"]):
         label = {"sampled": "Uncorrected", "bv_0.1": "BV 0.1"}[method]
-        ours = thresholds["stays_right_from_m"].get(method, float("nan"))
+        comparable = fig6_metric == recall and {a, b} == {x, y}
+        present = (method, f"{a}<{b}") in thresholds.index
+        ours = thresholds["stays_right_from_m"].get((method, f"{a}<{b}"), float("nan"))
         verdicts[
-            f"{label} Recall@10 needs about m = {target:g} to order {x} and {y} "
+            f"{label} {metric_name} needs about m = {target:g} to order {a} and {b} "
             "(within a factor of 2)"
-        ] = bool(target / 2 <= ours <= 2 * target)  # NaN (never right): False
+        ] = verdict(
+            comparable and present, lambda t=target, o=ours: t / 2 <= o <= 2 * t
+        )  # NaN (never right): FAIL
     correct = table4.set_index(["pair", "metric", "method"])["correct"]
-    if {"rank_estimate", "sampled"} <= set(table4["method"]):
-        keys = table4[table4["method"] == "sampled"][["pair", "metric"]].itertuples(index=False)
-        verdicts[
-            "The rank estimate orders every pair at least as often as the uncorrected metric"
-        ] = all(
-            correct[(pair, metric, "rank_estimate")] >= correct[(pair, metric, "sampled")]
-            for pair, metric in keys
+    keys = table4[table4["method"] == "sampled"][["pair", "metric"]].itertuples(index=False)
+    verdicts["The rank estimate orders every pair at least as often as the uncorrected metric"] = (
+        verdict(
+            {"rank_estimate", "sampled"} <= set(table4["method"]),
+            lambda: all(
+                correct[(pair, metric, "rank_estimate")] >= correct[(pair, metric, "sampled")]
+                for pair, metric in keys
+            ),
         )
-    if "bv_0.1" in set(table4["method"]):
-        bv = table4[table4["method"] == "bv_0.1"]
-        at_most_90 = [c / r <= 0.9 for c, r in zip(bv["correct"], bv["repetitions"])]
-        verdicts[
-            "BV 0.1 orders all but at most one comparison correctly in more than 90% of repetitions"
-        ] = sum(at_most_90) <= 1
+    )
+    bv = table4[table4["method"] == "bv_0.1"]
+    at_most_90 = [c / r <= 0.9 for c, r in zip(bv["correct"], bv["repetitions"])]
+    verdicts[
+        "BV 0.1 orders all but at most one comparison correctly in more than 90% of repetitions"
+    ] = verdict(len(bv) > 0, lambda: sum(at_most_90) <= 1)
     verdicts[
         "The mean of the sampling repetitions equals the law's expectation "
         "(every cell within 4 standard errors)"
-    ] = bool(z_scores.max() <= 4)
+    ] = verdict(len(z_scores) > 0, lambda: z_scores.max() <= 4)
     return verdicts
 
 
-def assert_claims_follow_the_tables(results: Path, trio=tuple(PAPER_RECOMMENDERS)) -> list[dict]:
+def assert_claims_follow_the_tables(
+    results: Path, trio=tuple(PAPER_RECOMMENDERS), fig6_metric="recall@10", fig6_pair=None
+) -> list[dict]:
     """The claims report of ``results`` states one verdict per claim, each the
-    one recomputed from the run's tables, and its summary counts the PASS rows.
+    one recomputed from the run's tables (:func:`recomputed_verdicts`), every
+    N/A with its reason, and its summary counts the PASS, FAIL and N/A rows.
     Returns the rows of its table."""
-    (passed, total), rows = read_claims(results / "claims.md")
+    counts, rows = read_claims(results / "claims.md")
     verdicts = {row["claim"]: row["verdict"] for row in rows}
     assert len(verdicts) == len(rows), "a claim is stated twice"
-    expected = {
-        claim: "PASS" if holds else "FAIL"
-        for claim, holds in recomputed_verdicts(results, trio).items()
-    }
-    assert verdicts == expected
-    assert (passed, total) == (list(verdicts.values()).count("PASS"), len(rows))
+    assert verdicts == recomputed_verdicts(results, trio, fig6_metric, fig6_pair)
+    assert all(row["evidence"] for row in rows if row["verdict"] == "N/A"), rows
+    stated = list(verdicts.values())
+    assert counts == {v: stated.count(v) for v in ("PASS", "FAIL", "N/A")} | {"total": len(rows)}
     return rows

@@ -23,6 +23,7 @@ from conftest import (
     tiny_movielens_zip,
 )
 
+from sampled_metrics.config import CONFIG_FILE, ConfigError, validate_config
 from sampled_metrics.data import leave_last_out_split
 from sampled_metrics.ranking import exact_ranks, rank_from_scores
 from sampled_metrics.recommenders import PrecomputedScores, all_scores, fit_recommender
@@ -263,6 +264,14 @@ CONFIG_ERRORS = {
     ),
     "unknown_key": (lambda c: c["sampling"].update(sed=3), "sampling.sed: unknown key"),
     "unknown_top_level_key": (lambda c: c.update(sampling_seed=3), "sampling_seed: unknown key"),
+    "fig6_pair_twice": (
+        lambda c: c["fig6"].update(pair=["X", "X"]),
+        "fig6.pair: names 'X' twice; the pair needs two different recommenders",
+    ),
+    "fig6_pair_unknown": (
+        lambda c: c["fig6"].update(pair=["X", "W"]),
+        "fig6.pair: 'W' is not a key of recommenders (known: X, Y, Z)",
+    ),
 }
 
 
@@ -297,6 +306,27 @@ def test_config_error_stops_before_any_job_with_one_line(case, config_error_runs
         where:
     ]
     assert not (tmp_path / "results").exists() and not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize("case", list(CONFIG_ERRORS))
+def test_config_error_names_the_key_without_snakemake(case):
+    """The same errors from validate_config, on config.yaml updated with the bad
+    tiny config as snakemake's --configfile does (nested keys merged; fast)."""
+
+    def merge(base: dict, update: dict) -> dict:
+        for key, value in update.items():
+            if isinstance(value, dict) and isinstance(base.get(key), dict):
+                merge(base[key], value)
+            else:
+                base[key] = value
+        return base
+
+    edit, expected = CONFIG_ERRORS[case]
+    config = tiny_config()
+    edit(config)
+    with pytest.raises(ConfigError) as error:
+        validate_config(merge(yaml.safe_load(CONFIG_FILE.read_text()), config))
+    assert str(error.value).startswith(expected), str(error.value)
 
 
 # --------------------------------------------------------------------------

@@ -125,6 +125,8 @@ rule claims:
     params:
         library=LIBRARY,
         recommenders=RECOMMENDERS,
+        fig6_metric=config["fig6"]["metric"],
+        fig6_pair=config["fig6"]["pair"],
     script:
         "../scripts/claims.py"
 

@@ -174,9 +174,7 @@ def check_config(config: dict) -> None:
     fig6 = config["fig6"]
     _check(metric_by_name, fig6["metric"], "fig6.metric")
     _check_methods(fig6["methods"], "fig6.methods")
-    for name in fig6["pair"]:
-        if name not in config["recommenders"]:
-            raise ConfigError(f"fig6.pair: {name!r} is not a key of recommenders")
+    _check_pair(fig6["pair"], config["recommenders"], "fig6.pair")
     toy = config["toy"]
     from .toy_example import TOY_RANKS
 
@@ -196,6 +194,19 @@ def _check(parse, value, key: str) -> None:
         parse(value)
     except ValueError as error:
         raise ConfigError(f"{key}: {error}") from None
+
+
+def _check_pair(pair, recommenders, key: str) -> None:
+    """Two different keys of ``recommenders``."""
+    for name in pair:
+        if name not in recommenders:
+            raise ConfigError(
+                f"{key}: {name!r} is not a key of recommenders (known: {', '.join(recommenders)})"
+            )
+    if len(set(pair)) != len(pair):
+        raise ConfigError(
+            f"{key}: names {pair[0]!r} twice; the pair needs two different recommenders"
+        )
 
 
 def _check_methods(methods, key: str) -> None:
