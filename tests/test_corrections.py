@@ -80,7 +80,7 @@ def test_bv_tends_to_least_squares_as_gamma_goes_to_zero(law):
 def test_cls_is_monotone_and_beats_every_monotone_vector_we_try(law, name):
     P = sampled_rank_law(ML1M_ITEMS, SAMPLES, law)
     exact = M.metric_vector(name, ML1M_ITEMS)
-    cls = C.constrained_least_squares_correction(exact, P)
+    cls = C.constrained_least_squares_correction(exact, P, constraint="monotone")
     assert np.all(np.diff(cls) <= 1e-12)
     objective = C.average_squared_bias(cls, exact, P)
     rivals = {
@@ -207,3 +207,130 @@ def test_every_correction_is_closer_in_expectation_on_a_toy_rank_set():
         vector = C.corrected_metric("ap", method, n, m)
         gap = abs(expected_sampled_metric(vector, ranks, n).mean() - exact.mean())
         assert gap < raw_gap, method
+
+
+# --------------------------------------------------------------------------
+# CLS: the two constraints against independent solvers, and the reduced form
+# --------------------------------------------------------------------------
+
+
+def _slsqp_in_range(exact, P, seeds=4):
+    """min bias^2 over non-increasing x within [min M, max M], by SLSQP from several starts."""
+    from scipy import optimize
+
+    low, high = exact.min(), exact.max()
+    constraints = [
+        {"type": "ineq", "fun": lambda x: -np.diff(x)},
+        {"type": "ineq", "fun": lambda x: x - low},
+        {"type": "ineq", "fun": lambda x: high - x},
+    ]
+    best = np.inf
+    for seed in range(seeds):
+        start = np.sort(np.random.default_rng(seed).uniform(low, high, P.shape[1]))[::-1]
+        result = optimize.minimize(
+            lambda x: C.average_squared_bias(x, exact, P),
+            start,
+            constraints=constraints,
+            method="SLSQP",
+            options={"ftol": 1e-16, "maxiter": 2000},
+        )
+        best = min(best, result.fun)
+    return best
+
+
+@pytest.mark.parametrize(
+    "law, n, m, name",
+    [
+        ("binomial", 50, 5, "recall@10"),  # the upper bound M^ <= 1 is active
+        ("hypergeometric", 60, 8, "recall@10"),
+        ("binomial", 200, 10, "recall@100"),
+        ("binomial", 40, 6, "ndcg@10"),  # only the lower bound is active
+        ("hypergeometric", 30, 4, "ap"),
+    ],
+)
+def test_cls_in_range_is_the_optimum_of_an_independent_solver(law, n, m, name):
+    """CLS in range reaches SLSQP's optimum of the same problem, and is feasible."""
+    P, exact = sampled_rank_law(n, m, law), M.metric_vector(name, n)
+    cls = C.constrained_least_squares_correction(exact, P)
+    assert np.all(np.diff(cls) <= 1e-12)
+    assert exact.min() - 1e-12 <= cls.min() and cls.max() <= exact.max() + 1e-12
+    reference = _slsqp_in_range(exact, P)
+    assert C.average_squared_bias(cls, exact, P) <= reference + 1e-12
+
+
+def test_cls_upper_bound_is_active_when_monotone_alone_exceeds_it():
+    """Binomial, n = 50, m = 5: order alone gives Recall@10 M^(1) > 1; in range caps it at 1."""
+    P, exact = sampled_rank_law(50, 5, "binomial"), M.metric_vector("recall@10", 50)
+    assert C.constrained_least_squares_correction(exact, P, constraint="monotone")[0] > 1.01
+    assert C.constrained_least_squares_correction(exact, P)[0] == pytest.approx(1.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("law", LAWS)
+def test_cls_monotone_matches_bounded_variable_least_squares(law):
+    """The NNLS solution of the reduced form equals scipy's BVLS on the full n-row problem."""
+    from scipy import optimize
+
+    n, m = 300, 12
+    P = sampled_rank_law(n, m, law)
+    for name in ("recall@10", "ndcg@10", "ap"):
+        exact = M.metric_vector(name, n)
+        A, b, _ = C.least_squares_design(exact, P)
+        U = np.triu(np.ones((m + 1, m + 1)))
+        lower = np.r_[np.zeros(m), -np.inf]
+        z = optimize.lsq_linear(A @ U, b, bounds=(lower, np.inf), method="bvls", tol=1e-14).x
+        ours = C.constrained_least_squares_correction(exact, P, constraint="monotone")
+        assert (
+            C.average_squared_bias(ours, exact, P)
+            <= C.average_squared_bias(U @ z, exact, P) + 1e-15
+        )
+
+
+def test_cls_in_range_keeps_the_unbiased_sampled_auc():
+    """Sampled AUC is unbiased, monotone and within [0, 1]: CLS in range has zero bias."""
+    n, m = 500, 20
+    P, exact = sampled_rank_law(n, m), M.metric_vector("auc", n)
+    cls = C.constrained_least_squares_correction(exact, P)
+    assert C.average_squared_bias(cls, exact, P) < 1e-20
+
+
+def test_cls_rejects_an_unknown_constraint():
+    P, exact = sampled_rank_law(20, 3), M.metric_vector("ap", 20)
+    with pytest.raises(ValueError, match="unknown CLS constraint 'isotonic'"):
+        C.constrained_least_squares_correction(exact, P, constraint="isotonic")
+    with pytest.raises(ValueError, match="unknown CLS constraint"):
+        C.correction_vectors(["ap"], ["cls"], 20, 3, cls_constraint="isotonic")
+
+
+def test_reduced_system_keeps_the_objective_up_to_a_constant():
+    rng = np.random.default_rng(3)
+    P = sampled_rank_law(80, 9, "binomial")
+    exact = np.column_stack([M.metric_vector(name, 80) for name in ("ap", "ndcg@10")])
+    system = C.reduced_system(exact, P)
+    for j in range(2):
+        x, y = rng.normal(size=(2, 10))
+        full = C.average_squared_bias(x, exact[:, j], P) - C.average_squared_bias(y, exact[:, j], P)
+        reduced = np.sum((system.R @ x - system.Y[:, j]) ** 2) - np.sum(
+            (system.R @ y - system.Y[:, j]) ** 2
+        )
+        assert reduced == pytest.approx(full, rel=1e-9, abs=1e-14)
+
+
+@pytest.mark.parametrize("law", LAWS)
+def test_correction_vectors_equal_one_method_at_a_time(law):
+    """Sharing the law, the QR and the Gram matrix changes no vector."""
+    metrics = ["recall@10", "ndcg@10", "ap", "auc"]
+    methods = ["sampled", "rank_estimate", "ls", "cls", "bv_1", "bv_0.1", "bv_0"]
+    n, m = 400, 20
+    shared = C.correction_vectors(metrics, methods, n, m, law)
+    assert list(shared) == [(metric, method) for metric in metrics for method in methods]
+    P = sampled_rank_law(n, m, law)
+    for (metric, method), vector in shared.items():
+        exact = M.metric_vector(metric, n)
+        if method == "cls":
+            alone = C.constrained_least_squares_correction(exact, P)
+        elif method.startswith("bv_") and method != "bv_0":
+            alone = C.bias_variance_correction(exact, P, float(method[3:]))
+        else:
+            alone = C.corrected_metric(metric, method, n, m, law)
+        scale = max(1.0, np.abs(alone).max())
+        np.testing.assert_allclose(vector, alone, atol=1e-9 * scale, err_msg=f"{metric} {method}")

@@ -12,12 +12,18 @@ and a prior p(r) over true ranks (uniform by default):
 
 (Eq 23 as printed abbreviates A; this is the form obtained from eq 21.)
 
+Every solver works on the (m+1)-dimensional form of these systems
+(``reduced_system``): one QR factorization A = Q R, shared by all metrics of a
+law, turns ||A x - b||^2 into ||R x - Q^T b||^2 + const, so a solve no longer
+touches the n rows of the law.
+
 Method names used throughout the project: ``sampled`` (no correction),
 ``rank_estimate``, ``ls``, ``cls``, and ``bv_<gamma>`` such as ``bv_0.1``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -31,16 +37,26 @@ __all__ = [
     "apply_correction",
     "average_squared_bias",
     "bias_variance_correction",
+    "CLS_CONSTRAINTS",
+    "ReducedSystem",
     "cached_law",
     "constrained_least_squares_correction",
     "corrected_metric",
+    "correction_vectors",
     "least_squares_correction",
     "least_squares_design",
+    "normal_equations",
     "parse_method",
     "posterior_mean_correction",
     "rank_estimate_correction",
+    "reduced_system",
     "uniform_prior",
 ]
+
+# The constraints of CLS: "monotone" is the order constraint of section 5.2
+# alone; "monotone_in_range" adds that M^ stays within the metric's own range
+# min_r M(r) <= M^ <= max_r M(r) (a metric is never negative, nor above 1).
+CLS_CONSTRAINTS = ("monotone_in_range", "monotone")
 
 # --------------------------------------------------------------------------
 # Building blocks
@@ -157,6 +173,222 @@ def least_squares_design(exact_values, law_matrix, prior=None):
     return sqrt_p[:, None] * P, sqrt_p * M, p @ P
 
 
+@dataclass(frozen=True)
+class ReducedSystem:
+    """Eq 21 in m + 1 dimensions, for k metrics sharing one law and prior.
+
+    With A = Q R (Q: n x (m+1) orthonormal columns), for every metric j
+    ||A x - b_j||^2 = ||R x - Y[:, j]||^2 + const_j, A^T A = R^T R and
+    A^T b_j = R^T Y[:, j]. Built by :func:`reduced_system`.
+
+    Attributes
+    ----------
+    R : numpy.ndarray
+        (m+1, m+1) upper triangular factor of A.
+    Y : numpy.ndarray
+        (m+1, k) projections Q^T b_j.
+    c : numpy.ndarray
+        (m+1,) c[r~] = sum_r p(r) p(r~ | r) of eq 25.
+    rcond : float
+        Singular-value cutoff of least squares, relative to the largest: the
+        one numpy.linalg.lstsq would use on the n x (m+1) matrix A.
+
+    Parameters
+    ----------
+    R, Y, c, rcond
+        The attributes above.
+
+    Examples
+    --------
+    >>> system = reduced_system(metric_vector("ap", 12), sampled_rank_law(12, 3))
+    >>> system.R.shape, system.Y.shape, bool(np.allclose(np.tril(system.R, -1), 0))
+    ((4, 4), (4, 1), True)
+    """
+
+    R: np.ndarray
+    Y: np.ndarray
+    c: np.ndarray
+    rcond: float
+
+
+def reduced_system(exact_values, law_matrix, prior=None) -> ReducedSystem:
+    """One QR factorization of [A | B] gives eq 21 in m + 1 dimensions for every metric.
+
+    Parameters
+    ----------
+    exact_values : array_like
+        M(1..n) of one metric (shape (n,)) or of k metrics (shape (n, k)).
+    law_matrix : array_like
+        The law P (n x (m+1)).
+    prior : array_like, optional
+        p(r) over r = 1..n; uniform when None.
+
+    Returns
+    -------
+    ReducedSystem
+
+    Raises
+    ------
+    ValueError
+        As :func:`least_squares_design`.
+
+    Examples
+    --------
+    The reduced objective equals the full one up to a constant:
+
+    >>> M, P = metric_vector("ap", 30), sampled_rank_law(30, 4)
+    >>> system, x, y = reduced_system(M, P), np.linspace(1, 0, 5), np.linspace(0.5, 0, 5)
+    >>> reduced = [np.sum((system.R @ v - system.Y[:, 0]) ** 2) for v in (x, y)]
+    >>> full = [average_squared_bias(v, M, P) for v in (x, y)]
+    >>> bool(np.isclose(full[0] - full[1], reduced[0] - reduced[1]))
+    True
+    """
+    B = np.asarray(exact_values, dtype=float)
+    B = B[:, None] if B.ndim == 1 else B
+    P = np.asarray(law_matrix, dtype=float)
+    n, size = P.shape
+    A, b, c = least_squares_design(B[:, 0], P, prior)
+    weighted = np.sqrt(_prior(prior, n))[:, None] * B
+    # Zero rows change no residual and let the R factor have its full size when n is small.
+    stacked = np.zeros((max(n, size + B.shape[1]), size + B.shape[1]))
+    stacked[:n, :size], stacked[:n, size:] = A, weighted
+    RY = linalg.qr(stacked, mode="r", check_finite=False)[0]
+    eps = np.finfo(float).eps
+    return ReducedSystem(RY[:size, :size], RY[:size, size:], c, eps * max(n, size))
+
+
+def _solve_least_squares(system: ReducedSystem) -> np.ndarray:
+    """Eq 22 for every metric of the system: the minimum-norm solutions, (m+1, k)."""
+    return np.linalg.lstsq(system.R, system.Y, rcond=system.rcond)[0]
+
+
+def normal_equations(exact_values, law_matrix, prior=None):
+    """(A^T A, A^T B, c): eqs 24-25 in m + 1 dimensions, for one or k metrics.
+
+    Only the upper triangle of A^T A is formed (BLAS syrk); the bias-variance
+    systems are well conditioned for gamma > 0, so they need no QR.
+
+    Parameters
+    ----------
+    exact_values : array_like
+        M(1..n) (shape (n,)) or k metrics (shape (n, k)).
+    law_matrix : array_like
+        The law P (n x (m+1)).
+    prior : array_like, optional
+        p(r) over r = 1..n; uniform when None.
+
+    Returns
+    -------
+    gram : numpy.ndarray
+        (m+1, m+1), upper triangle of A^T A.
+    rhs : numpy.ndarray
+        (m+1, k), A^T b_j.
+    c : numpy.ndarray
+        (m+1,), as in :func:`least_squares_design`.
+
+    Examples
+    --------
+    >>> gram, rhs, c = normal_equations(metric_vector("ap", 10), sampled_rank_law(10, 3))
+    >>> gram.shape, rhs.shape, round(float(c.sum()), 12)
+    ((4, 4), (4, 1), 1.0)
+    """
+    B = np.asarray(exact_values, dtype=float)
+    B = B[:, None] if B.ndim == 1 else B
+    A, _, c = least_squares_design(B[:, 0], law_matrix, prior)
+    weighted = np.sqrt(_prior(prior, A.shape[0]))[:, None] * B
+    return linalg.blas.dsyrk(1.0, A, trans=1), A.T @ weighted, c
+
+
+def _solve_bias_variance(gram, rhs, c, gamma: float) -> np.ndarray:
+    """Eq 25: ((1 - gamma) A^T A + gamma diag(c))^-1 A^T b, gamma in (0, 1], (m+1, k).
+
+    Symmetric positive definite with condition number ~ 1/gamma: solved by Cholesky
+    on the upper triangle.
+    """
+    lhs = (1.0 - gamma) * gram
+    lhs[np.diag_indices_from(lhs)] += gamma * c
+    return linalg.solve(lhs, rhs, assume_a="pos", lower=False)
+
+
+def _solve_monotone(R, y, low=None, high=None) -> np.ndarray:
+    """argmin ||R x - y|| over non-increasing x, and low <= x <= high when given.
+
+    Write x = U z (U upper triangular ones): z_i = x_i - x_{i+1} >= 0 are the
+    steps and z_last = x_last. Monotone only: x_last is free, so its column is
+    projected out and the steps solve a non-negative least-squares problem
+    (scipy.optimize.nnls, Lawson-Hanson, exact). In range: x = low + (high -
+    low) U z with z >= 0 and sum(z) <= 1 (x_1 <= high); when the plain NNLS
+    solution breaks sum(z) <= 1, that constraint is active and its multiplier
+    is found by bracketing (see :func:`_nnls_on_sum`).
+    """
+    size = R.shape[1]
+    B = np.cumsum(R, axis=1)  # R @ U
+
+    def x_from(z):  # U @ z
+        return np.cumsum(z[::-1])[::-1]
+
+    iterations = 50 * size
+    if low is None:
+        a, steps_design = B[:, -1], B[:, :-1]
+        design = steps_design - np.outer(a, a @ steps_design) / (a @ a)
+        steps = optimize.nnls(design, y - a * (a @ y) / (a @ a), maxiter=iterations)[0]
+        last = a @ (y - steps_design @ steps) / (a @ a)
+        return x_from(np.r_[steps, last])
+    scale = high - low
+    target = y - low * R.sum(axis=1)
+    z = optimize.nnls(scale * B, target, maxiter=iterations)[0]
+    if z.sum() > 1.0 + 1e-9:  # beyond rounding: the upper bound is active
+        z = _nnls_on_sum(scale * B, target, iterations)
+    return np.clip(low + scale * x_from(z), low, high)
+
+
+def _nnls_on_sum(B, y, iterations: int) -> np.ndarray:
+    """argmin ||B z - y|| over z >= 0 with sum(z) = 1 (the active upper bound).
+
+    For a target tau, z(tau) = argmin_{z >= 0} ||B z - y||^2 + mu (sum(z) - tau)^2
+    meets the optimality conditions of the constrained problem with multiplier
+    2 mu (1 - tau) >= 0 as soon as sum(z(tau)) = 1; sum(z(tau)) rises with tau
+    and is >= 1 at tau = 1 when the unconstrained solution has sum > 1, so tau
+    is bracketed below 1 and found by Brent's method.
+    """
+    weight = np.sqrt(np.sum(B * B) / B.shape[1])
+    augmented = np.vstack([B, np.full((1, B.shape[1]), weight)])
+
+    def excess(tau):
+        z = optimize.nnls(augmented, np.r_[y, weight * tau], maxiter=iterations)[0]
+        return z.sum() - 1.0
+
+    if excess(1.0) <= 0.0:  # only by rounding: the constraint is met at tau = 1
+        return optimize.nnls(augmented, np.r_[y, weight], maxiter=iterations)[0]
+    gap = 1.0
+    while excess(1.0 - gap) > 0.0:
+        gap *= 2.0
+    tau = optimize.brentq(excess, 1.0 - gap, 1.0, xtol=1e-15, rtol=4 * np.finfo(float).eps)
+    return optimize.nnls(augmented, np.r_[y, weight * tau], maxiter=iterations)[0]
+
+
+def _check_constraint(constraint: str) -> None:
+    if constraint not in CLS_CONSTRAINTS:
+        raise ValueError(
+            f"unknown CLS constraint {constraint!r}; choose one of {', '.join(CLS_CONSTRAINTS)}"
+        )
+
+
+def _solve_constrained(system: ReducedSystem, exact_values, constraint: str) -> np.ndarray:
+    """CLS for every metric of the system (eq 21 + constraints), (m+1, k)."""
+    _check_constraint(constraint)
+    B = np.asarray(exact_values, dtype=float)
+    B = B[:, None] if B.ndim == 1 else B
+    columns = []
+    for j in range(system.Y.shape[1]):
+        if constraint == "monotone":
+            columns.append(_solve_monotone(system.R, system.Y[:, j]))
+        else:
+            low, high = float(B[:, j].min()), float(B[:, j].max())
+            columns.append(_solve_monotone(system.R, system.Y[:, j], low, high))
+    return np.column_stack(columns)
+
+
 def average_squared_bias(values_on_sample, exact_values, law_matrix, prior=None) -> float:
     """sum_r p(r) (E[M^(r~) | r] - M(r))^2, the objective of eq 21.
 
@@ -258,7 +490,8 @@ def rank_estimate_correction(
 def least_squares_correction(exact_values, law_matrix, prior=None) -> np.ndarray:
     """Minimal-bias estimator, eqs 21-22: argmin_x ||A x - b||^2.
 
-    Solved with an SVD (numpy.linalg.lstsq) rather than the normal equations
+    Solved with an SVD (numpy.linalg.lstsq) of the (m+1)-dimensional factor R
+    of A (:func:`reduced_system`) rather than the normal equations
     (A^T A)^-1 A^T b, whose condition number is the square of A's.
 
     Parameters
@@ -294,20 +527,21 @@ def least_squares_correction(exact_values, law_matrix, prior=None) -> np.ndarray
     >>> bool(np.all(np.diff(least_squares_correction(M, P)) <= 0))
     False
     """
-    A, b, _ = least_squares_design(exact_values, law_matrix, prior)
-    return np.linalg.lstsq(A, b, rcond=None)[0]
+    return _solve_least_squares(reduced_system(exact_values, law_matrix, prior))[:, 0]
 
 
-def constrained_least_squares_correction(exact_values, law_matrix, prior=None) -> np.ndarray:
+def constrained_least_squares_correction(
+    exact_values, law_matrix, prior=None, constraint: str = "monotone_in_range"
+) -> np.ndarray:
     """Eq 21 under the order constraint M^(1) >= ... >= M^(m+1) ("CLS", sections 5.2 and 6.3).
 
-    The order constraint is M^(1) >= M^(2) >= ... >= M^(m+1); the problem is
-    solved exactly as a bounded least-squares problem. Write M^ = U z with
-    z = (d_1, ..., d_m, t): M^(j) = t + sum_{i >= j} d_i,
-    d_i = M^(i) - M^(i+1) >= 0 and t = M^(m+1) free. A is first reduced to its
-    (m+1) x (m+1) triangular factor (QR), which leaves the objective unchanged
-    up to a constant; then scipy.optimize.lsq_linear (bounded-variable least
-    squares, an active-set method) solves for z.
+    Section 5.2 states the order constraint; ``constraint="monotone_in_range"``
+    (the default) also keeps M^ within the metric's range, min_r M(r) <= M^ <=
+    max_r M(r), which an estimate of a metric can assume at no cost; the
+    order constraint alone leaves small negative values on the tail
+    (docs/protocol.md measures both readings). Solved exactly on the
+    (m+1)-dimensional form (:func:`reduced_system`) as a non-negative least
+    squares problem in the steps M^(i) - M^(i+1) (see ``_solve_monotone``).
 
     Parameters
     ----------
@@ -317,6 +551,8 @@ def constrained_least_squares_correction(exact_values, law_matrix, prior=None) -
         The law P (n x (m+1)).
     prior : array_like, optional
         p(r) over r = 1..n; uniform when None.
+    constraint : {"monotone_in_range", "monotone"}, default "monotone_in_range"
+        The constraints (see ``CLS_CONSTRAINTS``).
 
     Returns
     -------
@@ -326,23 +562,19 @@ def constrained_least_squares_correction(exact_values, law_matrix, prior=None) -
     Raises
     ------
     ValueError
-        As :func:`least_squares_design`.
+        If the constraint is unknown; as :func:`least_squares_design` otherwise.
 
     Examples
     --------
-    >>> M, P = metric_vector("ap", 20), sampled_rank_law(20, 5)
-    >>> bool(np.all(np.diff(constrained_least_squares_correction(M, P)) <= 0))
+    >>> M, P = metric_vector("recall@10", 3706), sampled_rank_law(3706, 100, "binomial")
+    >>> x = constrained_least_squares_correction(M, P)
+    >>> bool(np.all(np.diff(x) <= 0)), bool(x.min() >= 0)
+    (True, True)
+    >>> bool(constrained_least_squares_correction(M, P, constraint="monotone").min() < 0)
     True
     """
-    A, b, _ = least_squares_design(exact_values, law_matrix, prior)
-    size = A.shape[1]
-    Q, R = np.linalg.qr(A)
-    U = np.triu(np.ones((size, size)))
-    lower = np.r_[np.zeros(size - 1), -np.inf]
-    solution = optimize.lsq_linear(
-        R @ U, Q.T @ b, bounds=(lower, np.inf), method="bvls", tol=1e-14, max_iter=50 * size
-    )
-    return U @ solution.x
+    system = reduced_system(exact_values, law_matrix, prior)
+    return _solve_constrained(system, exact_values, constraint)[:, 0]
 
 
 def bias_variance_correction(exact_values, law_matrix, gamma: float, prior=None) -> np.ndarray:
@@ -383,15 +615,9 @@ def bias_variance_correction(exact_values, law_matrix, gamma: float, prior=None)
     """
     if not 0.0 <= gamma <= 1.0:
         raise ValueError(f"gamma must lie in [0, 1], got {gamma!r}")
-    A, b, c = least_squares_design(exact_values, law_matrix, prior)
     if gamma == 0.0:
         return least_squares_correction(exact_values, law_matrix, prior)
-    # The system is symmetric positive definite: only its upper triangle is
-    # formed (BLAS syrk) and it is solved by Cholesky, half the work of A.T @ A
-    # and LU at m = n - 1 (Figure 6); condition number ~ 1/gamma.
-    lhs = (1.0 - gamma) * linalg.blas.dsyrk(1.0, A, trans=1)
-    lhs[np.diag_indices_from(lhs)] += gamma * c
-    return linalg.solve(lhs, A.T @ b, assume_a="pos", lower=False)
+    return _solve_bias_variance(*normal_equations(exact_values, law_matrix, prior), gamma)[:, 0]
 
 
 def posterior_mean_correction(exact_values, law_matrix, prior=None) -> np.ndarray:
@@ -491,6 +717,7 @@ def corrected_metric(
     law: str = WITHOUT_REPLACEMENT,
     prior=None,
     interpolation: str = "floor",
+    cls_constraint: str = "monotone_in_range",
 ) -> np.ndarray:
     """The vector M^ over r~ = 1..m+1 of a named correction method (section 5).
 
@@ -512,6 +739,8 @@ def corrected_metric(
         p(r) over r = 1..n, for ``ls``, ``cls`` and ``bv_<gamma>``; uniform when None.
     interpolation : {"floor", "linear"}, default "floor"
         For ``rank_estimate`` (see :func:`rank_estimate_correction`).
+    cls_constraint : {"monotone_in_range", "monotone"}, default "monotone_in_range"
+        For ``cls`` (see :func:`constrained_least_squares_correction`).
 
     Returns
     -------
@@ -530,18 +759,87 @@ def corrected_metric(
     >>> corrected_metric("recall@10", "rank_estimate", n=3706, m=100)[:3].tolist()
     [1.0, 0.0, 0.0]
     """
-    kind, gamma = parse_method(method)
-    if kind == "sampled":
-        return metric_on_sample(metric, m)
-    if kind == "rank_estimate":
-        return rank_estimate_correction(metric, n, m, interpolation)
-    P = cached_law(int(n), int(m), law)
-    exact = metric_vector(metric, n)
-    if kind == "ls":
-        return least_squares_correction(exact, P, prior)
-    if kind == "cls":
-        return constrained_least_squares_correction(exact, P, prior)
-    return bias_variance_correction(exact, P, gamma, prior)
+    vectors = correction_vectors(
+        [metric], [method], n, m, law, prior, interpolation, cls_constraint
+    )
+    return next(iter(vectors.values()))
+
+
+def correction_vectors(
+    metrics,
+    methods,
+    n: int,
+    m: int,
+    law: str = WITHOUT_REPLACEMENT,
+    prior=None,
+    interpolation: str = "floor",
+    cls_constraint: str = "monotone_in_range",
+) -> dict:
+    """{(metric, method): M^ over r~ = 1..m+1} for every pair, sharing the work.
+
+    One law, one QR factorization (for ``ls``, ``cls``, ``bv_0``) and one Gram
+    matrix (for ``bv_<gamma>``) serve every metric and method: the systems of
+    eqs 21-25 are solved in m + 1 dimensions (:func:`reduced_system`,
+    :func:`normal_equations`).
+
+    Parameters
+    ----------
+    metrics : iterable of str or callable
+        Metrics (see :func:`.metrics.metric_by_name`).
+    methods : iterable of str
+        Method names (see :func:`parse_method`).
+    n, m, law, prior, interpolation, cls_constraint
+        As :func:`corrected_metric`.
+
+    Returns
+    -------
+    dict
+        {(metric, method): numpy.ndarray of length m + 1}, metric by metric.
+
+    Raises
+    ------
+    ValueError
+        As :func:`corrected_metric`.
+
+    Examples
+    --------
+    >>> vectors = correction_vectors(["ap"], ["sampled", "rank_estimate"], n=10, m=3)
+    >>> np.round(vectors["ap", "rank_estimate"], 4).tolist()  # AP at ranks 1, 4, 7, 10
+    [1.0, 0.25, 0.1429, 0.1]
+    """
+    metrics, parsed = list(metrics), {method: parse_method(method) for method in methods}
+    if any(kind == "cls" for kind, _ in parsed.values()):
+        _check_constraint(cls_constraint)
+    needs_qr = any(kind in ("ls", "cls") or gamma == 0.0 for kind, gamma in parsed.values())
+    needs_gram = any(kind == "bv" and gamma > 0.0 for kind, gamma in parsed.values())
+    solutions = {}
+    if needs_qr or needs_gram:
+        P = cached_law(int(n), int(m), law)
+        exact = np.column_stack([metric_vector(metric, n) for metric in metrics])
+        system = reduced_system(exact, P, prior) if needs_qr else None
+        if needs_gram:  # A^T A = R^T R: the QR, when there is one, saves the n-row product
+            normal = (
+                normal_equations(exact, P, prior)
+                if system is None
+                else (system.R.T @ system.R, system.R.T @ system.Y, system.c)
+            )
+        for method, (kind, gamma) in parsed.items():
+            if kind == "cls":
+                solutions[method] = _solve_constrained(system, exact, cls_constraint)
+            elif kind == "ls" or gamma == 0.0:
+                solutions[method] = _solve_least_squares(system)
+            elif kind == "bv":
+                solutions[method] = _solve_bias_variance(*normal, gamma)
+    vectors = {}
+    for j, metric in enumerate(metrics):
+        for method, (kind, _) in parsed.items():
+            if kind == "sampled":
+                vectors[metric, method] = metric_on_sample(metric, m)
+            elif kind == "rank_estimate":
+                vectors[metric, method] = rank_estimate_correction(metric, n, m, interpolation)
+            else:
+                vectors[metric, method] = solutions[method][:, j]
+    return vectors
 
 
 def apply_correction(values_on_sample, sampled_ranks) -> np.ndarray:

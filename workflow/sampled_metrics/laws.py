@@ -121,14 +121,22 @@ def sampled_rank_pmf(ranks, n, m: int, law: str = WITHOUT_REPLACEMENT) -> np.nda
 
 
 def _binomial_log_pmf(p, m: int) -> np.ndarray:
-    """log P(k of m draws are above) for k = 0..m, Binomial(m, p), p a column."""
+    """log P(k of m draws are above) for k = 0..m, Binomial(m, p), p a column.
+
+    log C(m, k) + m log(1 - p) + k log(p / (1 - p)): one multiply-add per entry;
+    the rows with p = 0 or 1 are point masses.
+    """
     k = np.arange(m + 1, dtype=float)[None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return (
-            _log_binomial_coefficient(float(m), k)
-            + special.xlogy(k, p)
-            + special.xlog1py(m - k, -p)
-        )
+    p = p[:, 0]
+    inner = (p > 0) & (p < 1)
+    log_pmf = np.full((p.size, m + 1), -np.inf)
+    log_pmf[p == 0, 0] = 0.0
+    log_pmf[p == 1, m] = 0.0
+    q = p[inner][:, None]
+    log_pmf[inner] = (
+        _log_binomial_coefficient(float(m), k) + m * np.log1p(-q) + k * (np.log(q) - np.log1p(-q))
+    )
+    return log_pmf
 
 
 def _hypergeometric_log_pmf(successes, population, m: int) -> np.ndarray:
