@@ -296,18 +296,57 @@ def normal_equations(exact_values, law_matrix, prior=None):
     B = B[:, None] if B.ndim == 1 else B
     A, _, c = least_squares_design(B[:, 0], law_matrix, prior)
     weighted = np.sqrt(_prior(prior, A.shape[0]))[:, None] * B
-    return linalg.blas.dsyrk(1.0, A, trans=1), A.T @ weighted, c
+    return _banded_gram(A), A.T @ weighted, c
+
+
+# A law entry below this adds less than rounding to any entry of A^T A that matters:
+# each row of the law sums to 1, so its largest entry is at least 1 / (m + 1).
+_NEGLIGIBLE = 1e-20
+_ROW_BLOCK = 256
+
+
+def _banded_gram(A) -> np.ndarray:
+    """Upper triangle of A^T A, each block of rows multiplied only over the columns it reaches.
+
+    A row of the law is unimodal in r~, so its entries above ``_NEGLIGIBLE`` are
+    one contiguous window, about 20 standard deviations of r~ wide: at m = 3705
+    a few hundred of the 3706 columns. Summing BLAS syrk products of those
+    windows makes A^T A band-limited and up to 40 times cheaper at large m.
+    """
+    big = A > _NEGLIGIBLE
+    first = np.where(big.any(axis=1), big.argmax(axis=1), A.shape[1])
+    last = A.shape[1] - big[:, ::-1].argmax(axis=1)
+    gram = np.zeros((A.shape[1], A.shape[1]))
+    for start in range(0, A.shape[0], _ROW_BLOCK):
+        rows = slice(start, start + _ROW_BLOCK)
+        low, high = int(first[rows].min()), int(last[rows].max())
+        if low < high:
+            gram[low:high, low:high] += linalg.blas.dsyrk(1.0, A[rows, low:high], trans=1)
+    return gram
+
+
+def _upper_bandwidth(matrix) -> int:
+    """The largest j - i with matrix[i, j] != 0 (upper triangle)."""
+    nonzero = matrix != 0
+    last = matrix.shape[1] - 1 - nonzero[:, ::-1].argmax(axis=1)
+    return int(np.max(last - np.arange(matrix.shape[0])))
 
 
 def _solve_bias_variance(gram, rhs, c, gamma: float) -> np.ndarray:
     """Eq 25: ((1 - gamma) A^T A + gamma diag(c))^-1 A^T b, gamma in (0, 1], (m+1, k).
 
     Symmetric positive definite with condition number ~ 1/gamma: solved by Cholesky
-    on the upper triangle.
+    on the upper triangle, in banded storage when A^T A is band-limited (large m).
     """
     lhs = (1.0 - gamma) * gram
     lhs[np.diag_indices_from(lhs)] += gamma * c
-    return linalg.solve(lhs, rhs, assume_a="pos", lower=False)
+    width = _upper_bandwidth(lhs)
+    if width >= lhs.shape[0] // 4:
+        return linalg.solve(lhs, rhs, assume_a="pos", lower=False)
+    banded = np.zeros((width + 1, lhs.shape[0]))
+    for offset in range(width + 1):
+        banded[width - offset, offset:] = np.diagonal(lhs, offset)
+    return linalg.solveh_banded(banded, rhs)
 
 
 def _solve_monotone(R, y, low=None, high=None) -> np.ndarray:
