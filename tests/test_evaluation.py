@@ -5,11 +5,16 @@ import pandas as pd
 import pytest
 
 from sampled_metrics.claims import check_claims, crosscheck_claim
+from sampled_metrics.corrections import correction_vectors
 from sampled_metrics.evaluation import (
     exact_metric,
     expected_sampled_value,
+    expected_sampled_values,
+    interpolation_nodes,
+    node_weights,
     order_thresholds,
     pair_agreement,
+    sample_size_curves,
     sampled_metric_table,
     sampling_crosscheck,
     summary_table,
@@ -192,3 +197,80 @@ def test_sample_size_claim_fails_outside_a_factor_of_two():
     thresholds.loc[thresholds["method"] == "bv_0.1", "stays_right_from_m"] = 500  # > 2 x 60
     claims = verdicts(check_claims(table3, table4, thresholds, paper))
     assert claims[key] is False
+
+
+# --------------------------------------------------------------------------
+# Corrections built with each user's own n
+# --------------------------------------------------------------------------
+
+
+def _users(seed=0, size=60):
+    rng = np.random.default_rng(seed)
+    n = rng.integers(40, 52, size=size)
+    ranks = np.array([rng.integers(1, k + 1) for k in n])
+    return ranks, n
+
+
+@pytest.mark.parametrize("law", [WITH_REPLACEMENT, WITHOUT_REPLACEMENT])
+def test_expected_values_per_user_equal_a_loop_over_users(law):
+    ranks, n = _users()
+    m, methods = 6, ["sampled", "cls", "bv_0.1"]
+
+    def vectors(k):
+        return correction_vectors(["ndcg@10", "ap"], methods, k, m, law)
+
+    values = expected_sampled_values(vectors, ranks, n, m, law, per_user=True)
+    for key, value in values.items():
+        by_user = [expected_sampled_value(vectors(k)[key], [r], [k], law) for r, k in zip(ranks, n)]
+        assert value == pytest.approx(np.mean(by_user), rel=1e-12), key
+
+
+def test_per_user_least_squares_is_unbiased_with_a_uniform_prior():
+    """With p(r) = 1/n_u and m = n_u - 1 (no sampling), the per-user correction is exact."""
+    rng = np.random.default_rng(1)
+    n = rng.integers(8, 12, size=40)
+    ranks = np.array([rng.integers(1, k + 1) for k in n])
+    # m = n_u - 1 differs per user here, so test one n at a time, each with its own m.
+    for k in np.unique(n):
+        users = n == k
+        vectors = correction_vectors(["ap"], ["ls"], int(k), int(k) - 1, WITHOUT_REPLACEMENT)
+        value = expected_sampled_values(vectors, ranks[users], n[users], int(k) - 1)
+        assert value["ap", "ls"] == pytest.approx(exact_metric("ap", ranks[users], k))
+
+
+def test_interpolation_nodes_and_weights():
+    assert interpolation_nodes([7, 7, 9], 5).tolist() == [7, 9]
+    assert interpolation_nodes(np.arange(10, 31), 3).tolist() == [10, 20, 30]
+    weights = node_weights([10, 12, 20, 30], [10, 20, 30])
+    np.testing.assert_allclose(weights.sum(axis=1), 1)
+    np.testing.assert_allclose(weights[1], [0.8, 0.2, 0.0])
+    with pytest.raises(ValueError, match="at least 2"):
+        interpolation_nodes([1, 2, 3], 1)
+
+
+@pytest.mark.parametrize("law", [WITH_REPLACEMENT, WITHOUT_REPLACEMENT])
+def test_figure6_per_user_with_a_node_per_n_is_exact(law):
+    """With as many nodes as distinct n, the curves equal the per-user expected values."""
+    ranks, n = _users(2)
+    curves = sample_size_curves(
+        {"A": (ranks, n)}, "recall@10", ["sampled", "bv_0.1"], [5, 9], None, law, nodes=100
+    )
+    for m in (5, 9):
+
+        def vectors(k, m=m):
+            return correction_vectors(["recall@10"], ["sampled", "bv_0.1"], k, m, law)
+
+        truth = expected_sampled_values(vectors, ranks, n, m, law, per_user=True)
+        for method in ("sampled", "bv_0.1"):
+            row = curves[(curves["m"] == m) & (curves["method"] == method)]
+            assert row["expected"].item() == pytest.approx(truth["recall@10", method], rel=1e-10)
+
+
+def test_figure6_catalogue_n_builds_every_correction_with_it():
+    ranks, n = _users(3)
+    curves = sample_size_curves(
+        {"A": (ranks, n)}, "ap", ["bv_0.1"], [4], 60, WITH_REPLACEMENT, WITHOUT_REPLACEMENT
+    )
+    vector = correction_vectors(["ap"], ["bv_0.1"], 60, 4, WITHOUT_REPLACEMENT)["ap", "bv_0.1"]
+    truth = expected_sampled_value(vector, ranks, n, WITH_REPLACEMENT)
+    assert curves["expected"].item() == pytest.approx(truth, rel=1e-12)

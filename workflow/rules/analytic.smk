@@ -51,5 +51,6 @@ rule fig6_curves:
         library=LIBRARY,
         recommenders=RECOMMENDERS,
         fig6=config["fig6"],
+        corrections=config["corrections"],
     script:
         "../scripts/fig6_curves.py"

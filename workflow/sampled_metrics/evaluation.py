@@ -12,14 +12,24 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .corrections import corrected_metric
+from .corrections import correction_vectors
 from .laws import WITHOUT_REPLACEMENT, sampled_rank_pmf
 from .metrics import metric_by_name
 
+# Every standard deviation over repetitions (Tables 2 and 3, the cross-check) is the
+# sample standard deviation. The paper does not say which it used; at its 100 and
+# 1000 repetitions the two differ by 0.5 % and 0.05 % of the value.
+STD_DDOF = 1
+
 __all__ = [
-    "correction_vectors",
+    "STD_DDOF",
     "exact_metric",
     "expected_sampled_value",
+    "expected_sampled_values",
+    "expected_at_nodes",
+    "interpolation_nodes",
+    "node_weights",
+    "protocol_sensitivity",
     "order_thresholds",
     "pair_agreement",
     "sample_size_curves",
@@ -60,57 +70,6 @@ def exact_metric(metric: str, ranks, n_candidates) -> float:
     return float(np.mean(metric_by_name(metric)(ranks, n_candidates)))
 
 
-def correction_vectors(
-    metrics,
-    methods,
-    n: int,
-    m: int,
-    law: str = WITHOUT_REPLACEMENT,
-    prior=None,
-    interpolation: str = "floor",
-) -> dict:
-    """{(metric, method): M^ over r~ = 1..m+1} for every pair (one law for all).
-
-    Parameters
-    ----------
-    metrics : iterable of str
-        Metric names.
-    methods : iterable of str
-        Correction method names (see :func:`.corrections.parse_method`).
-    n : int
-        Number of ranked items.
-    m : int
-        Number of sampled irrelevant items.
-    law : {"hypergeometric", "binomial"}, default "hypergeometric"
-        The sampling law.
-    prior : array_like, optional
-        p(r) over r = 1..n; uniform when None.
-    interpolation : {"floor", "linear"}, default "floor"
-        For ``rank_estimate``.
-
-    Returns
-    -------
-    dict
-        {(metric, method): numpy.ndarray of length m + 1}.
-
-    Raises
-    ------
-    ValueError
-        As :func:`.corrections.corrected_metric`.
-
-    Examples
-    --------
-    >>> vectors = correction_vectors(["ap"], ["sampled", "rank_estimate"], n=10, m=3)
-    >>> np.round(vectors["ap", "rank_estimate"], 4).tolist()  # AP at ranks 1, 4, 7, 10
-    [1.0, 0.25, 0.1429, 0.1]
-    """
-    return {
-        (metric, method): corrected_metric(metric, method, n, m, law, prior, interpolation)
-        for metric in metrics
-        for method in methods
-    }
-
-
 def sampled_metric_table(sampled_ranks, vectors, n_per_user=None) -> pd.DataFrame:
     """Per repetition, the mean over users of M^[r~ - 1], for each (metric, method).
 
@@ -134,7 +93,7 @@ def sampled_metric_table(sampled_ranks, vectors, n_per_user=None) -> pd.DataFram
     ------
     ValueError
         If the ranks are not integers (the "average" tie policy) or a sampled
-        rank exceeds m + 1.
+        rank is not in 1..m + 1.
 
     Examples
     --------
@@ -147,17 +106,12 @@ def sampled_metric_table(sampled_ranks, vectors, n_per_user=None) -> pd.DataFram
     if np.any(ranks != np.round(ranks)):
         raise ValueError("corrections need integer sampled ranks (not the 'average' tie policy)")
     index = ranks.astype(np.int64) - 1
-    if n_per_user is None:
-        groups = [(np.arange(index.shape[1]), vectors)]
-    else:
-        n_per_user = np.asarray(n_per_user)
-        groups = [(np.flatnonzero(n_per_user == n), vectors(int(n))) for n in np.unique(n_per_user)]
     sums: dict = {}
-    for users, group_vectors in groups:
+    for users, group_vectors in _user_groups(vectors, n_per_user, index.shape[1]):
         for key, vector in group_vectors.items():
             vector = np.asarray(vector)
-            if index.max() >= vector.size:
-                raise ValueError(f"a sampled rank exceeds m + 1 = {vector.size}")
+            if index.min() < 0 or index.max() >= vector.size:
+                raise ValueError(f"sampled ranks must lie in 1..m + 1 = {vector.size}")
             sums[key] = sums.get(key, 0.0) + vector[index[:, users]].sum(axis=1)
     return pd.concat(
         [
@@ -173,6 +127,62 @@ def sampled_metric_table(sampled_ranks, vectors, n_per_user=None) -> pd.DataFram
         ],
         ignore_index=True,
     )
+
+
+def _user_groups(vectors, n_per_user, n_users: int):
+    """[(user indices, {(metric, method): M^})]: one group, or one per distinct n."""
+    if n_per_user is None:
+        return [(np.arange(n_users), vectors)]
+    n_per_user = np.asarray(n_per_user)
+    return [(np.flatnonzero(n_per_user == n), vectors(int(n))) for n in np.unique(n_per_user)]
+
+
+def expected_sampled_values(
+    vectors, ranks, n_candidates, m: int, law: str = WITHOUT_REPLACEMENT, per_user: bool = False
+) -> dict:
+    """{(metric, method): mean over users of E[M^(r~) | r_u, n_u]} (eq 16), every vector at once.
+
+    The law of user u has n = n_u, their ranked-set size, as in the sampling
+    itself. The vectors are one dict for all users, or with ``per_user`` a
+    function n -> dict called once per distinct n_u (the correction of each
+    user built with their own n).
+
+    Parameters
+    ----------
+    vectors : dict or callable
+        As :func:`sampled_metric_table`.
+    ranks : array_like of int
+        Exact rank r_u of each user's held-out item.
+    n_candidates : array_like of int
+        Each user's ranked-set size n_u.
+    m : int
+        Number of sampled items.
+    law : {"hypergeometric", "binomial"}, default "hypergeometric"
+        The sampling law.
+    per_user : bool, default False
+        Whether ``vectors`` is a function of n.
+
+    Returns
+    -------
+    dict
+        {(metric, method): float}.
+
+    Examples
+    --------
+    >>> expected_sampled_values({("auc", "sampled"): [1.0, 0.0]}, [1, 2, 3], [3, 3, 3], 1)
+    {('auc', 'sampled'): 0.5}
+    """
+    ranks, n_candidates = np.asarray(ranks), np.asarray(n_candidates)
+    totals: dict = {}
+    for users, group_vectors in _user_groups(
+        vectors, n_candidates if per_user else None, ranks.size
+    ):
+        P = sampled_rank_pmf(ranks[users], n_candidates[users], m, law)
+        keys = list(group_vectors)
+        sums = P.sum(axis=0) @ np.column_stack([group_vectors[key] for key in keys])
+        for key, value in zip(keys, sums):
+            totals[key] = totals.get(key, 0.0) + float(value)
+    return {key: total / ranks.size for key, total in totals.items()}
 
 
 def expected_sampled_value(vector, ranks, n_candidates, law: str = WITHOUT_REPLACEMENT) -> float:
@@ -218,7 +228,7 @@ def expected_sampled_value(vector, ranks, n_candidates, law: str = WITHOUT_REPLA
 
 
 def summary_table(exact: pd.DataFrame, sampling: pd.DataFrame) -> pd.DataFrame:
-    """Table 3: exact value, then mean and std (over repetitions, ddof = 1) of every method.
+    """Table 3: exact value, then mean and std (over repetitions, ``STD_DDOF``) of every method.
 
     Same units in, same units out.
 
@@ -243,11 +253,10 @@ def summary_table(exact: pd.DataFrame, sampling: pd.DataFrame) -> pd.DataFrame:
     >>> summary_table(exact, sampling).round(4).values.tolist()
     [['X', 'ap', 'exact', 0.2, nan], ['X', 'ap', 'sampled', 0.5, 0.1414]]
     """
-    stats = (
-        sampling.groupby(["recommender", "metric", "method"], sort=False)["value"]
-        .agg(mean="mean", std="std")
-        .reset_index()
-    )
+    grouped = sampling.groupby(["recommender", "metric", "method"], sort=False)["value"]
+    stats = grouped.mean().rename("mean").to_frame()
+    stats["std"] = grouped.std(ddof=STD_DDOF)
+    stats = stats.reset_index()
     exact_rows = exact.rename(columns={"value": "mean"}).assign(method="exact", std=np.nan)
     table = pd.concat([exact_rows[["recommender", "metric", "method", "mean", "std"]], stats])
     order = {name: i for i, name in enumerate(dict.fromkeys(table["method"]))}
@@ -348,11 +357,11 @@ def sampling_crosscheck(sampling: pd.DataFrame, expected: dict) -> pd.DataFrame:
     >>> float(row["mean"]), round(float(row["z"]), 4)
     (0.5, 1.7321)
     """
-    stats = (
-        sampling.groupby(["recommender", "metric", "method"], sort=False)["value"]
-        .agg(mean="mean", std="std", repetitions="size")
-        .reset_index()
-    )
+    grouped = sampling.groupby(["recommender", "metric", "method"], sort=False)["value"]
+    stats = grouped.mean().rename("mean").to_frame()
+    stats["std"] = grouped.std(ddof=STD_DDOF)
+    stats["repetitions"] = grouped.size()
+    stats = stats.reset_index()
     stats["expected"] = [
         expected[key] for key in zip(stats["recommender"], stats["metric"], stats["method"])
     ]
@@ -368,13 +377,26 @@ def sampling_crosscheck(sampling: pd.DataFrame, expected: dict) -> pd.DataFrame:
 
 
 def sample_size_curves(
-    ranks: dict, metric: str, methods, m_values, n: int, law: str, progress: bool = False
+    ranks: dict,
+    metric: str,
+    methods,
+    m_values,
+    n: int | None,
+    law: str,
+    correction_law: str | None = None,
+    cls_constraint: str = "monotone_in_range",
+    nodes: int = 5,
+    progress: bool = False,
 ) -> pd.DataFrame:
     """Figure 6: the expected mean over users of each method, for each m.
 
-    For each m, each method's corrected vector (built with the catalogue size n
-    and ``law``) and its expected mean over users, E[M^(r~) | r_u, n_u], for
-    each recommender.
+    For each m and recommender, the mean over users of E[M^(r~) | r_u, n_u]
+    under the sampling ``law`` with each user's own n_u. The corrections are
+    built with ``correction_law`` and with n = ``n`` (the catalogue) or, when
+    ``n`` is None, with each user's own n_u: exactly at ``nodes`` values of n
+    spread over the users' range (all distinct n_u when there are no more) and
+    linearly interpolated in n between them, which keeps the largest m
+    affordable (the approximation is measured in docs/protocol.md).
 
     Parameters
     ----------
@@ -386,10 +408,16 @@ def sample_size_curves(
         Correction method names.
     m_values : iterable of int
         The sample sizes.
-    n : int
-        Catalogue size the corrections are built with.
+    n : int or None
+        Catalogue size the corrections are built with; None: each user's n_u.
     law : {"hypergeometric", "binomial"}
-        The sampling law.
+        The law of the sampling the curves describe.
+    correction_law : {"hypergeometric", "binomial"}, optional
+        The law the corrections assume; ``law`` when None.
+    cls_constraint : str, default "monotone_in_range"
+        For ``cls`` (see :func:`.corrections.constrained_least_squares_correction`).
+    nodes : int, default 5
+        Values of n the per-user corrections are built at (at least 2).
     progress : bool, default False
         Show a tqdm bar over the sample sizes.
 
@@ -412,26 +440,217 @@ def sample_size_curves(
     >>> curves.round(4).values.tolist()
     [[1, 'sampled', 'X', 0.9444], [9, 'sampled', 'X', 0.9444]]
     """
-    rows = []
+    methods, rows = list(methods), []
+    correction_law = correction_law or law
+    all_n = np.concatenate([np.asarray(c) for _, c in ranks.values()])
+    node_n = np.array([n]) if n is not None else interpolation_nodes(all_n, nodes)
     grid = list(m_values)
     if progress:
         from tqdm.auto import tqdm
 
         grid = tqdm(grid, desc="Figure 6 sample sizes", unit="m")
     for m in grid:
-        vectors = {method: corrected_metric(metric, method, n, int(m), law) for method in methods}
+        at_nodes = [
+            correction_vectors(
+                [metric], methods, int(v), int(m), correction_law, cls_constraint=cls_constraint
+            )
+            for v in node_n
+        ]
         for name, (r, n_candidates) in ranks.items():
-            P = sampled_rank_pmf(r, n_candidates, int(m), law)  # one law for every method
+            values = expected_at_nodes(at_nodes, node_n, r, n_candidates, int(m), law)
             rows += [
                 {
                     "m": int(m),
                     "method": method,
                     "recommender": name,
-                    "expected": float(np.mean(P @ vector)),
+                    "expected": values[metric, method],
                 }
-                for method, vector in vectors.items()
+                for method in methods
             ]
     return pd.DataFrame(rows)
+
+
+def expected_at_nodes(at_nodes, node_n, ranks, n_candidates, m: int, law: str) -> dict:
+    """Mean over users of E[M^_u(r~) | r_u, n_u], M^_u interpolated in n_u between nodes.
+
+    ``at_nodes[k]`` is the dict {(metric, method): M^} built with n = ``node_n[k]``;
+    user u's vector is the linear interpolation at n_u (:func:`node_weights`),
+    and its expectation is taken under ``law`` with the user's own n_u.
+
+    Parameters
+    ----------
+    at_nodes : list of dict
+        {(metric, method): M^ over r~ = 1..m+1}, one dict per node.
+    node_n : array_like of int
+        The n of each node, increasing.
+    ranks, n_candidates : array_like of int
+        Each user's exact rank r_u and ranked-set size n_u.
+    m : int
+        Number of sampled items.
+    law : {"hypergeometric", "binomial"}
+        The sampling law.
+
+    Returns
+    -------
+    dict
+        {(metric, method): float}.
+
+    Examples
+    --------
+    >>> at_nodes = [{("m", "x"): [1.0, 0.0]}, {("m", "x"): [3.0, 0.0]}]
+    >>> expected_at_nodes(at_nodes, [4, 6], [1, 1], [5, 6], 1, "binomial")  # 2 and 3
+    {('m', 'x'): 2.5}
+    """
+    weights = node_weights(np.asarray(n_candidates), node_n)
+    P = sampled_rank_pmf(ranks, n_candidates, m, law)  # one law for every vector
+    return {
+        key: float(
+            np.mean(np.sum((P @ np.column_stack([v[key] for v in at_nodes])) * weights, axis=1))
+        )
+        for key in at_nodes[0]
+    }
+
+
+def protocol_sensitivity(
+    ranks: dict,
+    metrics,
+    methods,
+    n_items: int,
+    m: int,
+    sampling_law: str,
+    cls_constraint: str,
+    nodes: int,
+) -> pd.DataFrame:
+    """Every Table 3 cell in expectation under each reading of the correction protocol.
+
+    The readings: corrections built with n = the catalogue size or each user's
+    own n_u, under the binomial or the hypergeometric law, with
+    ``cls_constraint``; and the other CLS constraint. Each value is the mean
+    over users of E[M^(r~) | r_u, n_u] under the sampling that was run
+    (``sampling_law``, the user's own pool), so the variants differ only in
+    how the correction was built. Per-user corrections are built at ``nodes``
+    values of n and interpolated (:func:`expected_at_nodes`).
+
+    Parameters
+    ----------
+    ranks : dict
+        ``ranks[name]`` is a pair (ranks, n_candidates).
+    metrics, methods : iterable of str
+        Table 3's metrics and correction methods (``sampled`` included or not).
+    n_items : int
+        Catalogue size.
+    m : int
+        Number of sampled items.
+    sampling_law : {"hypergeometric", "binomial"}
+        The law of the sampling that was run.
+    cls_constraint : str
+        The configured CLS constraint.
+    nodes : int
+        Values of n the per-user corrections are built at.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns recommender, metric, method, n, law, cls_constraint, expected
+        (a fraction).
+
+    Examples
+    --------
+    Sampled AUC is unbiased, so every reading gives the exact AUC, 0.5:
+
+    >>> table = protocol_sensitivity({"A": ([1, 2, 3], [3, 3, 3])}, ["auc"], ["ls"], 3, 1,
+    ...                              WITHOUT_REPLACEMENT, "monotone_in_range", 2)
+    >>> sorted(set(table["expected"].round(12)))
+    [0.5]
+    """
+    from .corrections import CLS_CONSTRAINTS
+    from .laws import LAWS
+
+    all_n = np.concatenate([np.asarray(c) for _, c in ranks.values()])
+    other = [c for c in CLS_CONSTRAINTS if c != cls_constraint]
+    variants = [(n, law, cls_constraint) for n in ("catalogue", "per_user") for law in LAWS]
+    variants += [(n, law, c) for n in ("per_user",) for law in LAWS for c in other]
+    rows = []
+    for n_mode, law, constraint in variants:
+        node_n = np.array([n_items]) if n_mode == "catalogue" else interpolation_nodes(all_n, nodes)
+        at_nodes = [
+            correction_vectors(metrics, methods, int(v), m, law, cls_constraint=constraint)
+            for v in node_n
+        ]
+        for name, (r, n_candidates) in ranks.items():
+            values = expected_at_nodes(at_nodes, node_n, r, n_candidates, m, sampling_law)
+            rows += [
+                {
+                    "recommender": name,
+                    "metric": metric,
+                    "method": method,
+                    "n": n_mode,
+                    "law": law,
+                    "cls_constraint": constraint,
+                    "expected": value,
+                }
+                for (metric, method), value in values.items()
+            ]
+    return pd.DataFrame(rows)
+
+
+def interpolation_nodes(n_values, count: int) -> np.ndarray:
+    """At most ``count`` values of n evenly spaced over the users' range of n.
+
+    Parameters
+    ----------
+    n_values : array_like of int
+        The users' n.
+    count : int
+        How many nodes at most (at least 2).
+
+    Returns
+    -------
+    numpy.ndarray
+        Sorted distinct integers: every distinct n when there are at most
+        ``count``, else ``count`` evenly spaced values from the smallest n to the largest.
+
+    Examples
+    --------
+    >>> interpolation_nodes([5, 5, 7], 4).tolist(), interpolation_nodes(range(1, 101), 3).tolist()
+    ([5, 7], [1, 50, 100])
+    """
+    if count < 2:
+        raise ValueError(f"nodes must be at least 2, got {count}")
+    values = np.asarray(n_values)
+    distinct = np.unique(values)
+    if distinct.size <= count:
+        return distinct
+    return np.unique(np.round(np.linspace(distinct[0], distinct[-1], count)).astype(int))
+
+
+def node_weights(n_values, nodes) -> np.ndarray:
+    """Linear interpolation weights of each n between the nodes, (len(n_values), len(nodes)).
+
+    Parameters
+    ----------
+    n_values : array_like of int
+        The users' n (outside the nodes' range: the nearest node).
+    nodes : array_like of int
+        Increasing values of n.
+
+    Returns
+    -------
+    numpy.ndarray
+        Rows summing to 1, at most two non-zero weights each.
+
+    Examples
+    --------
+    >>> node_weights([10, 15, 20], [10, 20]).tolist()
+    [[1.0, 0.0], [0.5, 0.5], [0.0, 1.0]]
+    """
+    nodes = np.asarray(nodes, dtype=float)
+    n_values = np.asarray(n_values, dtype=float)
+    if nodes.size == 1:
+        return np.ones((n_values.size, 1))
+    return np.column_stack(
+        [np.interp(n_values, nodes, np.eye(nodes.size)[k]) for k in range(nodes.size)]
+    )
 
 
 def order_thresholds(curves: pd.DataFrame, exact: dict, a: str, b: str) -> pd.DataFrame:

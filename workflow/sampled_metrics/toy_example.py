@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .corrections import corrected_metric
+from .evaluation import STD_DDOF
 from .expected import expected_sampled_metric, metric_on_sample
 from .laws import sampled_rank_pmf
 from .metrics import metric_by_name, metric_vector
@@ -55,7 +56,8 @@ def simulate_sampled_ranks(
 def sampled_table(
     ranks: dict, n: int, m: int, repetitions: int, seed: int, metrics=TOY_METRICS
 ) -> pd.DataFrame:
-    """Table 2: sampled metrics, mean and std over repetitions of the mean over instances."""
+    """Table 2: sampled metrics, mean and std (``STD_DDOF``) over repetitions of the mean
+    over instances."""
     rows = []
     for name, true_ranks in ranks.items():
         sampled = simulate_sampled_ranks(true_ranks, n, m, repetitions, seed)
@@ -66,7 +68,7 @@ def sampled_table(
                     "recommender": name,
                     "metric": metric,
                     "mean": float(per_rep.mean()),
-                    "std": float(per_rep.std()),
+                    "std": float(per_rep.std(ddof=STD_DDOF)),
                 }
             )
     return pd.DataFrame(rows)

@@ -7,10 +7,10 @@ import numpy as np
 import pandas as pd
 
 from sampled_metrics.atomic import write_csv
+from sampled_metrics.corrections import correction_vectors
 from sampled_metrics.data import load_split
 from sampled_metrics.evaluation import (
-    correction_vectors,
-    expected_sampled_value,
+    expected_sampled_values,
     sampled_metric_table,
     sampling_crosscheck,
 )
@@ -22,17 +22,24 @@ p = snakemake.params
 c = p.corrections
 methods = ["sampled", *c["methods"]]
 n_items = load_split(snakemake.input.split).n_items
+per_user = c["n"] == "per_user"
 
 
-@cache  # per_user: one build per distinct n, shared by all recommenders
+@cache  # one build per distinct n, shared by all recommenders
 def vectors_for(n):
     return correction_vectors(
-        p.metrics, methods, n, p.m, c["law"], None, c["rank_estimate_rounding"]
+        p.metrics,
+        methods,
+        n,
+        p.m,
+        c["law"],
+        None,
+        c["rank_estimate_rounding"],
+        c["cls_constraint"],
     )
 
 
-per_user = c["n"] == "per_user"
-shared = None if per_user else vectors_for(n_items)
+vectors = vectors_for if per_user else vectors_for(n_items)
 # The law the sampling really followed: the user's own pool, with or without replacement.
 true_law = WITH_REPLACEMENT if p.replacement else WITHOUT_REPLACEMENT
 tables, expected = [], {}
@@ -42,24 +49,18 @@ for recommender, sampled_path, ranks_path in zip(
     sampled = np.load(sampled_path)
     exact = pd.read_csv(ranks_path)
     n_candidates = exact["n_candidates"].to_numpy()
-    table = sampled_metric_table(
-        sampled, vectors_for if per_user else shared, n_candidates if per_user else None
-    )
+    table = sampled_metric_table(sampled, vectors, n_candidates if per_user else None)
     tables.append(table.assign(recommender=recommender))
-    groups = (
-        [(n, n_candidates == n) for n in np.unique(n_candidates)]
-        if per_user
-        else [(n_items, np.ones(n_candidates.size, bool))]
+    values = expected_sampled_values(
+        vectors, exact["rank"].to_numpy(), n_candidates, p.m, true_law, per_user
     )
-    for n, users in groups:
-        vectors = vectors_for(int(n)) if per_user else shared
-        for (metric, method), vector in vectors.items():
-            value = expected_sampled_value(
-                vector, exact["rank"][users], n_candidates[users], true_law
-            )
-            key = (recommender, metric, method)
-            expected[key] = expected.get(key, 0.0) + 100 * value * users.sum() / users.size
-    log.info("%s: %d repetitions done", recommender, sampled.shape[0])
+    expected.update({(recommender, *key): 100 * value for key, value in values.items()})
+    log.info(
+        "%s: %d repetitions done (corrections built for %d distinct n)",
+        recommender,
+        sampled.shape[0],
+        vectors_for.cache_info().currsize,
+    )
 
 table = pd.concat(tables, ignore_index=True)
 table["value"] *= 100
