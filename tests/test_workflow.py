@@ -139,6 +139,7 @@ def test_html_report_is_self_contained_with_every_caption(finished_run):
         "Table 4 of the paper: correct orderings of recommender pairs on tiny",
         "Exact metrics on tiny",
         "claims checked on tiny",
+        "Protocol sensitivity on tiny",
         "Reproduction of <strong>On Sampled Metrics for Item Recommendation</strong>",
     ]
     assert [c for c in captions if c not in text] == []

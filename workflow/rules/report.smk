@@ -179,3 +179,35 @@ rule toy_figure:
         law=config["corrections"]["law"],
     script:
         "../scripts/toy_figure.py"
+
+
+rule protocol_sensitivity:
+    input:
+        ranks=expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
+        split="data/processed/{dataset}/split.npz",
+        paper=PAPER,
+    output:
+        csv="results/{dataset}/protocol_sensitivity.csv",
+        md=report(
+            "results/{dataset}/protocol_sensitivity.md",
+            caption="../report/protocol_sensitivity.rst",
+            category="Data set {dataset}",
+            subcategory="Tables",
+        ),
+    log:
+        "logs/{dataset}/protocol_sensitivity.log",
+    benchmark:
+        "results/{dataset}/benchmarks/protocol_sensitivity.tsv"
+    resources:
+        runtime=15,
+        mem_mb=2000,
+    params:
+        library=LIBRARY,
+        recommenders=RECOMMENDERS,
+        metrics=config["metrics"],
+        corrections=config["corrections"],
+        m=config["sampling"]["m"],
+        replacement=config["sampling"]["replacement"],
+        nodes=config["corrections"]["protocol_nodes"],
+    script:
+        "../scripts/protocol_sensitivity.py"
