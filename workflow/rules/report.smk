@@ -177,6 +177,7 @@ rule toy_figure:
         library=LIBRARY,
         toy=config["toy"],
         law=config["corrections"]["law"],
+        cls_constraint=config["corrections"]["cls_constraint"],
     script:
         "../scripts/toy_figure.py"
 

@@ -136,15 +136,16 @@ def expected_vs_true_rank(
 
 
 def corrected_ap_curves(
-    n: int, m: int, methods, law: str, max_rank: int
+    n: int, m: int, methods, law: str, max_rank: int, cls_constraint: str = "monotone_in_range"
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Figure 4: the corrected AP vectors over r~ (left) and their expectation
-    E[M^(r~) | r] over true ranks 1..max_rank (right), with the exact AP."""
+    E[M^(r~) | r] over true ranks 1..max_rank (right), with the exact AP; CLS
+    under ``cls_constraint``."""
     ranks = np.arange(1, max_rank + 1)
     P = sampled_rank_pmf(ranks, n, m, law)
     on_sample, expected = [], []
     for method in methods:
-        vector = corrected_metric("ap", method, n, m, law)
+        vector = corrected_metric("ap", method, n, m, law, cls_constraint=cls_constraint)
         on_sample.append(
             pd.DataFrame({"method": method, "sampled_rank": np.arange(1, m + 2), "value": vector})
         )

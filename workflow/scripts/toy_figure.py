@@ -21,7 +21,7 @@ elif figure_name == "fig3":
     figure = plotting.expected_vs_true_rank_figure(data, n)
 else:
     on_sample, expected = toy_example.corrected_ap_curves(
-        n, toy["fig4_m"], toy["fig4_methods"], law, n
+        n, toy["fig4_m"], toy["fig4_methods"], law, n, snakemake.params.cls_constraint
     )
     data = pd.concat(
         [
