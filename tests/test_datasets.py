@@ -547,33 +547,4 @@ def test_shipped_datasets_validate_and_keep_ml_1m_first():
         validate({**config, "dataset": name}, str(SCHEMA_FILE))
 
 
-def test_commented_bring_your_own_entry_is_valid_and_loads(tmp_path):
-    """The commented `my-data` example of config.yaml, uncommented, validates and loads."""
-    lines = CONFIG_FILE.read_text().splitlines()
-    start = lines.index("  # my-data:")
-    block = []
-    for line in lines[start:]:
-        if not line.startswith("  #"):
-            break
-        text = line[len("  # ") :] if line.startswith("  # ") else ""
-        if not text.lstrip().startswith("#"):  # skip the commented-out alternatives
-            block.append(text)
-    entry = yaml.safe_load("\n".join(block))["my-data"]
-    assert {
-        "path",
-        "format",
-        "member",
-        "sep",
-        "header",
-        "columns",
-        "binarize_threshold",
-        "facts",
-        "split_facts",
-    } <= set(entry)
-    assert set(entry["columns"]) == {"user", "item", "time", "rating"}
-    config = shipped_config()
-    validate({**config, "dataset": "my-data", "datasets": {"my-data": entry}}, str(SCHEMA_FILE))
-    path = tmp_path / "my-data.csv"
-    path.write_text("user_id,item_id,timestamp,rating\n1,a,10,5\n1,b,20,3\n2,a,15,4\n")
-    events = load_events(path, {**entry, "binarize_threshold": 4})
-    assert list(events.itertuples(index=False, name=None)) == [(1, "a", 10), (2, "a", 15)]
+# The commented `my-data` entry of config.yaml: tests/test_own_file.py.

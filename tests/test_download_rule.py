@@ -116,3 +116,14 @@ def test_download_rule_md5_mismatch_names_file_and_md5s_and_leaves_nothing(serve
     message = [line for line in output.splitlines() if wrong in line]
     assert message and ARCHIVE in message[0] and BODY_MD5 in message[0], output[-3000:]
     assert archives(tmp_path) == []
+
+
+def test_download_rule_makes_only_the_configured_archives(server, tmp_path):
+    """Another file under data/raw/ is no output of `download` (a local `path` there is
+    only an input): asking for it names it, with no traceback and no request."""
+    result = run_download(server, tmp_path, f"{server.url}/tiny.zip", BODY_MD5, "data/raw/x.csv")
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert "No rule to produce data/raw/x.csv" in output, output[-3000:]
+    assert "Traceback" not in output and "InputFunctionException" not in output
+    assert server.requests == [] and archives(tmp_path) == []

@@ -124,8 +124,9 @@ def test_html_report_is_self_contained_with_every_caption(finished_run):
     html = report.read_text()
     assert 'src="http' not in html and '<link rel="stylesheet" href' not in html
     assert html.count("data:image/png;") == 6  # fig1-4, fig5, fig6
-    assert html.count("data:text/csv;") == 5  # tables 1-4 and exact metrics
-    text = " ".join(unescape(html.replace("\\n", " ")).split())  # captions sit in JS strings
+    assert html.count("data:text/csv;") == 5  # tables 1-4, exact metrics: unrounded, to download
+    # captions sit in JS strings
+    text = " ".join(unescape(html.replace("\\n", " ").replace("\\u00b1", "±")).split())
     captions = [
         "Figure 1 of the paper: metrics against the predicted rank",
         "Figure 2 of the paper: expected sampled metrics",
@@ -151,8 +152,25 @@ def test_html_report_is_self_contained_with_every_caption(finished_run):
             pattern = r"\s+".join(re.escape(word) for word in title.split())
             pattern = re.sub(r"\\\{\\\{.*?\\\}\\\}", ".+?", pattern)
             assert re.search(pattern, text), f"{rst.name}: {title!r} not in the report"
-    # tables are rendered inside their captions, the claims file is included verbatim
-    assert html.count("<table") >= 5 and "Claims of the paper on tiny" in html
+    # the claims file is included verbatim, and every table readable in its caption: the
+    # paper's layout, then ours beside the paper's numbers (rounded; "±"; no "-0.00")
+    assert "Claims of the paper on tiny" in html
+    assert html.count('<pre class=\\"result-table literal-block\\">') == 8
+    readable = [
+        r"\| A \| 100, 100, 100, 100, 100 \| 0\.990 \| 0\.010 \| 0\.150 \| 0\.000 \|",
+        r"\| C \| Recall@10 \| 0\.200 \| 0\.200 \| 0\.000 \|",
+        r"\| A \| AP \| \d\.\d{3} ± \d\.\d{3} \| 0\.630 ± 0\.129 \| -?\d\.\d{3} \| -?\d+\.\d \|",
+        r"\| Metric \| Recommender \| Exact \| Uncorrected \| Rank Estimate \| CLS \| BV 1 \|",
+        r"\| Recall@10 \| X \| Uncorrected \| \d+\.\d\d ± \d+\.\d\d \| 66\.19 ± 0\.25 \| "
+        r"-?\d+\.\d\d \| -?\d+\.\d \|",
+        r"\| Recall@10 \| X \| Exact \| \d+\.\d\d \| 7\.60 \| -?\d+\.\d\d \| \|",
+        r"\| Pair \| Metric \| Uncorrected \| Rank Estimate \|",
+        r"\| X vs Y \| Recall@10 \| Rank Estimate \| \d+ \| 31 \| -?\d+ \|",
+        r"\| X \| AUC \| \d+\.\d\d \| 89\.13 \| -?\d+\.\d\d \|",
+    ]
+    assert [p for p in readable if not re.search(p, text)] == []
+    tables = re.findall(r'<pre class=\\"result-table literal-block\\">(.*?)</pre>', html, re.S)
+    assert not [t for t in tables if re.search(r"-0(\.0*)?(?![\d.])", t)]
 
 
 def test_a_fourth_recommender_is_one_config_entry(tiny_workdir):

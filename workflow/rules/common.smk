@@ -1,5 +1,7 @@
 # Helpers shared by the rules: which data sets and recommenders run, config
 # look-ups, and the targets of `all`, taken from the rules' own outputs.
+import re
+
 from sampled_metrics.config import datasets_to_run, sampling_seed, source_file
 from sampled_metrics.paper import PUBLISHED_FILE
 from sampled_metrics.runs import library_fingerprint
@@ -32,12 +34,17 @@ def raw_input(wildcards):
     return source_file(dataset_config(wildcards))
 
 
-def archive_to_download(wildcards):
-    """Map data/raw/... back to the data set whose `archive` it is."""
-    for name, entry in config["datasets"].items():
-        if "archive" in entry and entry["archive"] == wildcards.archive_path:
-            return name, entry
-    raise ValueError(f"no data set in config.yaml has archive: {wildcards.archive_path}")
+# What `download` makes is the `archive` of each entry with a `url`, and nothing else. A
+# local `path` (under data/raw/ or anywhere) is only ever an input, so a missing one is a
+# missing input naming the file, never a download.
+DOWNLOADS = {entry["archive"]: entry for entry in config["datasets"].values() if "url" in entry}
+# The wildcard constraint of `download`: exactly those archives ("(?!)" matches nothing).
+DOWNLOADABLE = "|".join(re.escape(archive) for archive in sorted(DOWNLOADS)) or "(?!)"
+
+
+def download_entry(wildcards):
+    """The data set entry (url, md5) whose `archive` is the file to download."""
+    return DOWNLOADS[wildcards.archive_path]
 
 
 def all_targets():

@@ -1,4 +1,5 @@
 # Data: download an archive (when configured), then load, binarize and split.
+# A local `path` is an input of `split` only: `download` makes just the configured archives.
 
 
 # Downloads run on the submitting machine: cluster compute nodes often have no internet.
@@ -12,12 +13,12 @@ rule download:
     log:
         "logs/download/{archive_path}.log",
     wildcard_constraints:
-        archive_path="data/raw/.+",
+        archive_path=DOWNLOADABLE,  # only the archives of entries with a url
     resources:
         runtime=30,
         mem_mb=500,
     params:
-        entry=lambda wildcards: archive_to_download(wildcards)[1],
+        entry=download_entry,
     script:
         "../scripts/download.py"
 

@@ -28,7 +28,10 @@ rule exact_metrics:
 
 rule fig5:
     input:
-        expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
+        ranks=expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
+        # the pessimistic ranks (all tied items above the held-out one) of the second row
+        scores=expand("results/{{dataset}}/scores/{recommender}.npy", recommender=RECOMMENDERS),
+        split="data/processed/{dataset}/split.npz",
     output:
         pdf="figures/{dataset}/fig5.pdf",
         png=report(
@@ -46,6 +49,8 @@ rule fig5:
     params:
         library=LIBRARY,
         recommenders=RECOMMENDERS,
+        tie_policy=config["ranking"]["tie_policy"],
+        block_size=config["ranking"]["block_size"],
     script:
         "../scripts/fig5.py"
 
@@ -72,6 +77,7 @@ rule table3:
         mem_mb=1000,
     params:
         library=LIBRARY,
+        m=config["sampling"]["m"],
     script:
         "../scripts/table3.py"
 
@@ -109,6 +115,7 @@ rule claims:
         table4="results/{dataset}/table4.csv",
         thresholds="results/{dataset}/fig6_thresholds.csv",
         crosscheck="results/{dataset}/crosscheck.csv",
+        rank_distribution="results/{dataset}/fig5_rank_distribution.csv",
         paper=PAPER,
     output:
         report(
@@ -136,6 +143,8 @@ rule fig6:
         curves="results/{dataset}/fig6.csv",
         thresholds="results/{dataset}/fig6_thresholds.csv",
         exact="results/{dataset}/exact_metrics.csv",
+        # the users' n (smallest ranked set), for the subtitle
+        ranks=expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
     output:
         pdf="figures/{dataset}/fig6.pdf",
         png=report(
@@ -152,6 +161,9 @@ rule fig6:
     params:
         library=LIBRARY,
         metric=config["fig6"]["metric"],
+        fig6=config["fig6"],
+        corrections=config["corrections"],
+        sampling=config["sampling"],
     script:
         "../scripts/fig6.py"
 

@@ -19,10 +19,13 @@ from itertools import combinations
 import pandas as pd
 
 from .recommenders import PAPER_RECOMMENDERS
+from .report import method_label, metric_label
 
 TOP_HEAVY = ("recall@10", "ndcg@10", "ap")
 # The metric of the paper's Figure 6, whose thresholds in m the text gives (for X and Y).
 FIGURE6_METRIC = "recall@10"
+# How many standard deviations of the repetitions make a gap "not variance" (section 6.2).
+LOW_STD_FACTOR = 5.0
 # The three verdicts, in the order the report counts them.
 VERDICTS = ("PASS", "FAIL", "N/A")
 
@@ -51,33 +54,6 @@ class Claim:
     def verdict(self) -> str:
         """ "PASS", "FAIL" or "N/A"."""
         return "N/A" if self.passed is None else "PASS" if self.passed else "FAIL"
-
-
-def method_label(method: str) -> str:
-    """A readable name of a method of Table 3.
-
-    Examples
-    --------
-    >>> [method_label(m) for m in ("sampled", "cls", "bv_0.1", "rank_estimate", "ls")]
-    ['Uncorrected', 'CLS', 'BV 0.1', 'Rank estimate', 'LS']
-    """
-    if method.startswith("bv_"):
-        return f"BV {method[3:]}"
-    labels = {"sampled": "Uncorrected", "rank_estimate": "Rank estimate", "cls": "CLS", "ls": "LS"}
-    return labels.get(method, method)
-
-
-def metric_label(metric: str) -> str:
-    """A readable name of a metric (names are case-insensitive).
-
-    Examples
-    --------
-    >>> [metric_label(m) for m in ("recall@10", "NDCG@10", "ap", "auc")]
-    ['Recall@10', 'NDCG@10', 'AP', 'AUC']
-    """
-    name, at, k = metric.strip().lower().partition("@")
-    words = {"recall": "Recall", "precision": "Precision", "prec": "Precision"}
-    return words.get(name, name.upper()) + at + k
 
 
 def _means(table3: pd.DataFrame, metric: str, method: str) -> dict[str, float]:
@@ -234,6 +210,67 @@ def _sampled_auc_keeps_order(run: _Run) -> list[Claim]:
     return [Claim("6.2", statement, kept, f"exact {_fmt(exact)}; sampled {_fmt(sampled)}")]
 
 
+def _sampled_keeps_the_better_two(run: _Run) -> list[Claim]:
+    """Section 6.2 on sampled NDCG and AP: "The relative ordering of the two better
+    recommenders is correct" (Z above Y)."""
+    _, y, z = run.recommenders
+    wanted = ("ndcg@10", "ap")
+    statement = (
+        f"Sampled NDCG and AP keep the exact order of the two better recommenders ({z} > {y})"
+    )
+    metrics = run.metrics_with(wanted, "exact", "sampled")
+    if not metrics:
+        return [_not_applicable("6.2", statement, run.absent(wanted, ["exact", "sampled"]))]
+    checks, evidence = {}, []
+    for m in metrics:
+        exact, sampled = run.values(m, "exact"), run.values(m, "sampled")
+        checks[m] = (exact[z] - exact[y]) * (sampled[z] - sampled[y]) > 0
+        evidence.append(
+            f"{m}: exact {_fmt({k: exact[k] for k in (y, z)})}, "
+            f"sampled {_fmt({k: sampled[k] for k in (y, z)})}"
+        )
+    return [
+        Claim(
+            "6.2",
+            statement,
+            all(checks.values()),
+            _partly("; ".join(evidence), run.absent(wanted, ["exact", "sampled"])),
+        )
+    ]
+
+
+def _sampled_gaps_are_not_variance(run: _Run) -> list[Claim]:
+    """Section 6.2: "All the measures have low standard deviation, so the issue is not
+    that of variance": X's sampled lead over Y and Z is many standard deviations wide."""
+    x, y, z = run.recommenders
+    statement = (
+        f"The sampled lead of {x} is not variance: on every sampled top-heavy metric it "
+        f"exceeds {LOW_STD_FACTOR:g} standard deviations of the repetitions"
+    )
+    metrics = run.metrics_with(TOP_HEAVY, "sampled")
+    if not metrics:
+        return [_not_applicable("6.2", statement, run.absent(TOP_HEAVY, ["sampled"]))]
+    if "std" not in run.table3.columns:
+        return [_not_applicable("6.2", statement, "Table 3 has no standard deviations")]
+    std = run.table3.set_index(["recommender", "metric", "method"])["std"]
+    ratios = {}
+    for m in metrics:
+        sampled = run.values(m, "sampled")
+        spread = max(std.get((rec, m, "sampled"), float("nan")) for rec in run.recommenders)
+        ratios[m] = min(sampled[x] - sampled[y], sampled[x] - sampled[z]) / spread
+    return [
+        Claim(
+            "6.2",
+            statement,
+            all(pd.notna(r) and r > LOW_STD_FACTOR for r in ratios.values()),
+            _partly(
+                "; ".join(f"{m}: lead {r:.1f} std" for m, r in ratios.items()),
+                run.absent(TOP_HEAVY, ["sampled"]),
+            ),
+        )
+    ]
+
+
 def _corrections_are_closer(run: _Run) -> list[Claim]:
     statement = (
         "Every correction is closer to the exact value than the "
@@ -278,8 +315,8 @@ def _low_bias_orders(run: _Run) -> list[Claim]:
     claims = []
     for statement, candidates, holds in (
         (
-            f"CLS and low-gamma BV rank {z} best on Recall, NDCG and AP",
-            ("cls", "bv_0.01", "bv_0.001"),
+            f"Every correction ranks {z} best on Recall, NDCG and AP",
+            tuple(run.methods),
             lambda v: _order(v).startswith(z),
         ),
         (
@@ -295,6 +332,8 @@ def _low_bias_orders(run: _Run) -> list[Claim]:
             if (values := run.values(m, method)) is not None
         }
         absent = run.absent(TOP_HEAVY, candidates)
+        if not candidates:
+            absent = "no correction of this kind in this run (corrections.methods)"
         claims.append(
             Claim("6.3", statement, all(checks.values()), _partly(_yes_no(checks), absent))
             if checks
@@ -395,6 +434,8 @@ _CHECKS = (
     _sampled_recall_reverses,
     _worst_looks_best,
     _sampled_auc_keeps_order,
+    _sampled_keeps_the_better_two,
+    _sampled_gaps_are_not_variance,
     _corrections_are_closer,
     _low_bias_orders,
     _sample_size_thresholds,
@@ -460,6 +501,81 @@ def paper_trio(recommenders) -> tuple[str, str, str] | None:
     has all three (other recommenders may run beside them), else None."""
     trio = tuple(PAPER_RECOMMENDERS)
     return trio if set(trio) <= set(recommenders) else None
+
+
+def rank_distribution_claims(distribution: pd.DataFrame, paper: dict, recommenders) -> list[Claim]:
+    """The claims of section 6.1 on Figure 5, from its rank-distribution facts.
+
+    Parameters
+    ----------
+    distribution : pandas.DataFrame
+        ``fig5_rank_distribution.csv``: per recommender, users with the held-out
+        item in the top 10, the top 100, the bottom half and the last bucket,
+        under the pipeline's tie policy and (columns ``pessimistic_*``) with
+        every tie ranked above the held-out item.
+    paper : dict
+        The numbers of the text: {"top_100": 2310, "bottom_half_below": 300,
+        "worst_bucket_above": 1600} (``published("figure5")``).
+    recommenders : tuple of str
+        X, Y and Z.
+
+    Returns
+    -------
+    list of Claim
+        Three claims; N/A when a recommender or a column is missing.
+
+    Examples
+    --------
+    >>> facts = pd.DataFrame({"recommender": ["X", "Y", "Z"], "top_10": [454, 523, 575],
+    ...     "top_100": [2316, 2093, 2242], "bottom_half": [214, 381, 1451],
+    ...     "last_bucket": [1, 1, 22], "pessimistic_last_bucket": [1, 1, 1569]})
+    >>> paper = {"top_100": 2310, "bottom_half_below": 300, "worst_bucket_above": 1600}
+    >>> [c.verdict for c in rank_distribution_claims(facts, paper, ("X", "Y", "Z"))]
+    ['PASS', 'PASS', 'FAIL']
+    """
+    x, y, z = recommenders
+    facts = distribution.set_index("recommender")
+    top, bottom = paper["top_100"], paper["bottom_half_below"]
+    worst = paper["worst_bucket_above"]
+    statements = (
+        f"{x} puts about {top:g} held-out items in the top 100 (within 10%) "
+        f"and fewer than {bottom:g} in the bottom half",
+        f"{z} is best in the top 10; {y} is better than {x} in the top 10 but worse overall "
+        "(more items in the bottom half)",
+        f"{z} puts over {worst:g} users in the worst bucket of Figure 5 (under either tie rule)",
+    )
+    needed = {"top_10", "top_100", "bottom_half", "last_bucket"}
+    if not set(recommenders) <= set(facts.index) or not needed <= set(facts.columns):
+        reason = "Figure 5's rank distribution lacks X, Y or Z or a column"
+        return [_not_applicable("6.1 / Fig 5", s, reason) for s in statements]
+    n = facts["top_10"].to_dict(), facts["bottom_half"].to_dict()
+    buckets = {"random ties (the pipeline's)": int(facts.loc[z, "last_bucket"])}
+    if "pessimistic_last_bucket" in facts.columns:
+        buckets["pessimistic ties"] = int(facts.loc[z, "pessimistic_last_bucket"])
+    return [
+        Claim(
+            "6.1 / Fig 5",
+            statements[0],
+            abs(facts.loc[x, "top_100"] - top) <= 0.1 * top
+            and facts.loc[x, "bottom_half"] < bottom,
+            f"top 100: {facts.loc[x, 'top_100']}, bottom half: {facts.loc[x, 'bottom_half']}",
+        ),
+        Claim(
+            "6.1 / Fig 5",
+            statements[1],
+            n[0][z] > n[0][y] > n[0][x] and n[1][y] > n[1][x],
+            "top 10: "
+            + ", ".join(f"{k} {n[0][k]}" for k in recommenders)
+            + "; bottom half: "
+            + ", ".join(f"{k} {n[1][k]}" for k in recommenders),
+        ),
+        Claim(
+            "6.1 / Fig 5",
+            statements[2],
+            max(buckets.values()) > worst,
+            "; ".join(f"{count} with {rule}" for rule, count in buckets.items()),
+        ),
+    ]
 
 
 def crosscheck_claim(check: pd.DataFrame, z_limit: float = 4.0) -> Claim:

@@ -11,6 +11,7 @@ from sampled_metrics.claims import (
     claims_summary,
     crosscheck_claim,
     paper_trio,
+    rank_distribution_claims,
 )
 from sampled_metrics.paper import published
 from sampled_metrics.runs import start_log
@@ -31,6 +32,15 @@ else:
         trio,
         fig6_metric=snakemake.params.fig6_metric,
         fig6_pair=snakemake.params.fig6_pair,
+    )
+    figure5 = published("figure5", snakemake.input.paper).set_index("recommender")
+    claims = (
+        rank_distribution_claims(
+            pd.read_csv(snakemake.input.rank_distribution),
+            {statistic: figure5[statistic].dropna().iloc[0] for statistic in figure5.columns},
+            trio,
+        )
+        + claims
     )
 claims.append(crosscheck_claim(pd.read_csv(snakemake.input.crosscheck)))
 write_text(

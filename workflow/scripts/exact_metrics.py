@@ -5,7 +5,7 @@ import pandas as pd
 from sampled_metrics.atomic import write_csv, write_text
 from sampled_metrics.evaluation import exact_metric
 from sampled_metrics.paper import published
-from sampled_metrics.report import markdown_table
+from sampled_metrics.report import comparison, markdown_table
 from sampled_metrics.runs import start_log
 
 log = start_log(snakemake.log[0])
@@ -25,5 +25,16 @@ for recommender, path in zip(snakemake.params.recommenders, snakemake.input.rank
         )
 table = pd.DataFrame(rows)
 write_csv(table, snakemake.output.csv)
-write_text(markdown_table(table, digits=2), snakemake.output.md)
+write_text(
+    "\n".join(
+        [
+            f"# Exact metrics on {snakemake.wildcards.dataset} beside the paper's (MovieLens 1M)",
+            "",
+            "Percent; difference = ours - paper.",
+            "",
+            markdown_table(comparison(table, value="value", paper="paper")),
+        ]
+    ),
+    snakemake.output.md,
+)
 log.info("\n%s", table)

@@ -2,14 +2,43 @@
 
 import pandas as pd
 
+from sampled_metrics.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
 from sampled_metrics.plotting import sample_size_figure, save_figure
 from sampled_metrics.runs import start_log
 
 start_log(snakemake.log[0])
+p = snakemake.params
+f, c, s = p.fig6, p.corrections, p.sampling
 curves = pd.read_csv(snakemake.input.curves)
-exact = pd.read_csv(snakemake.input.exact).query("metric == @snakemake.params.metric")
+exact = pd.read_csv(snakemake.input.exact).query("metric == @f['metric']")
 exact = dict(zip(exact["recommender"], exact["value"] / 100))
+smallest_n = min(int(pd.read_csv(path)["n_candidates"].min()) for path in snakemake.input.ranks)
+table_law = WITH_REPLACEMENT if s["replacement"] else WITHOUT_REPLACEMENT
+notes = []
+if f["law"] != table_law:
+    notes.append(
+        f"Table 3 samples m = {s['m']} {'with' if s['replacement'] else 'without'} replacement "
+        f"({s['repetitions']} repetitions), so its values differ slightly from these curves; "
+        f"the {f['law']} law is kept here because sampling without replacement is undefined "
+        f"beyond m = $n_u-1$ = {smallest_n - 1:,} for the users with the fewest candidates."
+    )
+per_user = c["n"] == "per_user"
+notes.append(
+    f"Corrections built with the {c['law']} law and "
+    + (
+        f"each user's own n (exactly at {f['per_user_nodes']} values of n, linear in n between)."
+        if per_user
+        else "n = the number of items."
+    )
+)
 figure = sample_size_figure(
-    curves, exact, snakemake.params.metric, pd.read_csv(snakemake.input.thresholds)
+    curves,
+    exact,
+    f["metric"],
+    pd.read_csv(snakemake.input.thresholds),
+    dataset=snakemake.wildcards.dataset,
+    law=f["law"],
+    marked_m=s["m"],
+    note="\n".join(notes),
 )
 save_figure(figure, snakemake.output.pdf, snakemake.output.png)

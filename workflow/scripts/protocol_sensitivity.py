@@ -11,7 +11,7 @@ from sampled_metrics.data import load_split
 from sampled_metrics.evaluation import protocol_sensitivity
 from sampled_metrics.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
 from sampled_metrics.paper import published
-from sampled_metrics.report import markdown_table
+from sampled_metrics.report import label_keys, markdown_table
 from sampled_metrics.runs import start_log
 
 log = start_log(snakemake.log[0])
@@ -76,7 +76,7 @@ text = "\n".join(
         markdown_table(gaps.reset_index()),
         "## Every cell",
         "",
-        markdown_table(wide.reset_index()),
+        markdown_table(label_keys(wide.reset_index())),
     ]
 )
 write_text(text, snakemake.output.md)

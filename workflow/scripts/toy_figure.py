@@ -15,13 +15,14 @@ if figure_name == "fig1":
     figure = plotting.metric_curves_figure(data)
 elif figure_name == "fig2":
     data = toy_example.expected_vs_sample_size(toy_example.TOY_RANKS, n, toy["fig2_m_values"], law)
-    figure = plotting.expected_vs_sample_size_figure(data)
+    figure = plotting.expected_vs_sample_size_figure(data, n, law, marked_m=toy["m"])
 elif figure_name == "fig3":
     data = toy_example.expected_vs_true_rank(n, toy["fig3_m_values"], toy["fig3_max_rank"], law)
-    figure = plotting.expected_vs_true_rank_figure(data, n)
+    figure = plotting.expected_vs_true_rank_figure(data, n, law)
 else:
+    cls_constraint = snakemake.params.cls_constraint
     on_sample, expected = toy_example.corrected_ap_curves(
-        n, toy["fig4_m"], toy["fig4_methods"], law, n, snakemake.params.cls_constraint
+        n, toy["fig4_m"], toy["fig4_methods"], law, n, cls_constraint
     )
     data = pd.concat(
         [
@@ -30,6 +31,8 @@ else:
         ],
         ignore_index=True,
     )
-    figure = plotting.corrected_ap_figure(on_sample, expected, n, toy["fig4_m"])
+    figure = plotting.corrected_ap_figure(
+        on_sample, expected, n, toy["fig4_m"], law, cls_constraint
+    )
 write_csv(data, snakemake.output.data)
 save_figure(figure, snakemake.output.pdf, snakemake.output.png)
