@@ -30,8 +30,10 @@ def dataset_config(wildcards):
 
 
 def raw_input(wildcards):
-    """The file the loader reads: a local `path`, or the downloaded `archive`."""
-    return source_file(dataset_config(wildcards))
+    """The file the loader reads: a local `path`, or the downloaded `archive`; none
+    for a `format: synthetic` entry, whose events `split` generates."""
+    source = source_file(dataset_config(wildcards))
+    return [] if source is None else source
 
 
 # What `download` makes is the `archive` of each entry with a `url`, and nothing else. A

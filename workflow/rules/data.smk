@@ -1,5 +1,6 @@
 # Data: download an archive (when configured), then load, binarize and split.
 # A local `path` is an input of `split` only: `download` makes just the configured archives.
+# A `format: synthetic` entry has no input file: `split` generates its events from the entry.
 
 
 # Downloads run on the submitting machine: cluster compute nodes often have no internet.

@@ -9,8 +9,9 @@ and benchmarks use through :func:`load_config`:
 2. each recommender's hyperparameters are completed with its type's defaults
    (``sampled_metrics.recommenders``), so the effective configuration that
    provenance records is complete;
-3. what a schema cannot check: that the data sets to run exist, recommender
-   hyperparameters, metric and method names.
+3. what a schema cannot check: that the data sets to run exist, the sizes of a
+   synthetic data set (and no file keys in it), recommender hyperparameters,
+   metric and method names.
 
 Each problem raises one ``ConfigError`` naming the key.
 """
@@ -114,8 +115,11 @@ def sampling_seed(config: dict) -> int:
     return config["seed"] if seed is None else seed
 
 
-def source_file(entry: dict) -> str:
-    """The file a data set is read from: its local ``path``, or its downloaded ``archive``."""
+def source_file(entry: dict) -> str | None:
+    """The file a data set is read from: its local ``path``, or its downloaded
+    ``archive``; None for a ``format: synthetic`` entry, generated from its keys."""
+    if entry["format"] == "synthetic":
+        return None
     return entry["path"] if "path" in entry else entry["archive"]
 
 
@@ -162,7 +166,10 @@ def check_config(config: dict) -> None:
     from .metrics import metric_by_name
     from .recommenders import validate_spec
 
-    datasets_to_run(config)
+    for name, entry in config["datasets"].items():
+        _check_synthetic(name, entry)
+    for name in datasets_to_run(config):
+        _check_synthetic_sampling(name, config["datasets"][name], config["sampling"])
     for name, spec in config["recommenders"].items():
         try:
             validate_spec(spec)
@@ -194,6 +201,62 @@ def _check(parse, value, key: str) -> None:
         parse(value)
     except ValueError as error:
         raise ConfigError(f"{key}: {error}") from None
+
+
+# The keys of a data set read from a file, none of which a synthetic one has (a
+# default of null is no value).
+_FILE_KEYS = (
+    "url",
+    "md5",
+    "archive",
+    "path",
+    "member",
+    "sep",
+    "header",
+    "columns",
+    "binarize_threshold",
+)
+
+
+def _check_synthetic(name: str, entry: dict) -> None:
+    """A ``format: synthetic`` entry: no file keys, and parameters that can work
+    (``sampled_metrics.data.synthetic.check_synthetic``); another entry: no
+    synthetic keys."""
+    from .data.synthetic import SYNTHETIC_KEYS, check_synthetic
+
+    key = f"datasets.{name}"
+    if entry["format"] != "synthetic":
+        for extra in SYNTHETIC_KEYS:
+            if extra in entry:
+                raise ConfigError(
+                    f"{key}.{extra}: only a data set with format: synthetic has this key "
+                    f"(this one has format: {entry['format']})"
+                )
+        return
+    for extra in _FILE_KEYS:
+        if entry.get(extra) is not None:
+            raise ConfigError(
+                f"{key}.{extra}: a synthetic data set is generated, it reads no file "
+                f"(leave out {', '.join(_FILE_KEYS)})"
+            )
+    try:
+        check_synthetic(**{k: entry[k] for k in SYNTHETIC_KEYS})
+    except ValueError as error:
+        raise ConfigError(f"{key}.{error}") from None
+
+
+def _check_synthetic_sampling(name: str, entry: dict, sampling: dict) -> None:
+    """The sampled evaluation without replacement needs ``sampling.m`` items
+    outside every user's history: at most ``items - m`` events a user."""
+    if entry["format"] != "synthetic" or sampling["replacement"]:
+        return
+    room = entry["items"] - entry["max_events_per_user"]
+    if room < sampling["m"]:
+        raise ConfigError(
+            f"datasets.{name}.max_events_per_user: {entry['max_events_per_user']} leaves "
+            f"{room} of the {entry['items']} items outside the most active user's history, "
+            f"fewer than sampling.m = {sampling['m']} (without replacement)"
+        )
 
 
 def _check_pair(pair, recommenders, key: str) -> None:

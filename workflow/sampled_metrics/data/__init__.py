@@ -3,6 +3,8 @@
 * :mod:`.download`  fetch an archive atomically, with retries and an md5 check
 * :mod:`.readers`   raw file -> events frame (``user``, ``item``, ``time``,
   optional ``rating``), binarization, a data set of config.yaml
+* :mod:`.synthetic` generated events of any size (``format: synthetic``): long-tailed
+  item popularity and user activity
 * :mod:`.split`     events -> :class:`Split` (section 9's leave-last-out), and its file
 * :mod:`.facts`     assert known numbers of a data set or a split
 
@@ -15,6 +17,7 @@ from .errors import DataError
 from .facts import check_facts
 from .readers import binarize, load_delimited, load_events, load_movielens_dat
 from .split import Split, leave_last_out_split, load_split, save_split
+from .synthetic import check_synthetic, synthetic_events
 
 __all__ = [
     "DataError",
@@ -22,6 +25,7 @@ __all__ = [
     "binarize",
     "check_facts",
     "check_md5",
+    "check_synthetic",
     "download",
     "leave_last_out_split",
     "load_delimited",
@@ -30,4 +34,5 @@ __all__ = [
     "load_split",
     "md5sum",
     "save_split",
+    "synthetic_events",
 ]
