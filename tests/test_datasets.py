@@ -548,3 +548,19 @@ def test_shipped_datasets_validate_and_keep_ml_1m_first():
 
 
 # The commented `my-data` entry of config.yaml: tests/test_own_file.py.
+
+
+@pytest.mark.parametrize(
+    "line, problem",
+    [
+        ("0::0::::0", "rating '' is not a number"),
+        ("1::2::nan::3", "rating 'nan' is not a finite number"),
+        ("1::2::-inf::3", "rating '-inf' is not a finite number"),
+    ],
+)
+def test_movielens_dat_rejects_a_rating_that_is_not_a_finite_number(tmp_path, line, problem):
+    """An empty or non-finite rating is bad input (found by tests/test_fuzz.py), not a NaN."""
+    path = tmp_path / "ratings.dat"
+    path.write_text(f"1::1::5::1\n{line}\n")
+    with pytest.raises(DataError, match=f"line 2: {problem}"):
+        load_movielens_dat(path)

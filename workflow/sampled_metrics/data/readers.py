@@ -118,6 +118,8 @@ def load_movielens_dat(path, member: str | None = None) -> pd.DataFrame:
     if df.shape[1] != 4:
         _raise_first_bad_dat_line(label, text)
         raise DataError(f"{label}: expected 4 '::'-separated fields, found {df.shape[1]}")
+    if not np.isfinite(df[2].to_numpy()).all():  # an empty, nan or inf rating
+        _raise_first_bad_dat_line(label, text)
     df.columns = _DAT_COLUMNS
     return df[["user", "item", "time", "rating"]]
 
@@ -139,9 +141,11 @@ def _dat_line_problem(line: str) -> str | None:
     for name, value in zip(_DAT_COLUMNS, fields):
         if name == "rating":
             try:
-                float(value)
+                finite = np.isfinite(float(value))
             except ValueError:
                 return f"rating {value!r} is not a number"
+            if not finite:
+                return f"rating {value!r} is not a finite number"
         elif not _INT.fullmatch(value):
             return f"{name} {value!r} is not an integer"
     return None
