@@ -23,7 +23,7 @@ METHODS = ["rank_estimate", "cls", "bv_1", "bv_0.1", "bv_0.01", "bv_0.001"]
 def best_time(task, repeat: int) -> float:
     times = []
     for _ in range(repeat):
-        C.cached_law.cache_clear()
+        C.clear_law_cache()
         start = time.perf_counter()
         task()
         times.append(time.perf_counter() - start)

@@ -274,3 +274,17 @@ def test_figure6_catalogue_n_builds_every_correction_with_it():
     vector = correction_vectors(["ap"], ["bv_0.1"], 60, 4, WITHOUT_REPLACEMENT)["ap", "bv_0.1"]
     truth = expected_sampled_value(vector, ranks, n, WITH_REPLACEMENT)
     assert curves["expected"].item() == pytest.approx(truth, rel=1e-12)
+
+
+def test_expected_values_in_blocks_of_users_equal_one_block(monkeypatch):
+    """Figure 6's per-user laws are taken block by block (bounded memory): same values."""
+    import sampled_metrics.evaluation as E
+
+    ranks, n = _users(4, size=50)
+    at_nodes = [correction_vectors(["ap"], ["sampled", "bv_0.1"], int(k), 7) for k in (40, 51)]
+    whole = E.expected_at_nodes(at_nodes, [40, 51], ranks, n, 7, WITH_REPLACEMENT)
+    monkeypatch.setattr(E, "_LAW_BLOCK_BYTES", 8 * 8 * 3)  # 3 users per block
+    blocked = E.expected_at_nodes(at_nodes, [40, 51], ranks, n, 7, WITH_REPLACEMENT)
+    assert blocked.keys() == whole.keys()
+    for key, value in whole.items():
+        assert blocked[key] == pytest.approx(value, rel=1e-13)

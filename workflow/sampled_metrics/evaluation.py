@@ -501,14 +501,23 @@ def expected_at_nodes(at_nodes, node_n, ranks, n_candidates, m: int, law: str) -
     >>> expected_at_nodes(at_nodes, [4, 6], [1, 1], [5, 6], 1, "binomial")  # 2 and 3
     {('m', 'x'): 2.5}
     """
-    weights = node_weights(np.asarray(n_candidates), node_n)
-    P = sampled_rank_pmf(ranks, n_candidates, m, law)  # one law for every vector
-    return {
-        key: float(
-            np.mean(np.sum((P @ np.column_stack([v[key] for v in at_nodes])) * weights, axis=1))
-        )
-        for key in at_nodes[0]
-    }
+    ranks, n_candidates = np.atleast_1d(ranks), np.broadcast_to(n_candidates, np.shape(ranks))
+    weights = node_weights(n_candidates, node_n)
+    stacked = {key: np.column_stack([v[key] for v in at_nodes]) for key in at_nodes[0]}
+    totals = dict.fromkeys(stacked, 0.0)
+    # Users in blocks, so that the law of a block (users x (m + 1)) stays within
+    # _LAW_BLOCK_BYTES whatever the number of users and m.
+    block = max(1, _LAW_BLOCK_BYTES // (8 * (m + 1)))
+    for start in range(0, ranks.size, block):
+        users = slice(start, start + block)
+        P = sampled_rank_pmf(ranks[users], n_candidates[users], m, law)  # one law for all
+        for key, V in stacked.items():
+            totals[key] += float(np.sum((P @ V) * weights[users]))
+    return {key: total / ranks.size for key, total in totals.items()}
+
+
+# Memory of one block of per-user laws in expected_at_nodes (Figure 6 at large m).
+_LAW_BLOCK_BYTES = 32 * 2**20
 
 
 def protocol_sensitivity(
