@@ -633,3 +633,24 @@ def test_table3_exact_column_on_movielens(offline_dataset):
         for value, target in zip(ours[:3], paper[key][:3]):
             assert abs(value - target) <= tolerance[key] * target, (key, ours)
         assert abs(ours[3] - paper[key][3]) <= auc_tolerance[key], (key, ours)
+
+
+@pytest.mark.parametrize("cut", ["row", "column"])
+@pytest.mark.parametrize("normalization", ["row", "column", "none"])
+@pytest.mark.parametrize("denominator", ["row_sum", "none"])
+def test_item_knn_in_small_blocks_is_bit_identical(monkeypatch, cut, normalization, denominator):
+    """The similarity is built, cut, normalized and transposed by blocks of rows within a
+    memory budget: a budget of one row (1 x 1 tiles) gives the bits of a single block."""
+    import sampled_metrics.recommenders.item_knn as knn
+
+    rng = np.random.default_rng(7)
+    train = sp.csr_matrix((rng.random((80, 37)) < 0.2).astype(np.float32))
+    options = dict(
+        q=2.0, k=6, k_prime=4, cut=cut, normalization=normalization, denominator=denominator
+    )
+    users = np.arange(train.shape[0])
+    whole = knn.ItemKNN(train, **options)
+    monkeypatch.setattr(knn, "_BLOCK_BYTES", 8 * 37)
+    blocked = knn.ItemKNN(train, **options)
+    assert np.array_equal(whole.similarity, blocked.similarity)
+    assert np.array_equal(whole.scores(users), blocked.scores(users))

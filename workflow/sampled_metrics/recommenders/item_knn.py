@@ -42,16 +42,64 @@ def cosine_similarity(train, q: float = 1.0) -> np.ndarray:
     (0/0 := 0), including with themselves.
     """
     X = binary_train(train).astype(np.float64)
-    counts = (X.T @ X).toarray()  # exact integer co-occurrence counts
-    n = np.diag(counts).copy()
+    XT = X.T.tocsr()
+    S = np.empty((X.shape[1], X.shape[1]))
+    for rows in _row_blocks(S.shape[0], S.shape[1]):  # exact integer co-occurrence counts
+        S[rows] = (XT[rows] @ X).toarray()
+    n = np.diag(S).copy()
     root = np.sqrt(n)
-    denom = np.multiply.outer(root, root)  # bit-symmetric
-    with np.errstate(divide="ignore", invalid="ignore"):
-        S = np.where(denom > 0, counts / denom, 0.0)
+    # Row blocks keep the one n_items^2 array: each block is divided by its slice of
+    # the bit-symmetric outer product root_i root_j, the same float64 operations as
+    # a whole-matrix division.
+    for rows in _row_blocks(S.shape[0], S.shape[1]):
+        denom = np.multiply.outer(root[rows], root)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            np.divide(S[rows], denom, out=S[rows])
+        S[rows][denom == 0] = 0.0
     np.fill_diagonal(S, (n > 0).astype(np.float64))
     if q != 1:
         np.power(S, q, out=S)
     return S
+
+
+# Temporaries of a row block are at most this many bytes per float64 array.
+_BLOCK_BYTES = 64 * 2**20
+
+
+def _row_blocks(n_rows: int, n_columns: int):
+    """Slices of consecutive rows whose float64 entries take at most _BLOCK_BYTES."""
+    size = max(1, _BLOCK_BYTES // (8 * max(n_columns, 1)))
+    return [slice(start, start + size) for start in range(0, n_rows, size)]
+
+
+def _transpose_in_place(S: np.ndarray) -> None:
+    """S <- S.T for a square C-contiguous S, block by block (no second n^2 array)."""
+    side = max(1, int((_BLOCK_BYTES / 8) ** 0.5))  # square tiles of at most _BLOCK_BYTES
+    blocks = [slice(start, start + side) for start in range(0, S.shape[0], side)]
+    for a, rows in enumerate(blocks):
+        tile = S[rows, rows].T.copy()
+        S[rows, rows] = tile
+        for cols in blocks[a + 1 :]:
+            upper = S[rows, cols].copy()
+            S[rows, cols] = S[cols, rows].T
+            S[cols, rows] = upper.T
+
+
+def _norms(S: np.ndarray, axis: int, norm: str) -> np.ndarray:
+    """Row (axis=1) or column (axis=0) l1/l2 norms of S, by blocks of rows."""
+    if axis == 1:
+        parts = [
+            np.abs(S[rows]).sum(axis=1) if norm == "l1" else np.sqrt(np.sum(S[rows] ** 2, axis=1))
+            for rows in _row_blocks(S.shape[0], S.shape[1])
+        ]
+        return np.concatenate(parts)
+    # A column sum adds the rows one after the other: carrying the running total as the
+    # first row of each block keeps that order, hence the bits of a whole-matrix sum.
+    total = np.zeros((1, S.shape[1]))
+    for rows in _row_blocks(S.shape[0], S.shape[1]):
+        block = np.abs(S[rows]) if norm == "l1" else S[rows] ** 2
+        total = np.add.reduce(np.vstack([total, block]), axis=0, keepdims=True)
+    return total[0] if norm == "l1" else np.sqrt(total[0])
 
 
 def _top_k_mask(S: np.ndarray, k: int, axis: int) -> np.ndarray:
@@ -61,12 +109,14 @@ def _top_k_mask(S: np.ndarray, k: int, axis: int) -> np.ndarray:
     are kept per row/column."""
     A = S if axis == 1 else S.T
     mask = np.zeros(A.shape, dtype=bool)
-    if k < A.shape[1]:
-        order = np.argsort(-A, axis=1, kind="stable")[:, :k]
-        np.put_along_axis(mask, order, True, axis=1)
-    else:
-        mask[:] = True
-    mask &= A > 0
+    for rows in _row_blocks(A.shape[0], A.shape[1]):  # bounded temporaries
+        block = A[rows]
+        if k < A.shape[1]:
+            order = np.argsort(-block, axis=1, kind="stable")[:, :k]
+            np.put_along_axis(mask[rows], order, True, axis=1)
+        else:
+            mask[rows] = True
+        mask[rows] &= block > 0
     return mask if axis == 1 else mask.T
 
 
@@ -175,35 +225,30 @@ class ItemKNN:
         # eq 28: delta(j in N_k'(i)) on the k' side, delta(i in N_k(j)) on the other;
         # both neighbourhoods are judged on the uncut s, then the masks are combined
         row_k, col_k = (k_prime, k) if cut == "row" else (k, k_prime)
-        masks = [
-            _top_k_mask(S, size, axis)
-            for size, axis in ((row_k, 1), (col_k, 0))
-            if size is not None
-        ]
-        if masks:
-            S *= np.logical_and.reduce(masks)
+        mask = None
+        for size, axis in ((row_k, 1), (col_k, 0)):
+            if size is not None:
+                cut_mask = _top_k_mask(S, size, axis)
+                mask = cut_mask if mask is None else np.logical_and(mask, cut_mask, out=mask)
+        if mask is not None:
+            S *= mask
+            del mask
         if self_similarity == "after_cut":
             np.fill_diagonal(S, diagonal)
-
-        def _norms(A, axis):
-            return np.abs(A).sum(axis=axis) if norm == "l1" else np.sqrt(np.sum(A * A, axis=axis))
-
         if normalization == "column":  # eq 29 on the other axis
-            col_norm = _norms(S, 0)
-            S = S / np.where(col_norm > 0, col_norm, 1.0)
-        self._ST = np.ascontiguousarray(S.T)  # s' (column-normalized if asked); row scalings below
+            col_norm = _norms(S, 0, norm)
+            S /= np.where(col_norm > 0, col_norm, 1.0)
         n_items = S.shape[0]
         # per-item divisor of the numerator sum_{j in H_u} s'_ij
+        divisor = _norms(S, 1, norm) if normalization == "row" else np.ones(n_items)
+        _transpose_in_place(S)
+        self._ST = S  # s' (column-normalized if asked), transposed; row scalings below
         if denominator == "row_sum":
             ones = sp.csr_matrix(
                 (np.ones(n_items), (np.zeros(n_items, dtype=np.int64), np.arange(n_items))),
                 shape=(1, n_items),
             )
             divisor = np.asarray(ones @ self._ST).ravel()  # same summation order as the numerator
-        elif normalization == "row":
-            divisor = _norms(S, 1)
-        else:
-            divisor = np.ones(n_items)
         self._divisor = divisor
 
     @property
