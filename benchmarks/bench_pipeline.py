@@ -14,17 +14,14 @@ exact metrics).
 """
 
 import argparse
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pandas as pd
-import yaml
 from offline_data import DATASET, DEFAULT_DATA
+from workflow_run import run_workflow
 
-REPO = Path(__file__).resolve().parents[1]
 PART1_TARGETS = [f"figures/{DATASET}/fig5.pdf", f"results/{DATASET}/exact_metrics.csv"]
 TARGET_SECONDS = 60  # the whole offline pipeline on 2 cores, with per-user corrections
 STAGES = {
@@ -49,34 +46,8 @@ def main() -> None:
         sys.exit(f"{args.data}: offline MovieLens copy not found (--data PATH)")
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
-        (workdir / "config.yaml").write_text(
-            yaml.safe_dump(
-                {"dataset": DATASET, "datasets": {DATASET: {"path": str(args.data.resolve())}}}
-            )
-        )
-        start = time.perf_counter()
-        result = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "snakemake",
-                "--snakefile",
-                str(REPO / "Snakefile"),
-                "--directory",
-                str(workdir),
-                "--configfile",
-                str(workdir / "config.yaml"),
-                "--cores",
-                str(args.cores),
-                *(PART1_TARGETS if args.part1 else []),
-                "--quiet",
-            ],
-            capture_output=True,
-            text=True,
-        )
-        total = time.perf_counter() - start
-        if result.returncode != 0:
-            sys.exit(result.stderr[-3000:])
+        config = {"dataset": DATASET, "datasets": {DATASET: {"path": str(args.data.resolve())}}}
+        total = run_workflow(workdir, config, args.cores, PART1_TARGETS if args.part1 else ())
         bench = workdir / "results" / DATASET / "benchmarks"
         print(f"{'stage':46s} {'jobs':>4s} {'sum s':>8s} {'max s':>7s} {'max RSS MB':>10s}")
         for label, pattern in STAGES.items():

@@ -15,16 +15,14 @@ then the whole run's wall time and the size of the score files on disk.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pandas as pd
 import yaml
+from workflow_run import REPO, run_workflow
 
-REPO = Path(__file__).resolve().parents[1]
 DEFAULT_SIZES = ((2_000, 1_000, 100_000), (6_040, 3_706, 1_000_000), (20_000, 6_000, 2_000_000))
 
 
@@ -48,29 +46,7 @@ def run(users: int, items: int, interactions: int, cores: int) -> tuple[pd.DataF
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         config = {"dataset": name, "datasets": {name: synthetic_entry(users, items, interactions)}}
-        (workdir / "config.yaml").write_text(yaml.safe_dump(config))
-        start = time.perf_counter()
-        result = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "snakemake",
-                "--snakefile",
-                str(REPO / "Snakefile"),
-                "--directory",
-                str(workdir),
-                "--configfile",
-                str(workdir / "config.yaml"),
-                "--cores",
-                str(cores),
-                "--quiet",
-            ],
-            capture_output=True,
-            text=True,
-        )
-        total = time.perf_counter() - start
-        if result.returncode != 0:
-            sys.exit(result.stderr[-3000:])
+        total = run_workflow(workdir, config, cores)
         rows = []
         for path in sorted((workdir / "results" / name / "benchmarks").glob("*.tsv")):
             bench = pd.read_csv(path, sep="\t")

@@ -1,0 +1,43 @@
+"""Run the pipeline in a fresh directory, as the benchmarks do: one home for the command."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_workflow(workdir: Path, config: dict, cores: int, targets=()) -> float:
+    """Write ``config`` to ``workdir``/config.yaml (merged over the project's),
+    run `snakemake --cores N` there to ``targets`` (all by default), and return
+    its wall time in seconds; exit with Snakemake's error output if it fails."""
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+    start = time.perf_counter()
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--snakefile",
+            str(REPO / "Snakefile"),
+            "--directory",
+            str(workdir),
+            "--configfile",
+            str(workdir / "config.yaml"),
+            "--cores",
+            str(cores),
+            *targets,
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    seconds = time.perf_counter() - start
+    if result.returncode != 0:
+        sys.exit(result.stderr[-3000:])
+    return seconds
