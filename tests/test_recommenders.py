@@ -654,3 +654,45 @@ def test_item_knn_in_small_blocks_is_bit_identical(monkeypatch, cut, normalizati
     blocked = knn.ItemKNN(train, **options)
     assert np.array_equal(whole.similarity, blocked.similarity)
     assert np.array_equal(whole.scores(users), blocked.scores(users))
+
+
+# --------------------------------------------------------------------------
+# Item-kNN storage: a cut similarity is kept sparse; float32 halves the array
+# --------------------------------------------------------------------------
+
+KNN_OPTIONS = [
+    {"k_prime": 3},
+    {"k_prime": 2, "cut": "row", "self_similarity": "exclude"},
+    {"k": 4, "k_prime": 3, "denominator": "row_sum", "normalization": "column"},
+    {"k_prime": 5, "self_similarity": "after_cut", "norm": "l1"},
+    {"q": 3},
+]
+
+
+@pytest.mark.parametrize("options", KNN_OPTIONS)
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_a_sparse_similarity_scores_the_same_bits_as_the_dense_one(options, dtype, monkeypatch):
+    from sampled_metrics.recommenders import item_knn
+
+    train = sp.csr_matrix(_random_binary(n_users=60, n_items=40, density=0.15, seed=3))
+    spec = {"type": "item_knn", "dtype": dtype, **options}
+    stored = fit_recommender(spec, train)
+    monkeypatch.setattr(item_knn, "_sparse_if_smaller", lambda S: S)
+    dense = fit_recommender(spec, train)
+    users = np.arange(60)
+    assert stored.scores(users).tobytes() == dense.scores(users).tobytes()
+    np.testing.assert_array_equal(stored.similarity, dense.similarity)
+    cut = options.get("k_prime") is not None
+    assert sp.issparse(stored._ST) == cut  # 40 items, at most 5 neighbours: sparse
+
+
+@pytest.mark.parametrize("options", KNN_OPTIONS)
+def test_float32_item_knn_is_float64_rounded_with_the_same_exact_zeros(options):
+    train = sp.csr_matrix(_random_binary(n_users=60, n_items=40, density=0.15, seed=4))
+    users = np.arange(60)
+    y64 = fit_recommender({"type": "item_knn", **options}, train).scores(users)
+    y32 = fit_recommender({"type": "item_knn", "dtype": "float32", **options}, train).scores(users)
+    np.testing.assert_allclose(y32, y64, rtol=2e-6, atol=1e-7)
+    np.testing.assert_array_equal(y32 == 0, y64 == 0)  # the ties of Z's zero scores stay
+    with pytest.raises(ValueError, match="dtype"):
+        fit_recommender({"type": "item_knn", "dtype": "float16"}, train)

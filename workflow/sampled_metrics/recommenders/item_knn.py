@@ -30,11 +30,16 @@ ITEM_KNN_DEFAULTS = {
     "normalization": "row",
     "norm": "l2",
     "denominator": "none",
+    "dtype": "float64",
 }
 
 
-def cosine_similarity(train, q: float = 1.0) -> np.ndarray:
-    """Eq 27: s_ij = (|U_i & U_j| / (sqrt|U_i| sqrt|U_j|))^q, dense float64 (n_items^2).
+def cosine_similarity(train, q: float = 1.0, dtype=np.float64) -> np.ndarray:
+    """Eq 27: s_ij = (|U_i & U_j| / (sqrt|U_i| sqrt|U_j|))^q, dense (n_items^2) of ``dtype``.
+
+    The counts are exact (below 2^24 co-occurrences in float32) and the cosine is
+    computed in float64 and stored in ``dtype`` (one rounding); the power q is
+    taken in ``dtype``.
 
     U_i is the set of users with item i in ``train``; computed from the sparse
     co-occurrence counts X^T X. The diagonal is 1 for every item with at least
@@ -43,10 +48,10 @@ def cosine_similarity(train, q: float = 1.0) -> np.ndarray:
     """
     X = binary_train(train).astype(np.float64)
     XT = X.T.tocsr()
-    S = np.empty((X.shape[1], X.shape[1]))
+    S = np.empty((X.shape[1], X.shape[1]), dtype=dtype)
     for rows in _row_blocks(S.shape[0], S.shape[1]):  # exact integer co-occurrence counts
         S[rows] = (XT[rows] @ X).toarray()
-    n = np.diag(S).copy()
+    n = np.diag(S).astype(np.float64)
     root = np.sqrt(n)
     # Row blocks keep the one n_items^2 array: each block is divided by its slice of
     # the bit-symmetric outer product root_i root_j, the same float64 operations as
@@ -56,7 +61,7 @@ def cosine_similarity(train, q: float = 1.0) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
             np.divide(S[rows], denom, out=S[rows])
         S[rows][denom == 0] = 0.0
-    np.fill_diagonal(S, (n > 0).astype(np.float64))
+    np.fill_diagonal(S, (n > 0).astype(dtype))
     if q != 1:
         np.power(S, q, out=S)
     return S
@@ -120,6 +125,19 @@ def _top_k_mask(S: np.ndarray, k: int, axis: int) -> np.ndarray:
     return mask if axis == 1 else mask.T
 
 
+def _sparse_if_smaller(S: np.ndarray):
+    """S as CSR if that takes less than half its dense bytes, else S itself."""
+    nnz = sum(int(np.count_nonzero(S[rows])) for rows in _row_blocks(*S.shape))
+    if nnz * (S.itemsize + 4) >= S.nbytes / 2:
+        return S
+    return sp.vstack([sp.csr_matrix(S[rows]) for rows in _row_blocks(*S.shape)], format="csr")
+
+
+def _dense(product) -> np.ndarray:
+    """A product with the similarity as a dense array."""
+    return product.toarray() if sp.issparse(product) else np.asarray(product)
+
+
 _SELF_SIMILARITY = {
     True: "include",
     False: "exclude",
@@ -173,7 +191,8 @@ class ItemKNN:
     A score 0/0 (an item whose row of s' is all zero, e.g. an item without
     training interactions, or with no neighbour left after the cut) is 0.
 
-    Numerics: the similarity and the sums are computed in float64 and the
+    Numerics: the similarity and the sums are computed in ``dtype`` (float64 by
+    default; float32 halves the one items x items array) and the
     row scalings of eqs 29/30 are applied to the sum, not to s, so numerator and
     denominator of eq 30 are accumulated over j in the same (index) order: an
     item whose every neighbour lies in H_u scores exactly 1.0 under "row_sum",
@@ -193,6 +212,7 @@ class ItemKNN:
         normalization=ITEM_KNN_DEFAULTS["normalization"],
         norm=ITEM_KNN_DEFAULTS["norm"],
         denominator=ITEM_KNN_DEFAULTS["denominator"],
+        dtype=ITEM_KNN_DEFAULTS["dtype"],
         name="item_knn",
     ):
         if self_similarity not in _SELF_SIMILARITY:
@@ -206,6 +226,8 @@ class ItemKNN:
             raise ValueError("norm must be 'l1' or 'l2'")
         if denominator not in ("row_sum", "none"):
             raise ValueError("denominator must be 'row_sum' or 'none'")
+        if dtype not in ("float32", "float64"):
+            raise ValueError("dtype must be 'float32' or 'float64'")
         self.name = name
         self.hyperparameters = {
             "q": q,
@@ -216,9 +238,10 @@ class ItemKNN:
             "normalization": normalization,
             "norm": norm,
             "denominator": denominator,
+            "dtype": dtype,
         }
-        self._train = binary_train(train).astype(np.float64)
-        S = cosine_similarity(self._train, q)
+        self._train = binary_train(train).astype(dtype)
+        S = cosine_similarity(self._train, q, dtype)
         diagonal = np.diag(S).copy()
         if self_similarity != "include":
             np.fill_diagonal(S, 0.0)
@@ -240,22 +263,25 @@ class ItemKNN:
             S /= np.where(col_norm > 0, col_norm, 1.0)
         n_items = S.shape[0]
         # per-item divisor of the numerator sum_{j in H_u} s'_ij
-        divisor = _norms(S, 1, norm) if normalization == "row" else np.ones(n_items)
+        divisor = _norms(S, 1, norm) if normalization == "row" else np.ones(n_items, dtype)
         _transpose_in_place(S)
-        self._ST = S  # s' (column-normalized if asked), transposed; row scalings below
+        # s' (column-normalized if asked), transposed; row scalings below. Stored sparse
+        # when a cut leaves it sparse: the sums skip only exact zeros, the same bits.
+        self._ST = _sparse_if_smaller(S)
+        del S
         if denominator == "row_sum":
             ones = sp.csr_matrix(
-                (np.ones(n_items), (np.zeros(n_items, dtype=np.int64), np.arange(n_items))),
+                (np.ones(n_items, dtype), (np.zeros(n_items, dtype=np.int64), np.arange(n_items))),
                 shape=(1, n_items),
             )
-            divisor = np.asarray(ones @ self._ST).ravel()  # same summation order as the numerator
+            divisor = _dense(ones @ self._ST).ravel()  # same summation order as the numerator
         self._divisor = divisor
 
     @property
     def similarity(self) -> np.ndarray:
         """s' after the cut (and the column normalization, if any), before the
         per-row scaling of eqs 29-30 (a read-only view)."""
-        view = self._ST.T
+        view = self._ST.T.toarray() if sp.issparse(self._ST) else self._ST.T
         view.flags.writeable = False
         return view
 
@@ -265,7 +291,7 @@ class ItemKNN:
 
     def scores(self, users) -> np.ndarray:
         users = np.asarray(users, dtype=np.int64)
-        numerator = np.asarray(self._train[users] @ self._ST)
+        numerator = _dense(self._train[users] @ self._ST)
         d = self._divisor
         y = np.divide(numerator, d, out=np.zeros_like(numerator), where=d > 0)
         return y.astype(np.float32)
@@ -290,6 +316,7 @@ def validate_item_knn(spec: dict) -> dict:
         ),
         "norm": choice(name, "norm", p["norm"], ("l1", "l2")),
         "denominator": choice(name, "denominator", p["denominator"], ("row_sum", "none")),
+        "dtype": choice(name, "dtype", p["dtype"], ("float32", "float64")),
     }
 
 
