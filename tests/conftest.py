@@ -332,11 +332,11 @@ def start(workdir: Path, targets, *options: str) -> subprocess.Popen:
 @pytest.fixture(scope="session")
 def two_runs(tiny_workdir):
     """The same config twice, side by side: the reference with 2 threads for
-    rule scores, the second with --set-threads scores=1."""
+    rule fit, the second with --set-threads fit=1."""
     reference, second = tiny_workdir("reference"), tiny_workdir("second")
     procs = [
         start(reference, TARGETS, "--cores", "2"),
-        start(second, TARGETS, "--cores", "2", "--set-threads", "scores=1"),
+        start(second, TARGETS, "--cores", "2", "--set-threads", "fit=1"),
     ]
     outputs = [proc.communicate(timeout=600)[0] for proc in procs]
     for proc, out in zip(procs, outputs):
@@ -352,7 +352,7 @@ def reference(two_runs):
 
 @pytest.fixture(scope="session")
 def second_run(two_runs):
-    """The same config as ``reference``, with one thread for rule scores."""
+    """The same config as ``reference``, with one thread for rule fit."""
     return two_runs[1]
 
 

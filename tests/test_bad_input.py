@@ -233,7 +233,7 @@ def test_sampling_m_larger_than_a_pool_names_sampling_m(reference, tmp_path_fact
     assert result.returncode != 0
     lines = [
         line
-        for line in (workdir / "logs/tiny/sampled_ranks_X.log").read_text().splitlines()
+        for line in (workdir / "logs/tiny/draw_plan.log").read_text().splitlines()
         if line.strip()
     ]
     assert lines[-1].startswith(
@@ -241,7 +241,7 @@ def test_sampling_m_larger_than_a_pool_names_sampling_m(reference, tmp_path_fact
         "candidate pool of user"
     ), lines[-3:]
     assert "data/processed/tiny/split.npz" in lines[-1]
-    assert not (workdir / "results/tiny/sampled_ranks/X.npy").exists()
+    assert not (workdir / "results/tiny/draw_plan.npz").exists()  # stopped before any ranking
     assert leftovers(workdir) == []
 
 

@@ -43,31 +43,37 @@ def test_same_config_gives_identical_tables_and_ranks(reference, second_run):
         second_run,
         reference,
         "*.npy",
-        [f"results/tiny/{kind}/{r}.npy" for kind in ("scores", "sampled_ranks") for r in "XYZ"],
+        [f"results/tiny/sampled_ranks/{r}.npy" for r in "XYZ"],
+    )
+    assert_same_files(
+        second_run, reference, "*.pkl", [f"results/tiny/models/{r}.pkl" for r in "XYZ"]
     )
     assert_same_files(second_run, reference, "*.txt", ["results/tiny/provenance/versions.txt"])
     assert_same_files(second_run, reference, "*.yaml", ["results/tiny/provenance/config.yaml"])
 
 
-def test_thread_count_does_not_change_scores_or_ranks(reference, second_run):
+def test_thread_count_does_not_change_models_or_ranks(reference, second_run):
     for recommender in "XYZ":
-        assert "threads: 2" in (reference / f"logs/tiny/scores_{recommender}.log").read_text()
-        assert "threads: 1" in (second_run / f"logs/tiny/scores_{recommender}.log").read_text()
+        assert "threads: 2" in (reference / f"logs/tiny/fit_{recommender}.log").read_text()
+        assert "threads: 1" in (second_run / f"logs/tiny/fit_{recommender}.log").read_text()
         for path in (
-            f"results/tiny/scores/{recommender}.npy",
+            f"results/tiny/models/{recommender}.pkl",
             f"results/tiny/ranks/{recommender}.csv",
         ):
             assert (reference / path).read_bytes() == (second_run / path).read_bytes(), path
 
 
 def test_sampling_seed_changes_sampled_values_only(reference, other_seed):
-    exact = [f"results/tiny/ranks/{r}.csv" for r in "XYZ"] + [
-        "results/tiny/exact_metrics.csv",
-        *(f"results/tiny/scores/{r}.npy" for r in "XYZ"),
-    ]
-    for path in exact:  # untouched: same bytes, never rewritten
+    models = [f"results/tiny/models/{r}.pkl" for r in "XYZ"]
+    for path in models:  # not refitted: same bytes, never rewritten
         assert (other_seed / path).read_bytes() == (reference / path).read_bytes(), path
         assert (other_seed / path).stat().st_mtime_ns == (reference / path).stat().st_mtime_ns, path
+    # the one ranking pass redoes the exact ranks with the sampled ones: the same bytes
+    exact = [
+        f"results/tiny/{kind}/{r}.csv" for kind in ("ranks", "pessimistic_ranks") for r in "XYZ"
+    ]
+    for path in [*exact, "results/tiny/exact_metrics.csv"]:
+        assert (other_seed / path).read_bytes() == (reference / path).read_bytes(), path
     for recommender in "XYZ":
         path = f"results/tiny/sampled_ranks/{recommender}.npy"
         assert not np.array_equal(np.load(other_seed / path), np.load(reference / path)), path
@@ -86,7 +92,7 @@ def test_sampling_seed_changes_sampled_values_only(reference, other_seed):
 
 def test_sampling_seed_defaults_to_the_top_level_seed(reference, tmp_path_factory):
     """Setting sampling.seed to the top-level seed changes no parameter of
-    rule sampled_ranks: nothing downstream of the sampling is redone."""
+    rule draw_plan: nothing downstream of the sampling is redone."""
     workdir = tmp_path_factory.mktemp("same_seed") / "run"
     shutil.copytree(reference, workdir)
     config = tiny_config()
@@ -99,7 +105,8 @@ def test_sampling_seed_defaults_to_the_top_level_seed(reference, tmp_path_factor
         line.split()[0]
         for line in out.splitlines()
         if line.strip()
-        and line.split()[0] in {"sampled_ranks", "sampling_table", "table3", "table4", "provenance"}
+        and line.split()[0]
+        in {"draw_plan", "rank_shard", "merge_ranks", "sampling_table", "table3", "provenance"}
     }
     assert jobs == {"provenance"}, out[-3000:]  # the config changed, the sampling did not
 

@@ -110,20 +110,20 @@ SIGNALS = [pytest.param(signal.SIGTERM, id="SIGTERM"), pytest.param(signal.SIGKI
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", SIGNALS)
 def test_kill_during_training(sig, reference, tmp_path_factory):
-    workdir = copy_of(reference, tmp_path_factory, f"kill_scores_{sig.name}")
-    for folder in ("results/tiny/scores", "results/tiny/ranks", "logs"):
+    workdir = copy_of(reference, tmp_path_factory, f"kill_fit_{sig.name}")
+    for folder in ("results/tiny/models", "results/tiny/ranks", "logs"):
         shutil.rmtree(workdir / folder)
     targets = [f"results/tiny/ranks/{r}.csv" for r in "XYZ"]
-    log = start_and_kill(workdir, targets, log_of(workdir, "tiny/scores_*.log"), sig)
-    assert_interrupted(workdir, "scores", sig)
+    log = start_and_kill(workdir, targets, log_of(workdir, "tiny/fit_*.log"), sig)
+    assert_interrupted(workdir, "fit", sig)
     recommender = log.stem.split("_")[-1]
     # the killed job's output is absent or complete: every final-named file equals the reference
-    assert_same_files(workdir, reference, "*.npy", [])
+    assert_same_files(workdir, reference, "*.pkl", [])
     assert_same_files(workdir, reference, "*.csv", [])
     assert not all((workdir / target).exists() for target in targets)
     check_rerun(workdir, targets, sig)
     assert_same_files(workdir, reference, "*.csv", targets)
-    assert_same_files(workdir, reference, "*.npy", [f"results/tiny/scores/{recommender}.npy"])
+    assert_same_files(workdir, reference, "*.pkl", [f"results/tiny/models/{recommender}.pkl"])
 
 
 @pytest.mark.slow
@@ -135,8 +135,8 @@ def test_kill_during_sampling(sig, reference, tmp_path_factory):
     for name in ("sampling.csv", "crosscheck.csv"):
         (workdir / "results/tiny" / name).unlink()
     targets = ["results/tiny/sampling.csv"]
-    start_and_kill(workdir, targets, log_of(workdir, "tiny/sampled_ranks_*.log"), sig)
-    assert_interrupted(workdir, "sampled_ranks", sig)
+    start_and_kill(workdir, targets, log_of(workdir, "tiny/rank_*.log"), sig)
+    assert_interrupted(workdir, "rank_shard", sig)
     assert not (workdir / "results/tiny/sampling.csv").exists()
     assert_same_files(workdir, reference, "*.npy", [])
     check_rerun(workdir, targets, sig)

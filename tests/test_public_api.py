@@ -66,7 +66,10 @@ API = {
         "excluded_items",
         "pool_sizes",
         "positions_to_items",
+        "draw_plan",
+        "block_positions",
     ],
+    "block_pass": ["rank_users", "shard_bounds"],
     "evaluation": ["exact_metric", "expected_sampled_value"],
 }
 MODULES = {name: importlib.import_module(f"sampled_metrics.{name}") for name in API}

@@ -1,5 +1,6 @@
 """Cluster execution: the workflow through profiles/slurm on a one-node SLURM
-cluster on localhost gives byte-identical tables to a local run.
+cluster on localhost, its ranking cut into shards, gives byte-identical tables
+and ranks to a local run in one shard.
 
 The fixture starts munged, slurmctld and slurmd in the foreground from a
 private temp dir (own munge key and socket, own slurm.conf found through
@@ -30,7 +31,14 @@ CLIENTS = ("sbatch", "squeue", "scontrol", "scancel", "srun", "sinfo")
 START_TIMEOUT = 60  # seconds for the cluster to report an idle node
 RUN_TIMEOUT = 900  # seconds for one workflow run
 STOP_TIMEOUT = 20  # seconds for a daemon to exit after SIGTERM
-COMPARED = ("results/tiny/*.csv", "results/tiny/ranks/*.csv", "results/toy/*.csv")
+COMPARED = (
+    "results/tiny/*.csv",
+    "results/tiny/ranks/*.csv",
+    "results/tiny/pessimistic_ranks/*.csv",
+    "results/tiny/sampled_ranks/*.npy",
+    "results/toy/*.csv",
+)
+SHARDS = 3  # the SLURM run ranks each recommender in 3 jobs (90 users, chunks of 32)
 
 
 def free_port() -> int:
@@ -324,7 +332,8 @@ def test_slurm_run_matches_local_run(cluster, tmp_path):
         workdirs[name] = tmp_path / name
         workdirs[name].mkdir()
         write_synthetic_interactions(workdirs[name] / "tiny.csv")
-        (workdirs[name] / "config.yaml").write_text(yaml.safe_dump(TINY_CONFIG))
+        config = dict(TINY_CONFIG, ranking={"shards": SHARDS if name == "slurm" else 1})
+        (workdirs[name] / "config.yaml").write_text(yaml.safe_dump(config))
 
     env = dict(cluster.env, OPENBLAS_NUM_THREADS="1", MPLBACKEND="Agg")
     # Both runs at once: the SLURM run spends much of its time waiting for job
@@ -363,6 +372,7 @@ def test_slurm_run_matches_local_run(cluster, tmp_path):
     submitted = slurm_out.count("\nrule ")  # local jobs are printed as "localrule"
     assert len(jobs) == submitted >= 20, (jobs, slurm_out[-3000:])
     assert all(state == "COMPLETED" for _, state in jobs), jobs
+    assert slurm_out.count("\nrule rank_shard:") == 3 * SHARDS, slurm_out[-3000:]
 
     local_tables, slurm_tables = tables(workdirs["local"]), tables(workdirs["slurm"])
     assert len(local_tables) >= 15 and "results/tiny/table3.csv" in local_tables

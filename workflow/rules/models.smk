@@ -1,15 +1,16 @@
-# Recommenders: fit on the training split, score every (user, item) pair.
+# Recommenders: fit on the training split and store the fitted model (factors or
+# similarities), never its users x items scores.
 
 
-rule scores:
+rule fit:
     input:
         "data/processed/{dataset}/split.npz",
     output:
-        "results/{dataset}/scores/{recommender}.npy",
+        "results/{dataset}/models/{recommender}.pkl",
     log:
-        "logs/{dataset}/scores_{recommender}.log",
+        "logs/{dataset}/fit_{recommender}.log",
     benchmark:
-        "results/{dataset}/benchmarks/scores_{recommender}.tsv"
+        "results/{dataset}/benchmarks/fit_{recommender}.tsv"
     threads: 2
     resources:
         runtime=30,
@@ -19,4 +20,4 @@ rule scores:
         spec=lambda wildcards: config["recommenders"][wildcards.recommender],
         seed=config["seed"],
     script:
-        "../scripts/scores.py"
+        "../scripts/fit.py"

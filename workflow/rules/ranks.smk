@@ -1,23 +1,75 @@
-# Exact ranks: each held-out item among all items but the user's training items.
+# Ranks: one pass over each block of users' scores gives the exact ranks (each
+# held-out item among all items but the user's training items), the pessimistic
+# ranks (Figure 5) and the sampled ranks of every repetition. Users are cut into
+# `ranking.shards` shards, independent jobs that a cluster spreads over nodes;
+# `merge_ranks` joins them, byte-identical for any number of shards.
+
+SHARDS = [f"{i}-of-{config['ranking']['shards']}" for i in range(config["ranking"]["shards"])]
 
 
-rule exact_ranks:
+rule draw_plan:
+    input:
+        "data/processed/{dataset}/split.npz",
+    output:
+        "results/{dataset}/draw_plan.npz",
+    log:
+        "logs/{dataset}/draw_plan.log",
+    benchmark:
+        "results/{dataset}/benchmarks/draw_plan.tsv"
+    resources:
+        runtime=15,
+        mem_mb=3000,
+    params:
+        library=LIBRARY,
+        m=config["sampling"]["m"],
+        repetitions=config["sampling"]["repetitions"],
+        replacement=config["sampling"]["replacement"],
+        seed=sampling_seed(config),
+    script:
+        "../scripts/draw_plan.py"
+
+
+rule rank_shard:
     input:
         split="data/processed/{dataset}/split.npz",
-        scores="results/{dataset}/scores/{recommender}.npy",
+        model="results/{dataset}/models/{recommender}.pkl",
+        plan="results/{dataset}/draw_plan.npz",
     output:
-        "results/{dataset}/ranks/{recommender}.csv",
+        temp("results/{dataset}/shards/{recommender}/{shard}.npz"),
     log:
-        "logs/{dataset}/exact_ranks_{recommender}.log",
+        "logs/{dataset}/rank_{recommender}_{shard}.log",
     benchmark:
-        "results/{dataset}/benchmarks/exact_ranks_{recommender}.tsv"
+        "results/{dataset}/benchmarks/rank_{recommender}_{shard}.tsv"
+    wildcard_constraints:
+        shard=r"\d+-of-\d+",
+    resources:
+        runtime=30,
+        mem_mb=lambda wildcards, input: config["ranking"]["memory_mb"] + 3 * input.size_mb + 500,
+    params:
+        library=LIBRARY,
+        tie_policy=config["ranking"]["tie_policy"],
+        memory_mb=config["ranking"]["memory_mb"],
+        seed=config["seed"],  # the random tie order, shared by exact and sampled ranks
+    script:
+        "../scripts/rank_shard.py"
+
+
+rule merge_ranks:
+    input:
+        split="data/processed/{dataset}/split.npz",
+        shards=expand("results/{{dataset}}/shards/{{recommender}}/{shard}.npz", shard=SHARDS),
+    output:
+        ranks="results/{dataset}/ranks/{recommender}.csv",
+        pessimistic="results/{dataset}/pessimistic_ranks/{recommender}.csv",
+        sampled="results/{dataset}/sampled_ranks/{recommender}.npy",
+    log:
+        "logs/{dataset}/merge_ranks_{recommender}.log",
+    benchmark:
+        "results/{dataset}/benchmarks/merge_ranks_{recommender}.tsv"
     resources:
         runtime=10,
         mem_mb=2000,
     params:
         library=LIBRARY,
-        tie_policy=config["ranking"]["tie_policy"],
-        block_size=config["ranking"]["block_size"],
-        seed=config["seed"],
     script:
-        "../scripts/exact_ranks.py"
+        "../scripts/merge_ranks.py"

@@ -30,8 +30,9 @@ rule fig5:
     input:
         ranks=expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
         # the pessimistic ranks (all tied items above the held-out one) of the second row
-        scores=expand("results/{{dataset}}/scores/{recommender}.npy", recommender=RECOMMENDERS),
-        split="data/processed/{dataset}/split.npz",
+        pessimistic=expand(
+            "results/{{dataset}}/pessimistic_ranks/{recommender}.csv", recommender=RECOMMENDERS
+        ),
     output:
         pdf="figures/{dataset}/fig5.pdf",
         png=report(
@@ -50,7 +51,6 @@ rule fig5:
         library=LIBRARY,
         recommenders=RECOMMENDERS,
         tie_policy=config["ranking"]["tie_policy"],
-        block_size=config["ranking"]["block_size"],
     script:
         "../scripts/fig5.py"
 

@@ -1,30 +1,5 @@
-# Sampled evaluation: 100 repetitions of m sampled items per user, then every
-# correction applied to every repetition.
-
-
-rule sampled_ranks:
-    input:
-        split="data/processed/{dataset}/split.npz",
-        scores="results/{dataset}/scores/{recommender}.npy",
-    output:
-        "results/{dataset}/sampled_ranks/{recommender}.npy",
-    log:
-        "logs/{dataset}/sampled_ranks_{recommender}.log",
-    benchmark:
-        "results/{dataset}/benchmarks/sampled_ranks_{recommender}.tsv"
-    resources:
-        runtime=15,
-        mem_mb=3000,
-    params:
-        library=LIBRARY,
-        m=config["sampling"]["m"],
-        repetitions=config["sampling"]["repetitions"],
-        replacement=config["sampling"]["replacement"],
-        tie_policy=config["ranking"]["tie_policy"],
-        seed=sampling_seed(config),
-        tie_seed=config["seed"],  # the random tie order of the exact ranks (rule exact_ranks)
-    script:
-        "../scripts/sampled_ranks.py"
+# Sampled evaluation: every correction applied to every repetition of the
+# sampled ranks (rule merge_ranks).
 
 
 rule sampling_table:

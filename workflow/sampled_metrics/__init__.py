@@ -13,6 +13,7 @@ Modules, by concept (the functions a user calls are re-exported here):
 - ``ties``         tie policies, shared by exact and sampled ranks
 - ``ranking``      exact ranks of held-out items (section 6.1)
 - ``sampling``     sampled ranks with real scores (sections 4 and 6.2)
+- ``block_pass``   exact and sampled ranks in one pass over blocks of users
 - ``evaluation``   from ranks to Tables 3 and 4 and Figure 6 (section 6)
 
 Sub-packages, imported as ``sampled_metrics.data`` and
@@ -91,7 +92,10 @@ _API = {
         "excluded_items",
         "pool_sizes",
         "positions_to_items",
+        "draw_plan",
+        "block_positions",
     ),
+    "block_pass": ("rank_users", "shard_bounds"),
     "evaluation": ("exact_metric", "expected_sampled_value"),
 }
 _HOME = {name: module for module, names in _API.items() for name in names}

@@ -23,7 +23,7 @@ import scipy.sparse as sp
 
 from .ties import check_tie_policy, tie_order_keys, tie_term
 
-__all__ = ["exact_ranks", "rank_from_scores"]
+__all__ = ["block_ranks", "exact_ranks", "mask_training_items", "rank_from_scores"]
 
 
 def _ranks_of_masked(
@@ -270,13 +270,90 @@ def exact_ranks(
                 f"recommender {name!r}: score of user {a + int(r)} for item {int(i)} "
                 f"is {S[r, i]} (NaN or inf)"
             )
-        lo, hi = X.indptr[a], X.indptr[b]
-        rows = np.repeat(np.arange(b - a), history[a:b])
-        S[rows, X.indices[lo:hi]] = -np.inf  # training items are not ranked
-        keys = (
-            tie_order_keys(users[:, None], np.arange(n_items)[None, :], seed)
-            if tie_policy == "random"
-            else None
-        )
-        ranks[a:b] = _ranks_of_masked(S, test[a:b], tie_policy, keys)
+        mask_training_items(S, X, a, b)
+        ranks[a:b] = block_ranks(S, test[a:b], users, tie_policy, seed)[0]
     return ranks, n_candidates
+
+
+def mask_training_items(S: np.ndarray, train: sp.csr_matrix, start: int, stop: int) -> None:
+    """Set the scores of users ``start..stop-1``'s training items to -inf in ``S``
+    (their rows, in order), so that they are not ranked.
+
+    Parameters
+    ----------
+    S : numpy.ndarray (stop - start, n_items)
+        Scores of the users, changed in place.
+    train : scipy.sparse.csr_matrix (n_users, n_items)
+        Its nonzeros are the training items.
+    start, stop : int
+        The users of the rows of ``S``.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> S = np.ones((1, 3))
+    >>> mask_training_items(S, sp.csr_matrix([[0, 0, 0], [1, 0, 1]]), 1, 2)
+    >>> S.tolist()
+    [[-inf, 1.0, -inf]]
+    """
+    lo, hi = train.indptr[start], train.indptr[stop]
+    rows = np.repeat(np.arange(stop - start), np.diff(train.indptr[start : stop + 1]))
+    S[rows, train.indices[lo:hi]] = -np.inf
+
+
+def block_ranks(
+    S: np.ndarray, test_items: np.ndarray, users: np.ndarray, tie_policy: str, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Ranks of a block of users whose non-candidates hold -inf: under ``tie_policy``
+    and pessimistic (every tied candidate above the held-out item).
+
+    Under "random" only the tied candidates' keys are computed; the term is the one
+    of ``ties.tie_term`` with the keys of :func:`.ties.tie_order_keys` (``seed``).
+
+    Parameters
+    ----------
+    S : numpy.ndarray (n_users, n_items)
+        Scores, -inf for the items that are not ranked (:func:`mask_training_items`).
+    test_items : numpy.ndarray of int (n_users,)
+        The held-out item of each row.
+    users : numpy.ndarray of int (n_users,)
+        The user id of each row (for the "random" tie order).
+    tie_policy : str
+        One of ``ties.TIE_POLICIES``.
+    seed : int
+        Seed of the "random" tie order.
+
+    Returns
+    -------
+    ranks, pessimistic : float64 arrays (n_users,)
+
+    Examples
+    --------
+    >>> S = np.array([[0.9, 0.5, 0.5, -np.inf, 0.5]])
+    >>> block_ranks(S, np.array([1]), np.array([0]), "optimistic", 0)
+    (array([2.]), array([4.]))
+    """
+    rows = np.arange(S.shape[0])
+    target = S[rows, test_items][:, None]
+    above = 1.0 + np.count_nonzero(S > target, axis=1)
+    tied = S == target
+    tied[rows, test_items] = False  # the target itself
+    pessimistic = above + np.count_nonzero(tied, axis=1)
+    if tie_policy != "random":
+        return above + tie_term(tied, tie_policy), pessimistic
+    target_keys = tie_order_keys(users, test_items, seed)
+    term = np.zeros(rows.size)
+    step = max(1, _TIED_ENTRIES // max(S.shape[1], 1))  # bounds the arrays of tied entries
+    for lo in range(0, rows.size, step):
+        row, item = np.nonzero(tied[lo : lo + step])
+        row += lo
+        first = tie_order_keys(users[row], item, seed) < target_keys[row]
+        term += np.bincount(row[first], minlength=rows.size)
+    return above + term, pessimistic
+
+
+# Scores whose ties are resolved at a time under "random" (keys of tied entries only).
+_TIED_ENTRIES = 2**20

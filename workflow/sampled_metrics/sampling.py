@@ -12,12 +12,29 @@ design, as when one sample is shared by all models of a study).
 
 from __future__ import annotations
 
+import zipfile
+from dataclasses import dataclass
+
 import numpy as np
 import scipy.sparse as sp
 
+from .atomic import write_atomic
 from .ties import check_tie_policy, tie_order_keys, tie_term
 
-__all__ = ["draw_positions", "excluded_items", "pool_sizes", "positions_to_items", "sampled_ranks"]
+__all__ = [
+    "DrawPlan",
+    "block_positions",
+    "draw_plan",
+    "draw_positions",
+    "load_draw_plan",
+    "excluded_items",
+    "pool_sizes",
+    "positions_to_items",
+    "ranks_among_sampled",
+    "sampled_rank_dtype",
+    "sampled_ranks",
+    "save_draw_plan",
+]
 
 
 def excluded_items(train, test_items) -> sp.csr_matrix:
@@ -122,18 +139,288 @@ def draw_positions(
             f"cannot draw m={m} distinct items for user {user}: "
             f"only {int(pool[user])} items are not in their history"
         )
-    positions = (rng.random((pool.size, m)) * pool[:, None]).astype(np.int64)
+    return _positions(pool, m, lambda _round, size: rng.random(size), replacement)
+
+
+def _positions(pool, m, uniforms, replacement, on_redraw=None) -> np.ndarray:
+    """The draws of :func:`draw_positions`; ``uniforms(round, size)`` gives the next
+    ``size`` uniforms of the stream (round 0: the first draws, round r >= 1: the
+    r-th redraw of duplicates, in row-major order) and ``on_redraw(round, rows)``
+    is told which rows redraw in each round."""
+    positions = (uniforms(0, pool.size * m).reshape(pool.size, m) * pool[:, None]).astype(np.int64)
     if replacement:
         return positions
     positions.sort(axis=1)
     duplicate = np.zeros(positions.shape, dtype=bool)
     duplicate[:, 1:] = positions[:, 1:] == positions[:, :-1]
+    redraw = 1
     while duplicate.any():
         rows = np.nonzero(duplicate)[0]
-        positions[duplicate] = (rng.random(rows.size) * pool[rows]).astype(np.int64)
+        if on_redraw is not None:
+            on_redraw(redraw, rows)
+        positions[duplicate] = (uniforms(redraw, rows.size) * pool[rows]).astype(np.int64)
         positions.sort(axis=1)
         duplicate[:, 1:] = positions[:, 1:] == positions[:, :-1]
+        redraw += 1
     return positions
+
+
+@dataclass(frozen=True)
+class DrawPlan:
+    """Where each block of users finds its draws in the random stream of every
+    repetition, so that blocks of users drawn on their own get exactly the items
+    of :func:`sampled_ranks`, which draws for all users at once.
+
+    Repetition ``rep`` draws from ``default_rng([seed, rep])``: first m uniforms
+    per user in user order, then rounds of redraws of duplicates in row-major
+    order (:func:`draw_positions`). A user's duplicates depend on their own
+    draws only, so a block that starts at a multiple of ``chunk`` users can jump
+    the generator (``PCG64.advance``) to its first uniform of every round:
+    ``starts[rep, round, c]`` is that position for the block starting at user
+    ``c * chunk`` (-1 past the repetition's last round). Build it with
+    :func:`draw_plan`; use it with :func:`block_positions`.
+
+    Parameters
+    ----------
+    m, repetitions, seed, replacement
+        The draws (see :func:`sampled_ranks`).
+    chunk : int
+        Blocks start at multiples of ``chunk`` users.
+    pool : numpy.ndarray of int (n_users,)
+        Pool size of each user.
+    starts : numpy.ndarray of int64 (repetitions, rounds, n_chunks)
+        Stream positions, as above.
+
+    Examples
+    --------
+    Round 0 of chunk c starts at uniform c * chunk * m:
+
+    >>> plan = draw_plan([9, 9, 9, 9, 9], m=3, repetitions=1, seed=0, chunk=2)
+    >>> plan.starts[0, 0].tolist(), plan.n_users
+    ([0, 6, 12], 5)
+    """
+
+    m: int
+    repetitions: int
+    seed: int
+    replacement: bool
+    chunk: int
+    pool: np.ndarray
+    starts: np.ndarray
+
+    @property
+    def n_users(self) -> int:
+        return int(self.pool.size)
+
+
+def draw_plan(
+    pool,
+    m: int,
+    repetitions: int,
+    seed: int,
+    *,
+    chunk: int,
+    replacement: bool = False,
+    progress: bool = False,
+) -> DrawPlan:
+    """Draw every repetition once for all users and record where each chunk of
+    users finds its redraws (see :class:`DrawPlan`).
+
+    Parameters
+    ----------
+    pool : array_like of int (n_users,)
+        Pool size of each user (see :func:`pool_sizes`).
+    m : int
+        Number of sampled items per user.
+    repetitions : int
+        Number of repetitions.
+    seed : int
+        Seed of the draws: repetition ``rep`` uses ``default_rng([seed, rep])``.
+    chunk : int
+        Blocks of users start at multiples of ``chunk``.
+    replacement : bool, default False
+        Draw with replacement (no redraws).
+    progress : bool, default False
+        Show a tqdm bar over repetitions.
+
+    Returns
+    -------
+    DrawPlan
+
+    Raises
+    ------
+    ValueError
+        When ``chunk`` < 1, or when drawing without replacement and a pool
+        holds fewer than m items (naming the user).
+
+    Examples
+    --------
+    The draws of users 2..3 alone are theirs among all users':
+
+    >>> rng_pool = np.array([50, 60, 70, 80])
+    >>> plan = draw_plan(rng_pool, m=5, repetitions=2, seed=1, chunk=2)
+    >>> alone = block_positions(plan, start=2, stop=4, rep=1)
+    >>> every = draw_positions(rng_pool, 5, np.random.default_rng([1, 1]))
+    >>> bool(np.array_equal(alone, every[2:]))
+    True
+    """
+    if chunk < 1:
+        raise ValueError("chunk must be >= 1")
+    pool = np.asarray(pool, dtype=np.int64)
+    reps = range(repetitions)
+    if progress:
+        from tqdm.auto import tqdm
+
+        reps = tqdm(reps, desc="planning the draws", unit="rep")
+    if not replacement and np.any(pool < m):
+        draw_positions(pool, m, np.random.default_rng(0), replacement)  # raises, naming the user
+    per_rep = [
+        _round_starts(pool, m, np.random.default_rng([seed, rep]), chunk, replacement)
+        for rep in reps
+    ]
+    depth = max((len(r) for r in per_rep), default=1)
+    starts = np.full((repetitions, depth, -(-pool.size // chunk)), -1, dtype=np.int64)
+    for rep, rounds in enumerate(per_rep):
+        starts[rep, : len(rounds)] = rounds
+    return DrawPlan(m, repetitions, seed, replacement, chunk, pool, starts)
+
+
+def _round_starts(pool, m, rng, chunk, replacement) -> list[np.ndarray]:
+    """Draw one repetition for all users; per round, the stream position of the
+    first uniform of each chunk of users (round 0: the first draws)."""
+    n_chunks = -(-pool.size // chunk)
+    rounds = [np.arange(n_chunks, dtype=np.int64) * chunk * m]
+    position = pool.size * m  # the first uniform of the next round
+
+    def record(_round, rows):
+        nonlocal position
+        per_chunk = np.bincount(rows // chunk, minlength=n_chunks)
+        rounds.append(position + np.concatenate(([0], np.cumsum(per_chunk)[:-1])))
+        position += rows.size
+
+    _positions(pool, m, lambda _round, size: rng.random(size), replacement, record)
+    return rounds
+
+
+def block_positions(plan: DrawPlan, start: int, stop: int, rep: int) -> np.ndarray:
+    """The positions :func:`draw_positions` gives users ``start..stop-1`` in
+    repetition ``rep``, drawn for those users alone (``start`` a multiple of
+    ``plan.chunk``).
+
+    Parameters
+    ----------
+    plan : DrawPlan
+        From :func:`draw_plan`.
+    start, stop : int
+        The block of users.
+    rep : int
+        The repetition.
+
+    Returns
+    -------
+    numpy.ndarray
+        int64 (stop - start, m), as the rows of :func:`draw_positions`.
+
+    Raises
+    ------
+    ValueError
+        When ``start`` is not a multiple of ``plan.chunk`` or the block is out of range.
+
+    Examples
+    --------
+    >>> plan = draw_plan([9, 9, 9], m=3, repetitions=1, seed=0, chunk=1)
+    >>> block_positions(plan, 1, 2, rep=0).shape
+    (1, 3)
+    """
+    if start % plan.chunk or not 0 <= start < stop <= plan.n_users:
+        raise ValueError(
+            f"users {start}..{stop - 1}: a block must start at a multiple of {plan.chunk} "
+            f"and lie within the {plan.n_users} users"
+        )
+    chunk = start // plan.chunk
+
+    def uniforms(round_, size):
+        generator = np.random.PCG64(np.random.SeedSequence([plan.seed, rep]))
+        generator.advance(int(plan.starts[rep, round_, chunk]))
+        return np.random.Generator(generator).random(size)
+
+    return _positions(plan.pool[start:stop], plan.m, uniforms, plan.replacement)
+
+
+def save_draw_plan(plan: DrawPlan, path) -> None:
+    """Write a :class:`DrawPlan` to an .npz file atomically.
+
+    Parameters
+    ----------
+    plan : DrawPlan
+        The plan.
+    path : str or pathlib.Path
+        The file.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "plan.npz"
+    >>> save_draw_plan(draw_plan([5, 6], m=2, repetitions=3, seed=1, chunk=1), path)
+    >>> load_draw_plan(path).starts.shape[:1]
+    (3,)
+    """
+    scalars = {key: getattr(plan, key) for key in ("m", "repetitions", "seed", "replacement")}
+
+    def write(tmp) -> None:
+        with open(tmp, "wb") as f:
+            np.savez(f, chunk=plan.chunk, pool=plan.pool, starts=plan.starts, **scalars)
+
+    write_atomic(path, write)
+
+
+def load_draw_plan(path) -> DrawPlan:
+    """Read a :class:`DrawPlan` written by :func:`save_draw_plan`.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The file.
+
+    Returns
+    -------
+    DrawPlan
+
+    Raises
+    ------
+    ValueError
+        Naming the file when it is damaged or its arrays do not fit together.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "plan.npz"
+    >>> _ = path.write_bytes(b"cut")
+    >>> load_draw_plan(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: ...plan.npz: not a draw plan (...); delete it and rerun
+    """
+    try:
+        with np.load(path) as data:
+            plan = DrawPlan(
+                int(data["m"]),
+                int(data["repetitions"]),
+                int(data["seed"]),
+                bool(data["replacement"]),
+                int(data["chunk"]),
+                data["pool"],
+                data["starts"],
+            )
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
+        raise ValueError(f"{path}: not a draw plan ({error}); delete it and rerun") from None
+    n_chunks = -(-plan.n_users // max(plan.chunk, 1))
+    if plan.starts.ndim != 3 or plan.starts.shape[::2] != (plan.repetitions, n_chunks):
+        raise ValueError(f"{path}: its arrays do not fit together; delete it and rerun")
+    return plan
 
 
 def positions_to_items(excluded: sp.csr_matrix, positions: np.ndarray) -> np.ndarray:
@@ -250,7 +537,6 @@ def sampled_ranks(
     users = np.arange(scores.shape[0])
     target = scores[users, test][:, None]
     tie_seed = seed if tie_seed is None else tie_seed
-    target_key = tie_order_keys(users, test, tie_seed)[:, None] if tie_policy == "random" else None
     pool = pool_sizes(excluded)
     out = np.empty((repetitions, users.size), dtype=np.float64)
     reps = range(repetitions)
@@ -261,8 +547,86 @@ def sampled_ranks(
     for rep in reps:
         rng = np.random.default_rng([seed, rep])
         items = positions_to_items(excluded, draw_positions(pool, m, rng, replacement))
-        sampled = scores[users[:, None], items]
-        higher = np.count_nonzero(sampled > target, axis=1)
-        keys = tie_order_keys(users[:, None], items, tie_seed) if tie_policy == "random" else None
-        out[rep] = 1.0 + higher + tie_term(sampled == target, tie_policy, keys, target_key)
-    return out if tie_policy == "average" else out.astype(np.int16)
+        out[rep] = ranks_among_sampled(
+            scores[users[:, None], items], target, users, items, test, tie_policy, tie_seed
+        )
+    return out.astype(sampled_rank_dtype(m, tie_policy), copy=False)
+
+
+def sampled_rank_dtype(m: int, tie_policy: str) -> np.dtype:
+    """The type of sampled ranks 1..m+1: float64 under "average" (halves), else the
+    smallest of int16, int32 and int64 that holds m + 1.
+
+    Parameters
+    ----------
+    m : int
+        Number of sampled items.
+    tie_policy : str
+        The tie policy (see :mod:`.ties`).
+
+    Returns
+    -------
+    numpy.dtype
+
+    Examples
+    --------
+    >>> [str(sampled_rank_dtype(m, "random")) for m in (100, 32766, 32767)]
+    ['int16', 'int16', 'int32']
+    >>> str(sampled_rank_dtype(100, "average"))
+    'float64'
+    """
+    if tie_policy == "average":
+        return np.dtype(np.float64)
+    for dtype in (np.int16, np.int32):
+        if m + 1 <= np.iinfo(dtype).max:
+            return np.dtype(dtype)
+    return np.dtype(np.int64)
+
+
+def ranks_among_sampled(
+    sampled: np.ndarray,
+    target: np.ndarray,
+    users: np.ndarray,
+    items: np.ndarray,
+    test_items: np.ndarray,
+    tie_policy: str,
+    tie_seed: int,
+) -> np.ndarray:
+    """Rank of each user's held-out item among their sampled items (section 4).
+
+    rank = 1 + #{sampled items scored higher} + the tie term of :mod:`.ties`.
+
+    Parameters
+    ----------
+    sampled : numpy.ndarray (n_users, m)
+        The scores of the sampled items.
+    target : numpy.ndarray (n_users, 1)
+        The score of each user's held-out item.
+    users : numpy.ndarray of int (n_users,)
+        User ids (for the "random" tie order).
+    items : numpy.ndarray of int (n_users, m)
+        The sampled items' ids (for the "random" tie order).
+    test_items : numpy.ndarray of int (n_users,)
+        The held-out items' ids (for the "random" tie order).
+    tie_policy : str
+        One of ``ties.TIE_POLICIES``.
+    tie_seed : int
+        Seed of the "random" tie order.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64 ranks, one per user.
+
+    Examples
+    --------
+    >>> ranks_among_sampled(np.array([[3.0, 1.0, 2.0]]), np.array([[2.0]]), np.array([0]),
+    ...                     np.array([[4, 5, 6]]), np.array([7]), "pessimistic", 0).tolist()
+    [3.0]
+    """
+    higher = np.count_nonzero(sampled > target, axis=1)
+    keys = target_key = None
+    if tie_policy == "random":
+        keys = tie_order_keys(users[:, None], items, tie_seed)
+        target_key = tie_order_keys(users, test_items, tie_seed)[:, None]
+    return 1.0 + higher + tie_term(sampled == target, tie_policy, keys, target_key)

@@ -19,6 +19,7 @@ Modules, one per family:
 * :mod:`.item_knn`  ``item_knn``: recommenders Y and Z, eqs 27-30
 * :mod:`.registry`  type name -> builder, validator, defaults; the paper's X, Y, Z
 * :mod:`.scores`    score matrices of a fitted model
+* :mod:`.storage`   fitted models on disk
 """
 
 from .ials import IALS_DEFAULTS, IALSModel, fit_ials, ials_objective, implicit_parameters
@@ -32,6 +33,7 @@ from .registry import (
     validate_spec,
 )
 from .scores import PrecomputedScores, all_scores
+from .storage import load_model, save_model
 
 __all__ = [
     "IALS_DEFAULTS",
@@ -47,7 +49,9 @@ __all__ = [
     "hyperparameter_defaults",
     "ials_objective",
     "implicit_parameters",
+    "load_model",
     "recommender_types",
     "register_recommender",
+    "save_model",
     "validate_spec",
 ]

@@ -1,0 +1,273 @@
+"""The one pass over blocks of users (block_pass) against the whole-matrix
+functions it replaces: exact ranks (ranking.exact_ranks) and sampled ranks drawn
+for all users at once (sampling.sampled_ranks), for every tie policy, block
+budget and number of shards; the draw plan against draw_positions."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from sampled_metrics import block_pass
+from sampled_metrics.block_pass import (
+    UserRanks,
+    concatenate_user_ranks,
+    load_user_ranks,
+    rank_users,
+    save_user_ranks,
+    score_users,
+    shard_bounds,
+    users_per_block,
+)
+from sampled_metrics.ranking import exact_ranks
+from sampled_metrics.recommenders import PrecomputedScores
+from sampled_metrics.sampling import (
+    block_positions,
+    draw_plan,
+    draw_positions,
+    excluded_items,
+    load_draw_plan,
+    pool_sizes,
+    sampled_ranks,
+    save_draw_plan,
+)
+from sampled_metrics.ties import TIE_POLICIES
+
+CHUNK = 4  # small chunks, so that 30 users make several blocks and shards
+
+
+@pytest.fixture(autouse=True)
+def small_chunks(monkeypatch):
+    monkeypatch.setattr(block_pass, "SCORE_CHUNK", CHUNK)
+
+
+def problem(seed, n_users=30, n_items=25, levels=4):
+    """Random training items, held-out items outside them, and integer scores
+    with few levels (many ties)."""
+    rng = np.random.default_rng(seed)
+    train = sp.csr_matrix((rng.random((n_users, n_items)) < 0.3).astype(np.float32))
+    test = np.array([rng.choice(np.flatnonzero(row.toarray()[0] == 0)) for row in train])
+    scores = rng.integers(0, levels, (n_users, n_items)).astype(np.float32)
+    return train, test, scores
+
+
+def plan_for(train, test, m, seed, replacement=False, repetitions=5):
+    pool = pool_sizes(excluded_items(train, test))
+    return draw_plan(pool, m, repetitions, seed, chunk=CHUNK, replacement=replacement)
+
+
+@pytest.mark.parametrize("policy", TIE_POLICIES)
+@pytest.mark.parametrize("replacement", [False, True])
+def test_one_pass_equals_exact_and_sampled_ranks_of_the_whole_matrix(policy, replacement):
+    for seed in range(4):
+        train, test, scores = problem(seed)
+        plan = plan_for(train, test, m=6, seed=seed, replacement=replacement)
+        r = rank_users(
+            PrecomputedScores(scores),
+            train,
+            test,
+            plan,
+            0,
+            30,
+            tie_policy=policy,
+            tie_seed=7,
+            memory_mb=1e-4,
+        )
+        exact, n = exact_ranks(PrecomputedScores(scores), train, test, tie_policy=policy, seed=7)
+        pessimistic, _ = exact_ranks(PrecomputedScores(scores), train, test)
+        sampled = sampled_ranks(
+            scores,
+            test,
+            excluded_items(train, test),
+            6,
+            5,
+            seed,
+            tie_policy=policy,
+            tie_seed=7,
+            replacement=replacement,
+        )
+        np.testing.assert_array_equal(r.rank, exact)
+        np.testing.assert_array_equal(r.n_candidates, n)
+        np.testing.assert_array_equal(r.pessimistic, pessimistic)
+        assert r.sampled.dtype == sampled.dtype
+        np.testing.assert_array_equal(r.sampled, sampled)
+
+
+@pytest.mark.parametrize("shards", [1, 2, 3, 5, 8, 11])
+def test_any_shards_and_block_budget_give_the_same_bytes(shards):
+    train, test, scores = problem(11)
+    plan = plan_for(train, test, m=5, seed=3)
+    model = PrecomputedScores(scores)
+
+    def run(start, stop, memory_mb):
+        return rank_users(
+            model,
+            train,
+            test,
+            plan,
+            start,
+            stop,
+            tie_policy="random",
+            tie_seed=1,
+            memory_mb=memory_mb,
+        )
+
+    whole = run(0, 30, 64)
+    for memory_mb in (1e-4, 0.001, 64):
+        parts = [run(a, b, memory_mb) for a, b in shard_bounds(30, shards)]
+        merged = concatenate_user_ranks(parts, 30)
+        for field in ("rank", "n_candidates", "pessimistic", "sampled"):
+            a, b = getattr(merged, field), getattr(whole, field)
+            assert a.dtype == b.dtype and a.tobytes() == b.tobytes(), field
+
+
+def test_scores_are_asked_for_in_aligned_chunks_only():
+    calls = []
+
+    class Recording(PrecomputedScores):
+        def scores(self, users):
+            calls.append((int(users[0]), int(users[-1]) + 1))
+            return super().scores(users)
+
+    model = Recording(np.arange(30 * 3, dtype=np.float32).reshape(30, 3))
+    np.testing.assert_array_equal(score_users(model, 8, 30), model.all[8:30])
+    assert calls == [(8, 12), (12, 16), (16, 20), (20, 24), (24, 28), (28, 30)]
+    with pytest.raises(ValueError, match="multiple of 4"):
+        score_users(model, 6, 30)
+
+
+def test_users_per_block_follows_the_budget():
+    sizes = [users_per_block(1000, mb) for mb in (0.01, 0.5, 1, 4, 64)]
+    assert all(s % CHUNK == 0 and s >= CHUNK for s in sizes)
+    assert sizes == sorted(sizes) and sizes[0] == CHUNK < sizes[-1]
+    # a block's scores (8 bytes each, with masks) and one chunk (24 bytes) within the budget
+    for mb in (0.5, 1, 4, 64):
+        assert 8 * users_per_block(1000, mb) * 1000 + 24 * CHUNK * 1000 <= mb * 2**20
+
+
+@pytest.mark.parametrize("n_users", [1, 4, 5, 30, 33])
+@pytest.mark.parametrize("shards", [1, 2, 3, 7, 20])
+def test_shard_bounds_cover_the_users_in_whole_chunks(n_users, shards):
+    bounds = shard_bounds(n_users, shards)
+    assert len(bounds) == shards and bounds[0][0] == 0 and bounds[-1][1] == n_users
+    assert all(b[1] == c[0] for b, c in zip(bounds, bounds[1:]))
+    assert all((a % CHUNK == 0 or a == n_users) and a <= b for a, b in bounds)
+    chunks = [-(-(b - a) // CHUNK) for a, b in bounds]
+    assert max(chunks) - min(chunks) <= 1  # as even as whole chunks allow
+    with pytest.raises(ValueError, match="shards"):
+        shard_bounds(n_users, 0)
+
+
+def test_a_non_finite_score_names_recommender_user_id_and_item():
+    train, test, scores = problem(2)
+    scores[9, 4] = np.nan
+    plan = plan_for(train, test, m=3, seed=0)
+    with pytest.raises(ValueError, match=r"'M'.*user 9 \(id 'u9'\) for item 4: nan"):
+        rank_users(
+            PrecomputedScores(scores, name="M"),
+            train,
+            test,
+            plan,
+            0,
+            30,
+            tie_policy="random",
+            tie_seed=0,
+            memory_mb=1,
+            user_ids=[f"u{u}" for u in range(30)],
+        )
+
+
+def test_a_plan_for_other_users_or_items_is_refused():
+    train, test, scores = problem(3)
+    model = PrecomputedScores(scores)
+    other = plan_for(*problem(4)[:2], m=3, seed=0)  # other training items, same users
+    with pytest.raises(ValueError, match="other training items"):
+        rank_users(model, train, test, other, 0, 30, tie_policy="random", tie_seed=0, memory_mb=1)
+    fewer = draw_plan(np.full(20, 10), 3, 2, 0, chunk=CHUNK)
+    with pytest.raises(ValueError, match="20 users"):
+        rank_users(model, train, test, fewer, 0, 30, tie_policy="random", tie_seed=0, memory_mb=1)
+    with pytest.raises(ValueError, match="whole chunks"):
+        rank_users(
+            model,
+            train,
+            test,
+            plan_for(train, test, 3, 0),
+            2,
+            30,
+            tie_policy="random",
+            tie_seed=0,
+            memory_mb=1,
+        )
+
+
+@pytest.mark.parametrize("replacement", [False, True])
+def test_draw_plan_blocks_draw_what_the_whole_draw_gives(replacement):
+    rng = np.random.default_rng(0)
+    for trial in range(40):
+        n, m, chunk = int(rng.integers(1, 70)), int(rng.integers(1, 25)), int(rng.integers(1, 9))
+        pool = rng.integers(m, 2 * m + 3, n)  # small pools: many rounds of redraws
+        plan = draw_plan(pool, m, 3, trial, chunk=chunk, replacement=replacement)
+        for rep in range(3):
+            whole = draw_positions(pool, m, np.random.default_rng([trial, rep]), replacement)
+            a = 0
+            while a < n:
+                b = min(n, a + chunk * int(rng.integers(1, 4)))
+                np.testing.assert_array_equal(block_positions(plan, a, b, rep), whole[a:b])
+                a = b
+
+
+def test_draw_plan_refuses_a_small_pool_and_unaligned_blocks():
+    with pytest.raises(ValueError, match="user 1"):
+        draw_plan([9, 2, 9], 3, 1, 0, chunk=1)
+    plan = draw_plan([9, 9, 9], 3, 1, 0, chunk=2)
+    with pytest.raises(ValueError, match="multiple of 2"):
+        block_positions(plan, 1, 3, 0)
+
+
+def test_draw_plan_and_ranks_files_round_trip_and_refuse_damage(tmp_path):
+    plan = draw_plan(np.arange(10, 40), 5, 4, 9, chunk=CHUNK)
+    save_draw_plan(plan, tmp_path / "plan.npz")
+    back = load_draw_plan(tmp_path / "plan.npz")
+    assert (back.m, back.repetitions, back.seed, back.replacement, back.chunk) == (
+        5,
+        4,
+        9,
+        False,
+        4,
+    )
+    np.testing.assert_array_equal(back.starts, plan.starts)
+    np.testing.assert_array_equal(back.pool, plan.pool)
+
+    ranks = UserRanks(
+        8, np.arange(3.0), np.arange(3), np.arange(3.0) + 1, np.ones((4, 3), np.int16)
+    )
+    save_user_ranks(ranks, tmp_path / "r.npz")
+    again = load_user_ranks(tmp_path / "r.npz")
+    assert again.start == 8 and again.sampled.dtype == np.int16
+    np.testing.assert_array_equal(again.pessimistic, ranks.pessimistic)
+
+    for name, load, what in (
+        ("plan.npz", load_draw_plan, "draw plan"),
+        ("r.npz", load_user_ranks, "file of ranks"),
+    ):
+        data = (tmp_path / name).read_bytes()
+        (tmp_path / name).write_bytes(data[: len(data) // 2])
+        with pytest.raises(ValueError, match=f"{name}: not a {what}"):
+            load(tmp_path / name)
+
+
+def test_concatenate_refuses_gaps_overlaps_and_short_cover():
+    def part(a, b):
+        return UserRanks(
+            a,
+            np.ones(b - a),
+            np.ones(b - a, np.int64),
+            np.ones(b - a),
+            np.ones((2, b - a), np.int16),
+        )
+
+    with pytest.raises(ValueError, match="users 4..7 unranked"):
+        concatenate_user_ranks([part(0, 4), part(8, 10)], 10)
+    with pytest.raises(ValueError, match="from 2 twice"):
+        concatenate_user_ranks([part(0, 4), part(2, 10)], 10)
+    with pytest.raises(ValueError, match="not all 12"):
+        concatenate_user_ranks([part(0, 4), part(4, 10)], 12)

@@ -1,0 +1,437 @@
+"""Exact and sampled ranks in one pass over blocks of users: no users x items array.
+
+A block of users is scored once by the fitted model; the block's exact ranks
+(section 6.1, under the configured tie policy), its pessimistic ranks (every tied
+item above the held-out one, Figure 5) and its sampled ranks in every repetition
+(section 6.2) are all taken from those scores, which are then dropped. Memory is
+the model plus one block, whose size follows a budget (:func:`users_per_block`).
+
+The result does not depend on how the users are cut into blocks or shards:
+
+* scores are computed in chunks of :data:`SCORE_CHUNK` users starting at multiples
+  of it (the last bits of a BLAS product depend on its shape), and blocks and
+  shards are unions of chunks;
+* a block's sampled items are those of the draw for all users at once
+  (:class:`.sampling.DrawPlan`).
+"""
+
+from __future__ import annotations
+
+import zipfile
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .atomic import write_atomic
+from .ranking import block_ranks, mask_training_items
+from .sampling import (
+    DrawPlan,
+    block_positions,
+    excluded_items,
+    pool_sizes,
+    positions_to_items,
+    ranks_among_sampled,
+    sampled_rank_dtype,
+)
+from .ties import check_tie_policy
+
+__all__ = [
+    "SCORE_CHUNK",
+    "UserRanks",
+    "concatenate_user_ranks",
+    "load_user_ranks",
+    "rank_users",
+    "save_user_ranks",
+    "score_users",
+    "shard_bounds",
+    "users_per_block",
+]
+
+# Users scored by one call of model.scores, at multiples of it: small, so that the
+# memory floor is low and small data sets still make several shards.
+SCORE_CHUNK = 32
+# Bytes per score held for a block (float32 scores, bool masks over them) and per
+# score of the chunk being computed (a model's float64 products and float32 copy).
+_BLOCK_BYTES_PER_SCORE = 8
+_CHUNK_BYTES_PER_SCORE = 24
+
+
+@dataclass(frozen=True)
+class UserRanks:
+    """The ranks of users ``start .. start + len(rank) - 1``.
+
+    ``rank``: exact ranks under the tie policy (float64); ``n_candidates``: the
+    size of each user's ranked set (int64); ``pessimistic``: exact ranks with every
+    tie above (float64); ``sampled``: (repetitions, users) sampled ranks.
+
+    Parameters
+    ----------
+    start : int
+        The first user.
+    rank, n_candidates, pessimistic : numpy.ndarray (users,)
+        As above.
+    sampled : numpy.ndarray (repetitions, users)
+        As above.
+
+    Examples
+    --------
+    >>> UserRanks(64, np.ones(3), np.ones(3, np.int64), np.ones(3), np.ones((2, 3))).stop
+    67
+    """
+
+    start: int
+    rank: np.ndarray
+    n_candidates: np.ndarray
+    pessimistic: np.ndarray
+    sampled: np.ndarray
+
+    @property
+    def stop(self) -> int:
+        return self.start + int(self.rank.size)
+
+
+def users_per_block(n_items: int, memory_mb: float) -> int:
+    """Users per block so that a block's scores and the chunk being computed fit
+    ``memory_mb`` (besides the model): a multiple of :data:`SCORE_CHUNK`, at least one.
+
+    Parameters
+    ----------
+    n_items : int
+        Items scored per user.
+    memory_mb : float
+        The budget in MiB.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> users_per_block(3706, 1024), users_per_block(26744, 1024), users_per_block(10**6, 64)
+    (36096, 4896, 32)
+    """
+    budget = memory_mb * 2**20 - _CHUNK_BYTES_PER_SCORE * SCORE_CHUNK * n_items
+    chunks = int(budget // (_BLOCK_BYTES_PER_SCORE * SCORE_CHUNK * max(n_items, 1)))
+    return SCORE_CHUNK * max(1, chunks)
+
+
+def shard_bounds(n_users: int, shards: int) -> list[tuple[int, int]]:
+    """Cut users 0..n_users-1 into ``shards`` ranges of whole chunks, as even as
+    possible (ranges may be empty when there are more shards than chunks).
+
+    Parameters
+    ----------
+    n_users : int
+        Number of users.
+    shards : int
+        Number of ranges (>= 1).
+
+    Returns
+    -------
+    list of (start, stop)
+
+    Raises
+    ------
+    ValueError
+        When ``shards`` < 1.
+
+    Examples
+    --------
+    >>> shard_bounds(6040, 2)
+    [(0, 3040), (3040, 6040)]
+    >>> shard_bounds(90, 4)  # 3 chunks of users for 4 shards
+    [(0, 32), (32, 64), (64, 90), (90, 90)]
+    """
+    if shards < 1:
+        raise ValueError("shards must be >= 1")
+    n_chunks = -(-n_users // SCORE_CHUNK)
+    cuts = [min(n_users, SCORE_CHUNK * (-(-n_chunks * s // shards))) for s in range(shards + 1)]
+    return list(zip(cuts[:-1], cuts[1:]))
+
+
+def score_users(model, start: int, stop: int) -> np.ndarray:
+    """Scores of users ``start..stop-1``: float32 (stop - start, n_items),
+    ``model.scores`` called on chunks of :data:`SCORE_CHUNK` users at multiples
+    of it, so a user's scores do not depend on the block asked for.
+
+    Parameters
+    ----------
+    model : object
+        With ``scores(users)``.
+    start, stop : int
+        The users; ``start`` a multiple of :data:`SCORE_CHUNK`.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    ValueError
+        When ``start`` is not a multiple of :data:`SCORE_CHUNK`.
+
+    Examples
+    --------
+    >>> from sampled_metrics.recommenders import PrecomputedScores
+    >>> score_users(PrecomputedScores(np.eye(3)), 0, 2).tolist()
+    [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]
+    """
+    if start % SCORE_CHUNK:
+        raise ValueError(f"a block must start at a multiple of {SCORE_CHUNK} users, not {start}")
+    chunks = [
+        np.asarray(model.scores(np.arange(a, min(a + SCORE_CHUNK, stop))), dtype=np.float32)
+        for a in range(start, stop, SCORE_CHUNK)
+    ]
+    return np.vstack(chunks) if len(chunks) > 1 else chunks[0]
+
+
+def rank_users(
+    model,
+    train,
+    test_items,
+    plan: DrawPlan,
+    start: int,
+    stop: int,
+    *,
+    tie_policy: str,
+    tie_seed: int,
+    memory_mb: float,
+    user_ids=None,
+    progress: bool = False,
+) -> UserRanks:
+    """Exact, pessimistic and sampled ranks of users ``start..stop-1`` in one pass
+    over their scores, block by block (see the module docstring).
+
+    Parameters
+    ----------
+    model : object
+        With ``scores(users) -> (len(users), n_items)`` and optionally ``name``.
+    train : scipy.sparse matrix (n_users, n_items)
+        Its nonzeros are the training items, which are not ranked nor sampled.
+    test_items : array_like of int (n_users,)
+        The held-out item of every user.
+    plan : sampling.DrawPlan
+        The draws of every repetition (``plan.chunk`` must be :data:`SCORE_CHUNK`).
+    start, stop : int
+        The users; ``start`` a multiple of :data:`SCORE_CHUNK`.
+    tie_policy : str
+        Tie policy of the exact and sampled ranks (see :mod:`.ties`).
+    tie_seed : int
+        Seed of the "random" tie order, shared by exact and sampled ranks.
+    memory_mb : float
+        Budget of a block (:func:`users_per_block`).
+    user_ids : array_like, optional
+        The users' ids, for messages.
+    progress : bool, default False
+        Show a tqdm bar over blocks.
+
+    Returns
+    -------
+    UserRanks
+        Equal, user for user, to ``ranking.exact_ranks`` and
+        ``sampling.sampled_ranks`` with the plan's seed.
+
+    Raises
+    ------
+    ValueError
+        Naming the recommender, user and item of a NaN or infinite score; when the
+        plan was drawn for other users or chunks, or the block is out of range.
+
+    Examples
+    --------
+    >>> from sampled_metrics.recommenders import PrecomputedScores
+    >>> from sampled_metrics.sampling import draw_plan
+    >>> train = sp.csr_matrix([[1, 0, 0, 0, 0], [0, 1, 0, 0, 0]])
+    >>> test = np.array([1, 0])
+    >>> plan = draw_plan(pool_sizes(excluded_items(train, test)), m=2, repetitions=3,
+    ...                  seed=0, chunk=SCORE_CHUNK)
+    >>> model = PrecomputedScores([[9.0, 5, 4, 3, 2], [1.0, 9, 2, 3, 4]])
+    >>> r = rank_users(model, train, test, plan, 0, 2, tie_policy="random", tie_seed=0,
+    ...                memory_mb=64)
+    >>> r.rank.tolist(), r.n_candidates.tolist(), r.sampled.tolist()
+    ([1.0, 4.0], [4, 4], [[1, 3], [1, 3], [1, 3]])
+    """
+    check_tie_policy(tie_policy)
+    X = sp.csr_matrix(train)
+    n_users, n_items = X.shape
+    test = np.asarray(test_items, dtype=np.int64)
+    name = getattr(model, "name", type(model).__name__)
+    if plan.chunk != SCORE_CHUNK or plan.n_users != n_users:
+        raise ValueError(
+            f"the draw plan is for {plan.n_users} users in chunks of {plan.chunk}, "
+            f"not {n_users} users in chunks of {SCORE_CHUNK}"
+        )
+    if not 0 <= start <= stop <= n_users or (start % SCORE_CHUNK and start < n_users):
+        raise ValueError(f"users {start}..{stop - 1} are not a block of whole chunks")
+    pool = pool_sizes(excluded_items(X[start:stop], test[start:stop]))
+    if not np.array_equal(pool, plan.pool[start:stop]):
+        raise ValueError("the draw plan was drawn for other training items")
+    rank = np.empty(stop - start)
+    pessimistic = np.empty(stop - start)
+    sampled = np.empty((plan.repetitions, stop - start), sampled_rank_dtype(plan.m, tie_policy))
+    size = users_per_block(n_items, memory_mb)
+    starts = range(start, stop, size)
+    if progress:
+        from tqdm.auto import tqdm
+
+        starts = tqdm(starts, desc=f"ranking {name}", unit="block")
+    for a in starts:
+        b = min(a + size, stop)
+        S = score_users(model, a, b)
+        _check_finite(S, a, name, user_ids)
+        mask_training_items(S, X, a, b)
+        users = np.arange(a, b)
+        local = slice(a - start, b - start)
+        rank[local], pessimistic[local] = block_ranks(S, test[a:b], users, tie_policy, tie_seed)
+        excluded = excluded_items(X[a:b], test[a:b])
+        rows = np.arange(b - a)[:, None]
+        target = S[rows[:, 0], test[a:b]][:, None]
+        for rep in range(plan.repetitions):
+            items = positions_to_items(excluded, block_positions(plan, a, b, rep))
+            sampled[rep, local] = ranks_among_sampled(
+                S[rows, items], target, users, items, test[a:b], tie_policy, tie_seed
+            )
+    n_candidates = (n_items - np.diff(X.indptr)[start:stop]).astype(np.int64)
+    return UserRanks(start, rank, n_candidates, pessimistic, sampled)
+
+
+def _check_finite(S: np.ndarray, start: int, name: str, user_ids) -> None:
+    finite = np.isfinite(S)
+    if not finite.all():
+        r, i = np.argwhere(~finite)[0]
+        user = start + int(r)
+        shown = f"{user}" if user_ids is None else f"{user} (id {user_ids[user]!r})"
+        raise ValueError(
+            f"recommender {name!r}: {int((~finite).sum())} scores are NaN or inf, first the "
+            f"score of user {shown} for item {int(i)}: {S[r, i]}"
+        )
+
+
+def concatenate_user_ranks(parts: list[UserRanks], n_users: int) -> UserRanks:
+    """The ranks of all users from the ranks of consecutive ranges (shards).
+
+    Parameters
+    ----------
+    parts : list of UserRanks
+        Ranges that together cover users 0..n_users-1 in order.
+    n_users : int
+        Number of users.
+
+    Returns
+    -------
+    UserRanks
+
+    Raises
+    ------
+    ValueError
+        When the ranges leave a gap, overlap, or do not end at ``n_users``, or
+        disagree on the repetitions.
+
+    Examples
+    --------
+    >>> one = lambda a, b: UserRanks(a, np.ones(b - a), np.ones(b - a, np.int64),
+    ...                              np.ones(b - a), np.ones((2, b - a), np.int16))
+    >>> concatenate_user_ranks([one(0, 2), one(2, 5)], 5).sampled.shape
+    (2, 5)
+    """
+    position = 0
+    for part in parts:
+        if part.start != position:
+            raise ValueError(
+                f"the shards leave users {position}..{part.start - 1} unranked"
+                if part.start > position
+                else f"the shards rank users from {part.start} twice"
+            )
+        position = part.stop
+    if position != n_users:
+        raise ValueError(f"the shards rank users 0..{position - 1}, not all {n_users}")
+    if len({p.sampled.shape[0] for p in parts}) > 1 or len({p.sampled.dtype for p in parts}) > 1:
+        raise ValueError("the shards have different repetitions or rank types")
+    return UserRanks(
+        0,
+        np.concatenate([p.rank for p in parts]),
+        np.concatenate([p.n_candidates for p in parts]),
+        np.concatenate([p.pessimistic for p in parts]),
+        np.concatenate([p.sampled for p in parts], axis=1),
+    )
+
+
+def save_user_ranks(ranks: UserRanks, path) -> None:
+    """Write :class:`UserRanks` to an .npz file atomically.
+
+    Parameters
+    ----------
+    ranks : UserRanks
+        The ranks.
+    path : str or pathlib.Path
+        The file.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "shard.npz"
+    >>> r = UserRanks(1024, np.ones(2), np.ones(2, np.int64), np.ones(2), np.ones((3, 2)))
+    >>> save_user_ranks(r, path)
+    >>> load_user_ranks(path).stop
+    1026
+    """
+
+    def write(tmp) -> None:
+        with open(tmp, "wb") as f:
+            np.savez(
+                f,
+                start=ranks.start,
+                rank=ranks.rank,
+                n_candidates=ranks.n_candidates,
+                pessimistic=ranks.pessimistic,
+                sampled=ranks.sampled,
+            )
+
+    write_atomic(path, write)
+
+
+def load_user_ranks(path) -> UserRanks:
+    """Read :class:`UserRanks` written by :func:`save_user_ranks`.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The file.
+
+    Returns
+    -------
+    UserRanks
+
+    Raises
+    ------
+    ValueError
+        Naming the file when it is damaged or its arrays disagree in length.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "shard.npz"
+    >>> _ = path.write_bytes(b"cut")
+    >>> load_user_ranks(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: ...shard.npz: not a file of ranks (...); delete it and rerun
+    """
+    fields = ("start", "rank", "n_candidates", "pessimistic", "sampled")
+    try:
+        with np.load(path) as data:
+            arrays = {key: data[key] for key in fields}
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
+        raise ValueError(f"{path}: not a file of ranks ({error}); delete it and rerun") from None
+    n = arrays["rank"].shape
+    if (
+        arrays["n_candidates"].shape != n
+        or arrays["pessimistic"].shape != n
+        or (arrays["sampled"].ndim != 2 or arrays["sampled"].shape[1:] != n)
+    ):
+        raise ValueError(f"{path}: its arrays disagree in length; delete it and rerun")
+    return UserRanks(int(arrays["start"]), *(arrays[key] for key in fields[1:]))

@@ -1,0 +1,37 @@
+"""Rule rank_shard: exact, pessimistic and sampled ranks of one shard of users,
+in one pass over their scores (block_pass.rank_users)."""
+
+import numpy as np
+
+from sampled_metrics.block_pass import rank_users, save_user_ranks, shard_bounds
+from sampled_metrics.data import load_split
+from sampled_metrics.recommenders import load_model
+from sampled_metrics.runs import start_log
+from sampled_metrics.sampling import load_draw_plan
+
+log = start_log(snakemake.log[0])
+p = snakemake.params
+index, shards = (int(part) for part in snakemake.wildcards.shard.split("-of-"))
+split = load_split(snakemake.input.split)
+model = load_model(snakemake.input.model)
+plan = load_draw_plan(snakemake.input.plan)
+start, stop = shard_bounds(split.n_users, shards)[index]
+log.info("shard %d of %d: users %d..%d", index + 1, shards, start, stop - 1)
+ranks = rank_users(
+    model,
+    split.train,
+    split.test_items,
+    plan,
+    start,
+    stop,
+    tie_policy=p.tie_policy,
+    tie_seed=p.seed,
+    memory_mb=p.memory_mb,
+    user_ids=split.user_ids,
+    progress=True,
+)
+if ranks.rank.size:
+    log.info(
+        "median rank %.0f, mean sampled rank %.2f", np.median(ranks.rank), ranks.sampled.mean()
+    )
+save_user_ranks(ranks, snakemake.output[0])
