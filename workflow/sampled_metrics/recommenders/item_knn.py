@@ -20,7 +20,9 @@ __all__ = ["ITEM_KNN_DEFAULTS", "ItemKNN", "cosine_similarity"]
 # Plain cosine (q=1), no cut, and for the points the paper leaves open the
 # readings that come closest to its Table 3 for both Y and Z
 # (docs/knn_variants.md): s_ii included, k' cut on the history-item side, eq 29
-# with the L2 norm, no item-dependent denominator in eq 30.
+# with the L2 norm, no item-dependent denominator in eq 30. float32: on ML-1M it
+# changes no exact rank of Y and 65 of Z's, far less than the tie-order seed does
+# (benchmarks/knn_float32.py), and halves the items x items array.
 ITEM_KNN_DEFAULTS = {
     "q": 1.0,
     "k": None,
@@ -30,7 +32,7 @@ ITEM_KNN_DEFAULTS = {
     "normalization": "row",
     "norm": "l2",
     "denominator": "none",
-    "dtype": "float64",
+    "dtype": "float32",
 }
 
 
@@ -191,8 +193,8 @@ class ItemKNN:
     A score 0/0 (an item whose row of s' is all zero, e.g. an item without
     training interactions, or with no neighbour left after the cut) is 0.
 
-    Numerics: the similarity and the sums are computed in ``dtype`` (float64 by
-    default; float32 halves the one items x items array) and the
+    Numerics: the similarity and the sums are computed in ``dtype`` (float32 by
+    default, which halves the one items x items array; float64 on request) and the
     row scalings of eqs 29/30 are applied to the sum, not to s, so numerator and
     denominator of eq 30 are accumulated over j in the same (index) order: an
     item whose every neighbour lies in H_u scores exactly 1.0 under "row_sum",
