@@ -106,13 +106,15 @@ def sampled_metric_table(sampled_ranks, vectors, n_per_user=None) -> pd.DataFram
     if np.any(ranks != np.round(ranks)):
         raise ValueError("corrections need integer sampled ranks (not the 'average' tie policy)")
     index = ranks.astype(np.int64) - 1
+    lowest, highest = (index.min(), index.max()) if index.size else (0, -1)
     sums: dict = {}
     for users, group_vectors in _user_groups(vectors, n_per_user, index.shape[1]):
+        group = index[:, users]
         for key, vector in group_vectors.items():
             vector = np.asarray(vector)
-            if index.min() < 0 or index.max() >= vector.size:
+            if lowest < 0 or highest >= vector.size:
                 raise ValueError(f"sampled ranks must lie in 1..m + 1 = {vector.size}")
-            sums[key] = sums.get(key, 0.0) + vector[index[:, users]].sum(axis=1)
+            sums[key] = sums.get(key, 0.0) + vector[group].sum(axis=1)
     return pd.concat(
         [
             pd.DataFrame(
@@ -133,8 +135,9 @@ def _user_groups(vectors, n_per_user, n_users: int):
     """[(user indices, {(metric, method): M^})]: one group, or one per distinct n."""
     if n_per_user is None:
         return [(np.arange(n_users), vectors)]
-    n_per_user = np.asarray(n_per_user)
-    return [(np.flatnonzero(n_per_user == n), vectors(int(n))) for n in np.unique(n_per_user)]
+    distinct, group = np.unique(np.asarray(n_per_user), return_inverse=True)
+    members = np.split(np.argsort(group, kind="stable"), np.cumsum(np.bincount(group))[:-1])
+    return [(users, vectors(int(n))) for n, users in zip(distinct, members)]
 
 
 def expected_sampled_values(
