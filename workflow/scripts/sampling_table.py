@@ -1,13 +1,11 @@
 """Rule sampling_table: every metric and correction on every repetition, and the
 cross-check of the repetitions' mean against the law's expectation."""
 
-from functools import cache
-
 import numpy as np
 import pandas as pd
 
 from sampled_metrics.atomic import write_csv
-from sampled_metrics.corrections import correction_vectors
+from sampled_metrics.corrections import correction_vectors_by_n
 from sampled_metrics.data import load_split
 from sampled_metrics.evaluation import (
     expected_sampled_values,
@@ -23,44 +21,43 @@ c = p.corrections
 methods = ["sampled", *c["methods"]]
 n_items = load_split(snakemake.input.split).n_items
 per_user = c["n"] == "per_user"
-
-
-@cache  # one build per distinct n, shared by all recommenders
-def vectors_for(n):
-    return correction_vectors(
-        p.metrics,
-        methods,
-        n,
-        p.m,
-        c["law"],
-        None,
-        c["rank_estimate_rounding"],
-        c["cls_constraint"],
-    )
-
-
-vectors = vectors_for if per_user else vectors_for(n_items)
+exact = {
+    recommender: pd.read_csv(path)
+    for recommender, path in zip(p.recommenders, snakemake.input.ranks)
+}
+# One build per distinct n, shared by all recommenders, in the rule's threads.
+n_values = (
+    np.concatenate([frame["n_candidates"].to_numpy() for frame in exact.values()])
+    if per_user
+    else [n_items]
+)
+by_n = correction_vectors_by_n(
+    n_values,
+    p.metrics,
+    methods,
+    p.m,
+    c["law"],
+    None,
+    c["rank_estimate_rounding"],
+    c["cls_constraint"],
+    workers=snakemake.threads,
+    progress=True,
+)
+log.info("corrections built for %d distinct n in %d processes", len(by_n), snakemake.threads)
+vectors = by_n.__getitem__ if per_user else by_n[n_items]
 # The law the sampling really followed: the user's own pool, with or without replacement.
 true_law = WITH_REPLACEMENT if p.replacement else WITHOUT_REPLACEMENT
 tables, expected = [], {}
-for recommender, sampled_path, ranks_path in zip(
-    p.recommenders, snakemake.input.sampled, snakemake.input.ranks
-):
+for recommender, sampled_path in zip(p.recommenders, snakemake.input.sampled):
     sampled = np.load(sampled_path)
-    exact = pd.read_csv(ranks_path)
-    n_candidates = exact["n_candidates"].to_numpy()
+    n_candidates = exact[recommender]["n_candidates"].to_numpy()
     table = sampled_metric_table(sampled, vectors, n_candidates if per_user else None)
     tables.append(table.assign(recommender=recommender))
     values = expected_sampled_values(
-        vectors, exact["rank"].to_numpy(), n_candidates, p.m, true_law, per_user
+        vectors, exact[recommender]["rank"].to_numpy(), n_candidates, p.m, true_law, per_user
     )
     expected.update({(recommender, *key): 100 * value for key, value in values.items()})
-    log.info(
-        "%s: %d repetitions done (corrections built for %d distinct n)",
-        recommender,
-        sampled.shape[0],
-        vectors_for.cache_info().currsize,
-    )
+    log.info("%s: %d repetitions done", recommender, sampled.shape[0])
 
 table = pd.concat(tables, ignore_index=True)
 table["value"] *= 100
