@@ -271,3 +271,27 @@ def test_concatenate_refuses_gaps_overlaps_and_short_cover():
         concatenate_user_ranks([part(0, 4), part(2, 10)], 10)
     with pytest.raises(ValueError, match="not all 12"):
         concatenate_user_ranks([part(0, 4), part(4, 10)], 12)
+
+
+def test_scores_of_the_wrong_shape_are_refused_naming_the_recommender():
+    train, test, scores = problem(5)
+    plan = plan_for(train, test, m=3, seed=0)
+    with pytest.raises(ValueError, match="'narrow' scores 24 items, not 25"):
+        rank_users(
+            PrecomputedScores(scores[:, :24], name="narrow"),
+            train,
+            test,
+            plan,
+            0,
+            30,
+            tie_policy="random",
+            tie_seed=0,
+            memory_mb=1,
+        )
+
+    class Short(PrecomputedScores):
+        def scores(self, users):
+            return super().scores(users)[:-1]
+
+    with pytest.raises(ValueError, match=r"'short': scores for users 4\.\.7 have shape \(3, 25\)"):
+        score_users(Short(scores, name="short"), 4, 30)

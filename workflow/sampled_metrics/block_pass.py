@@ -29,8 +29,8 @@ from .sampling import (
     DrawPlan,
     block_positions,
     excluded_items,
+    free_item_lookup,
     pool_sizes,
-    positions_to_items,
     ranks_among_sampled,
     sampled_rank_dtype,
 )
@@ -179,11 +179,20 @@ def score_users(model, start: int, stop: int) -> np.ndarray:
     """
     if start % SCORE_CHUNK:
         raise ValueError(f"a block must start at a multiple of {SCORE_CHUNK} users, not {start}")
-    chunks = [
-        np.asarray(model.scores(np.arange(a, min(a + SCORE_CHUNK, stop))), dtype=np.float32)
-        for a in range(start, stop, SCORE_CHUNK)
-    ]
-    return np.vstack(chunks) if len(chunks) > 1 else chunks[0]
+    scores = np.zeros((0, 0), dtype=np.float32)
+    for a in range(start, stop, SCORE_CHUNK):
+        users = np.arange(a, min(a + SCORE_CHUNK, stop))
+        chunk = np.asarray(model.scores(users))
+        if a == start:
+            scores = np.empty((stop - start, chunk.shape[-1]), dtype=np.float32)
+        if chunk.shape != (users.size, scores.shape[1]):
+            raise ValueError(
+                f"recommender {getattr(model, 'name', type(model).__name__)!r}: scores for "
+                f"users {users[0]}..{users[-1]} have shape {chunk.shape}, expected "
+                f"{(users.size, scores.shape[1])}"
+            )
+        scores[a - start : a - start + users.size] = chunk
+    return scores
 
 
 def rank_users(
@@ -279,16 +288,18 @@ def rank_users(
     for a in starts:
         b = min(a + size, stop)
         S = score_users(model, a, b)
+        if S.shape[1] != n_items:
+            raise ValueError(f"recommender {name!r} scores {S.shape[1]} items, not {n_items}")
         _check_finite(S, a, name, user_ids)
         mask_training_items(S, X, a, b)
         users = np.arange(a, b)
         local = slice(a - start, b - start)
         rank[local], pessimistic[local] = block_ranks(S, test[a:b], users, tie_policy, tie_seed)
-        excluded = excluded_items(X[a:b], test[a:b])
+        free_items = free_item_lookup(excluded_items(X[a:b], test[a:b]))
         rows = np.arange(b - a)[:, None]
         target = S[rows[:, 0], test[a:b]][:, None]
         for rep in range(plan.repetitions):
-            items = positions_to_items(excluded, block_positions(plan, a, b, rep))
+            items = free_items(block_positions(plan, a, b, rep))
             sampled[rep, local] = ranks_among_sampled(
                 S[rows, items], target, users, items, test[a:b], tie_policy, tie_seed
             )

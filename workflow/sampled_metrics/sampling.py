@@ -28,6 +28,7 @@ __all__ = [
     "draw_positions",
     "load_draw_plan",
     "excluded_items",
+    "free_item_lookup",
     "pool_sizes",
     "positions_to_items",
     "ranks_among_sampled",
@@ -450,14 +451,40 @@ def positions_to_items(excluded: sp.csr_matrix, positions: np.ndarray) -> np.nda
     >>> positions_to_items(E, np.array([[0, 2], [0, 1]])).tolist()
     [[1, 4], [0, 3]]
     """
+    return free_item_lookup(excluded)(positions)
+
+
+def free_item_lookup(excluded: sp.csr_matrix):
+    """:func:`positions_to_items` for one ``excluded`` matrix, its search array built
+    once: a function ``positions -> items`` to call for every repetition.
+
+    Parameters
+    ----------
+    excluded : scipy.sparse.csr_matrix (n_users, n_items)
+        The excluded items, with sorted indices (see :func:`excluded_items`).
+
+    Returns
+    -------
+    callable
+
+    Examples
+    --------
+    >>> E = excluded_items(sp.csr_matrix([[1, 0, 0, 0, 0], [0, 1, 1, 0, 0]]), [2, 4])
+    >>> free_item_lookup(E)(np.array([[0, 2], [0, 1]])).tolist()
+    [[1, 4], [0, 3]]
+    """
     n_users, n_items = excluded.shape
     counts = np.diff(excluded.indptr)
     rank_in_row = np.arange(excluded.nnz) - np.repeat(excluded.indptr[:-1], counts)
     offset = np.arange(n_users, dtype=np.int64) * (n_items + 1)
     gaps = excluded.indices.astype(np.int64) - rank_in_row + np.repeat(offset, counts)
-    queries = positions + offset[:, None]
-    before = np.searchsorted(gaps, queries, side="right") - excluded.indptr[:-1, None]
-    return positions + before
+    first = excluded.indptr[:-1, None]
+
+    def items(positions: np.ndarray) -> np.ndarray:
+        before = np.searchsorted(gaps, positions + offset[:, None], side="right") - first
+        return positions + before
+
+    return items
 
 
 def sampled_ranks(
