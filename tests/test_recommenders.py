@@ -198,7 +198,13 @@ S_Q2 = np.array(
 
 
 def knn(**options):
-    spec = {"type": "item_knn", "denominator": "row_sum", "normalization": "row", **options}
+    spec = {
+        "type": "item_knn",
+        "denominator": "row_sum",
+        "normalization": "row",
+        "dtype": "float64",  # the closed forms below hold to 1e-12
+        **options,
+    }
     return fit_recommender(spec, TRAIN)
 
 
@@ -470,7 +476,7 @@ def test_infinite_neighbourhoods_mean_no_cut():
 
 
 def _knn_similarity(train, **options):
-    spec = {"type": "item_knn", "normalization": "none", **options}
+    spec = {"type": "item_knn", "normalization": "none", "dtype": "float64", **options}
     return np.array(fit_recommender(spec, train).similarity)
 
 

@@ -1,6 +1,9 @@
 # Recommenders: fit on the training split and store the fitted model (factors or
 # similarities), never its users x items scores.
 
+# Threads a fit of the type can use (implicit's ALS); item-kNN's sparse products use one.
+FIT_THREADS = {"ials": 2}
+
 
 rule fit:
     input:
@@ -11,7 +14,7 @@ rule fit:
         "logs/{dataset}/fit_{recommender}.log",
     benchmark:
         "results/{dataset}/benchmarks/fit_{recommender}.tsv"
-    threads: 2
+    threads: lambda wildcards: FIT_THREADS.get(config["recommenders"][wildcards.recommender]["type"], 1)
     resources:
         runtime=30,
         mem_mb=4000,

@@ -109,22 +109,42 @@ def _norms(S: np.ndarray, axis: int, norm: str) -> np.ndarray:
     return total[0] if norm == "l1" else np.sqrt(total[0])
 
 
-def _top_k_mask(S: np.ndarray, k: int, axis: int) -> np.ndarray:
-    """Boolean mask of the k largest entries of every row (axis=1) or column
-    (axis=0) of S, among the strictly positive ones; ties at the boundary go to
-    the lower item index (a stable sort), so exactly min(k, #positive) entries
-    are kept per row/column."""
+def _top_k_kept(S: np.ndarray, k: int, axis: int) -> sp.csr_matrix | None:
+    """The k largest entries of every row (axis=1) or column (axis=0) of S, among
+    the strictly positive ones, as a sparse 0/1 matrix of S's shape (at most k
+    entries per row/column); ties at the boundary go to the lower item index (a
+    stable sort). None when k leaves every entry (k >= the row/column length)."""
     A = S if axis == 1 else S.T
-    mask = np.zeros(A.shape, dtype=bool)
-    for rows in _row_blocks(A.shape[0], A.shape[1]):  # bounded temporaries
-        block = A[rows]
-        if k < A.shape[1]:
-            order = np.argsort(-block, axis=1, kind="stable")[:, :k]
-            np.put_along_axis(mask[rows], order, True, axis=1)
-        else:
-            mask[rows] = True
-        mask[rows] &= block > 0
-    return mask if axis == 1 else mask.T
+    if k >= A.shape[1]:
+        return None
+    rows, columns = [], []
+    for block_rows in _row_blocks(A.shape[0], A.shape[1]):  # bounded temporaries
+        block = A[block_rows]
+        order = np.argsort(-block, axis=1, kind="stable")[:, :k]
+        positive = np.take_along_axis(block, order, axis=1) > 0
+        first = block_rows.start
+        rows.append((first + np.nonzero(positive)[0]).astype(np.int64))
+        columns.append(order[positive].astype(np.int64))
+    rows, columns = np.concatenate(rows), np.concatenate(columns)
+    if axis == 0:
+        rows, columns = columns, rows
+    ones = np.ones(rows.size, dtype=np.int8)
+    return sp.csr_matrix((ones, (rows, columns)), shape=S.shape)
+
+
+def _cut(S: np.ndarray, row_k: int | None, col_k: int | None) -> None:
+    """Eq 28 in place: keep s_ij iff it is in the top row_k of row i and in the top
+    col_k of column j of the uncut S (None: no cut on that side), by blocks of
+    rows, with the kept sets held sparse: no second items x items array."""
+    kept = None
+    for size, axis in ((row_k, 1), (col_k, 0)):
+        side = None if size is None else _top_k_kept(S, size, axis)
+        if side is not None:
+            kept = side if kept is None else kept.multiply(side).tocsr()
+    if kept is None:
+        return
+    for rows in _row_blocks(*S.shape):
+        S[rows] *= kept[rows].toarray().astype(bool)
 
 
 def _sparse_if_smaller(S: np.ndarray):
@@ -250,14 +270,7 @@ class ItemKNN:
         # eq 28: delta(j in N_k'(i)) on the k' side, delta(i in N_k(j)) on the other;
         # both neighbourhoods are judged on the uncut s, then the masks are combined
         row_k, col_k = (k_prime, k) if cut == "row" else (k, k_prime)
-        mask = None
-        for size, axis in ((row_k, 1), (col_k, 0)):
-            if size is not None:
-                cut_mask = _top_k_mask(S, size, axis)
-                mask = cut_mask if mask is None else np.logical_and(mask, cut_mask, out=mask)
-        if mask is not None:
-            S *= mask
-            del mask
+        _cut(S, row_k, col_k)
         if self_similarity == "after_cut":
             np.fill_diagonal(S, diagonal)
         if normalization == "column":  # eq 29 on the other axis
