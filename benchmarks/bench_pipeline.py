@@ -25,9 +25,10 @@ from workflow_run import run_workflow
 PART1_TARGETS = [f"figures/{DATASET}/fig5.pdf", f"results/{DATASET}/exact_metrics.csv"]
 TARGET_SECONDS = 60  # the whole offline pipeline on 2 cores, with per-user corrections
 STAGES = {
-    "fit and score (scores)": "scores_*.tsv",
-    "exact ranks (exact_ranks)": "exact_ranks_*.tsv",
-    "sampling: draw and rank (sampled_ranks)": "sampled_ranks_*.tsv",
+    "fit (fit)": "fit_*.tsv",
+    "draw the sampled items (draw_plan)": "draw_plan.tsv",
+    "score, rank exactly and in every repetition (rank_shard)": "rank_*-of-*.tsv",
+    "join the shards (merge_ranks)": "merge_ranks_*.tsv",
     "sampling: all corrections (sampling_table)": "sampling_table.tsv",
     "protocol sensitivity (protocol_sensitivity)": "protocol_sensitivity.tsv",
     "Figure 6 curves (fig6_curves)": "fig6_curves.tsv",

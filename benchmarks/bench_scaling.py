@@ -2,19 +2,23 @@
 synthetic data sets of growing size, per rule.
 
     python benchmarks/bench_scaling.py [--cores 2] [--size USERS ITEMS INTERACTIONS ...]
+                                       [--preset NAME ...] [--keep DIR]
 
 For each size, writes a `format: synthetic` entry (docs/datasets.md, "Synthetic
 data"; the presets' popularity and activity exponents, 20 to `items // 4` events per
-user) into a fresh temporary directory, runs `snakemake --cores N` to every figure
-and table with the shipped config otherwise (X, Y, Z, m = 100, 100 repetitions,
-every correction), and prints, per rule, the wall time (summed over its jobs) and
-the largest peak memory (max RSS) of its jobs, from the rules' `benchmark:` files,
-then the whole run's wall time and the size of the score files on disk.
+user) into a fresh temporary directory, or takes a preset of config.yaml
+(`--preset ml-20m-like`), runs `snakemake --cores N` to every figure and table with
+the shipped config otherwise (X, Y, Z, m = 100, 100 repetitions, every correction),
+and prints, per rule, the wall time (summed over its jobs) and the largest peak
+memory (max RSS) of its jobs, from the rules' `benchmark:` files, then the whole
+run's wall time and the size of the stored models and draw plan on disk (no score
+is ever written). `--keep DIR` runs in DIR and leaves it there.
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -41,24 +45,42 @@ def synthetic_entry(users: int, items: int, interactions: int) -> dict:
     }
 
 
-def run(users: int, items: int, interactions: int, cores: int) -> tuple[pd.DataFrame, dict]:
-    name = f"synthetic-{users}x{items}"
+def rule_of(benchmark_stem: str) -> str:
+    """The rule of a benchmark file: fit_X -> fit, rank_X_0-of-2 -> rank_shard."""
+    if re.fullmatch(r"rank_[^_]+_\d+-of-\d+", benchmark_stem):
+        return "rank_shard"
+    match = re.fullmatch(r"(fit|merge_ranks)_[^_]+", benchmark_stem)
+    return match.group(1) if match else benchmark_stem
+
+
+def measure(workdir: Path, name: str, entry: dict, cores: int) -> tuple[pd.DataFrame, dict]:
+    config = {"dataset": name, "datasets": {name: entry}}
+    total = run_workflow(workdir, config, cores)
+    rows = []
+    for path in sorted((workdir / "results" / name / "benchmarks").glob("*.tsv")):
+        bench = pd.read_csv(path, sep="\t")
+        rows.append(
+            {
+                "rule": rule_of(path.stem),
+                "s": bench["s"].sum(),
+                "max_rss_mb": bench["max_rss"].max(),
+            }
+        )
+    per_rule = (
+        pd.DataFrame(rows).groupby("rule").agg(s=("s", "sum"), max_rss_mb=("max_rss_mb", "max"))
+    )
+    results = workdir / "results" / name
+    stored = sum(p.stat().st_size for p in (results / "models").glob("*.pkl"))
+    stored += (results / "draw_plan.npz").stat().st_size
+    return per_rule, {"total_s": total, "models_and_plan_mb": stored / 2**20}
+
+
+def run(name: str, entry: dict, cores: int, keep: Path | None) -> tuple[pd.DataFrame, dict]:
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+        return measure(keep, name, entry, cores)
     with tempfile.TemporaryDirectory() as tmp:
-        workdir = Path(tmp)
-        config = {"dataset": name, "datasets": {name: synthetic_entry(users, items, interactions)}}
-        total = run_workflow(workdir, config, cores)
-        rows = []
-        for path in sorted((workdir / "results" / name / "benchmarks").glob("*.tsv")):
-            bench = pd.read_csv(path, sep="\t")
-            rule = path.stem.rsplit("_", 1)[0] if path.stem[-2] == "_" else path.stem
-            rows.append({"rule": rule, "s": bench["s"].sum(), "max_rss_mb": bench["max_rss"].max()})
-        per_rule = (
-            pd.DataFrame(rows).groupby("rule").agg(s=("s", "sum"), max_rss_mb=("max_rss_mb", "max"))
-        )
-        scores = sum(
-            p.stat().st_size for p in (workdir / "results" / name / "scores").glob("*.npy")
-        )
-        return per_rule, {"total_s": total, "score_files_mb": scores / 2**20}
+        return measure(Path(tmp), name, entry, cores)
 
 
 def main() -> None:
@@ -67,12 +89,18 @@ def main() -> None:
     parser.add_argument(
         "--size", type=int, nargs=3, action="append", metavar=("USERS", "ITEMS", "EVENTS")
     )
+    parser.add_argument("--preset", action="append", default=[], help="a synthetic preset")
+    parser.add_argument("--keep", type=Path, help="run in this directory and keep it")
     args = parser.parse_args()
-    sizes = [tuple(size) for size in args.size] if args.size else DEFAULT_SIZES
-    tables, totals = {}, {}
+    presets = yaml.safe_load((REPO / "config.yaml").read_text())["datasets"]
+    runs = {name: presets[name] for name in args.preset}
+    sizes = [tuple(size) for size in args.size] if args.size else ([] if runs else DEFAULT_SIZES)
     for users, items, interactions in sizes:
-        label = f"{users:,} x {items:,}, {interactions:,}"
-        tables[label], totals[label] = run(users, items, interactions, args.cores)
+        runs[f"synthetic-{users}x{items}"] = synthetic_entry(users, items, interactions)
+    tables, totals = {}, {}
+    for name, entry in runs.items():
+        label = f"{name}: {entry['users']:,} x {entry['items']:,}, {entry['interactions']:,}"
+        tables[label], totals[label] = run(name, entry, args.cores, args.keep)
         print(f"done: {label} in {totals[label]['total_s']:.0f} s", file=sys.stderr)
     seconds = pd.DataFrame({label: t["s"] for label, t in tables.items()}).round(1)
     memory = pd.DataFrame({label: t["max_rss_mb"] for label, t in tables.items()}).round(0)

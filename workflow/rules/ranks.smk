@@ -44,7 +44,7 @@ rule rank_shard:
         shard=r"\d+-of-\d+",
     resources:
         runtime=30,
-        mem_mb=lambda wildcards, input: config["ranking"]["memory_mb"] + 3 * input.size_mb + 500,
+        mem_mb=lambda wildcards, input: config["ranking"]["memory_mb"] + 2 * input.size_mb + 500,
     params:
         library=LIBRARY,
         tie_policy=config["ranking"]["tie_policy"],
