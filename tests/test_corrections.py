@@ -334,3 +334,15 @@ def test_correction_vectors_equal_one_method_at_a_time(law):
             alone = C.corrected_metric(metric, method, n, m, law)
         scale = max(1.0, np.abs(alone).max())
         np.testing.assert_allclose(vector, alone, atol=1e-9 * scale, err_msg=f"{metric} {method}")
+
+
+def test_corrections_by_n_in_processes_equal_one_process_and_each_n_alone():
+    metrics, methods = ["recall@10", "ap"], ["sampled", "rank_estimate", "cls", "bv_0.1"]
+    n_values = [400, 333, 400, 250, 333, 512]  # repeats are built once
+    serial = C.correction_vectors_by_n(n_values, metrics, methods, 20, "binomial")
+    parallel = C.correction_vectors_by_n(n_values, metrics, methods, 20, "binomial", workers=2)
+    assert sorted(serial) == sorted(parallel) == [250, 333, 400, 512]
+    for n in serial:
+        alone = C.correction_vectors(metrics, methods, n, 20, "binomial")
+        for key, vector in alone.items():
+            assert serial[n][key].tobytes() == parallel[n][key].tobytes() == vector.tobytes()

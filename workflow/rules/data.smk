@@ -31,6 +31,8 @@ rule split:
         "data/processed/{dataset}/split.npz",
     log:
         "logs/{dataset}/split.log",
+    benchmark:
+        "results/{dataset}/benchmarks/split.tsv"
     resources:
         runtime=10,
         mem_mb=4000,
