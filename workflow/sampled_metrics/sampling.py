@@ -152,16 +152,21 @@ def _positions(pool, m, uniforms, replacement, on_redraw=None) -> np.ndarray:
     if replacement:
         return positions
     positions.sort(axis=1)
-    duplicate = np.zeros(positions.shape, dtype=bool)
-    duplicate[:, 1:] = positions[:, 1:] == positions[:, :-1]
+    # Only rows with duplicates change (a sorted row stays as it is), so each round
+    # works on those rows alone, in row-major order as over the whole array.
+    redrawn = np.flatnonzero(np.any(positions[:, 1:] == positions[:, :-1], axis=1))
     redraw = 1
-    while duplicate.any():
-        rows = np.nonzero(duplicate)[0]
+    while redrawn.size:
+        sub = positions[redrawn]
+        duplicate = np.zeros(sub.shape, dtype=bool)
+        duplicate[:, 1:] = sub[:, 1:] == sub[:, :-1]
+        rows = redrawn[np.nonzero(duplicate)[0]]
         if on_redraw is not None:
             on_redraw(redraw, rows)
-        positions[duplicate] = (uniforms(redraw, rows.size) * pool[rows]).astype(np.int64)
-        positions.sort(axis=1)
-        duplicate[:, 1:] = positions[:, 1:] == positions[:, :-1]
+        sub[duplicate] = (uniforms(redraw, rows.size) * pool[rows]).astype(np.int64)
+        sub.sort(axis=1)
+        positions[redrawn] = sub
+        redrawn = redrawn[np.any(sub[:, 1:] == sub[:, :-1], axis=1)]
         redraw += 1
     return positions
 
