@@ -30,7 +30,6 @@ from .sampling import (
     block_positions,
     excluded_items,
     free_item_lookup,
-    pool_sizes,
     ranks_among_sampled,
     sampled_rank_dtype,
 )
@@ -250,7 +249,7 @@ def rank_users(
     Examples
     --------
     >>> from sampled_metrics.recommenders import PrecomputedScores
-    >>> from sampled_metrics.sampling import draw_plan
+    >>> from sampled_metrics.sampling import draw_plan, pool_sizes
     >>> train = sp.csr_matrix([[1, 0, 0, 0, 0], [0, 1, 0, 0, 0]])
     >>> test = np.array([1, 0])
     >>> plan = draw_plan(pool_sizes(excluded_items(train, test)), m=2, repetitions=3,
@@ -273,7 +272,12 @@ def rank_users(
         )
     if not 0 <= start <= stop <= n_users or (start % SCORE_CHUNK and start < n_users):
         raise ValueError(f"users {start}..{stop - 1} are not a block of whole chunks")
-    pool = pool_sizes(excluded_items(X[start:stop], test[start:stop]))
+    history = np.diff(X.indptr)
+    # the pool of sampled items: every item but the training items and the held-out one
+    # (pool_sizes of excluded_items, without building them for the whole range)
+    ranged = np.arange(start, stop)
+    in_train = np.asarray(X[ranged, test[ranged]]).ravel() != 0 if ranged.size else ranged > 0
+    pool = n_items - history[start:stop] - 1 + in_train
     if not np.array_equal(pool, plan.pool[start:stop]):
         raise ValueError("the draw plan was drawn for other training items")
     rank = np.empty(stop - start)
@@ -303,7 +307,7 @@ def rank_users(
             sampled[rep, local] = ranks_among_sampled(
                 S[rows, items], target, users, items, test[a:b], tie_policy, tie_seed
             )
-    n_candidates = (n_items - np.diff(X.indptr)[start:stop]).astype(np.int64)
+    n_candidates = (n_items - history[start:stop]).astype(np.int64)
     return UserRanks(start, rank, n_candidates, pessimistic, sampled)
 
 
