@@ -5,6 +5,11 @@
 FIT_THREADS = {"ials": 2}
 
 
+def fit_threads(wildcards):
+    kind = config["recommenders"][wildcards.recommender]["type"]
+    return FIT_THREADS[kind] if kind in FIT_THREADS else 1
+
+
 rule fit:
     input:
         "data/processed/{dataset}/split.npz",
@@ -14,7 +19,7 @@ rule fit:
         "logs/{dataset}/fit_{recommender}.log",
     benchmark:
         "results/{dataset}/benchmarks/fit_{recommender}.tsv"
-    threads: lambda wildcards: FIT_THREADS.get(config["recommenders"][wildcards.recommender]["type"], 1)
+    threads: fit_threads
     resources:
         runtime=30,
         mem_mb=4000,
