@@ -379,7 +379,7 @@ def save_draw_plan(plan: DrawPlan, path) -> None:
 
     def write(tmp) -> None:
         with open(tmp, "wb") as f:
-            np.savez(f, chunk=plan.chunk, pool=plan.pool, starts=plan.starts, **scalars)
+            np.savez_compressed(f, chunk=plan.chunk, pool=plan.pool, starts=plan.starts, **scalars)
 
     write_atomic(path, write)
 
