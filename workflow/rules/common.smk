@@ -58,3 +58,12 @@ def all_targets():
         for path in expand(getattr(rules, name).output, dataset=DATASETS)
     ]
     return toy + per_dataset
+
+
+# Threads a fit of the type can use (implicit's ALS); item-kNN's sparse products use one.
+FIT_THREADS = {"ials": 2}
+
+
+def fit_threads(wildcards):
+    kind = config["recommenders"][wildcards.recommender]["type"]
+    return FIT_THREADS[kind] if kind in FIT_THREADS else 1

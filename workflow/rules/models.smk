@@ -1,14 +1,6 @@
 # Recommenders: fit on the training split and store the fitted model (factors or
 # similarities), never its users x items scores.
 
-# Threads a fit of the type can use (implicit's ALS); item-kNN's sparse products use one.
-FIT_THREADS = {"ials": 2}
-
-
-def fit_threads(wildcards):
-    kind = config["recommenders"][wildcards.recommender]["type"]
-    return FIT_THREADS[kind] if kind in FIT_THREADS else 1
-
 
 rule fit:
     input:
