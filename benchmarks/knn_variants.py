@@ -11,8 +11,8 @@ leave-last-out split, for
 
 plus the rank-distribution facts of Figure 5, as markdown tables with the
 paper's exact column beside each row. Scores, seed and tie policy are the
-workflow's (config.yaml's `seed` and `ranking.tie_policy`; scores stored in
-float32 as rule `scores` stores them), so the defaults' rows equal the
+workflow's (config.yaml's `seed` and `ranking.tie_policy`; scores in float32
+as rule `rank_shard` computes them), so the defaults' rows equal the
 pipeline's results/ml-1m-offline/exact_metrics.md.
 
 The tables are printed and written into docs/knn_variants.md between its two
@@ -95,8 +95,8 @@ def dist(row: dict, key: str) -> float:
 
 
 def stored_scores(model, n_users: int) -> PrecomputedScores:
-    """Every score of ``model`` in float32, as the workflow's rule ``scores`` stores them
-    (the ranks, ties included, are those of the pipeline)."""
+    """Every score of ``model`` in float32, as the workflow's rule ``rank_shard`` computes
+    them (the ranks, ties included, are those of the pipeline)."""
     return PrecomputedScores(all_scores(model, n_users).astype(np.float32), name=model.name)
 
 
