@@ -34,7 +34,11 @@ def remove_stale_temporaries(path, prefix: str | None = None) -> list[Path]:
 def atomic_path(path) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` when the
     block succeeds, delete it when the block fails. Temporaries of an earlier,
-    killed write of ``path`` are deleted first."""
+    killed write of ``path`` are deleted first.
+
+    Before the rename the file gets the permissions of a new file under the
+    process's umask (``mkstemp`` makes it 0600) and is flushed to disk; after it
+    the folder is flushed too, so that the new name survives a power loss."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path)
@@ -42,9 +46,27 @@ def atomic_path(path) -> Iterator[Path]:
     os.close(fd)
     try:
         yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~_umask())
+        _fsync(tmp, os.O_RDONLY)
         os.replace(tmp, path)
+        _fsync(path.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     finally:
         Path(tmp).unlink(missing_ok=True)
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it and setting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _fsync(path, flags: int) -> None:
+    fd = os.open(path, flags)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def write_atomic(path, write: Callable[[Path], None]) -> None:

@@ -1,0 +1,53 @@
+"""Atomic writes (sampled_metrics.atomic): whole files under their final name,
+with the permissions of the umask, flushed to disk before and after the rename."""
+
+import os
+import stat
+
+import pandas as pd
+import pytest
+
+from sampled_metrics import atomic
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o027, 0o077, 0o002])
+def test_outputs_get_the_permissions_of_the_umask(tmp_path, umask):
+    old = os.umask(umask)
+    try:
+        atomic.write_text("x", tmp_path / "a.txt")
+        atomic.write_csv(pd.DataFrame({"a": [1.5]}), tmp_path / "b.csv")
+    finally:
+        os.umask(old)
+    for name in ("a.txt", "b.csv"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o666 & ~umask, name
+
+
+def test_the_file_and_its_folder_are_flushed_before_and_after_the_rename(tmp_path, monkeypatch):
+    events = []
+    fsync, replace = os.fsync, os.replace
+
+    def record_fsync(fd):
+        events.append(("fsync", os.path.basename(os.readlink(f"/proc/self/fd/{fd}"))))
+        fsync(fd)
+
+    def record_replace(source, target):
+        events.append(("replace", os.path.basename(target)))
+        replace(source, target)
+
+    monkeypatch.setattr(os, "fsync", record_fsync)
+    monkeypatch.setattr(os, "replace", record_replace)
+    atomic.write_text("hello", tmp_path / "out.txt")
+    assert [kind for kind, _ in events] == ["fsync", "replace", "fsync"]
+    assert events[0][1].startswith(".out.txt.")  # the temporary file, before the rename
+    assert events[2][1] == tmp_path.name  # the folder, after it
+    assert (tmp_path / "out.txt").read_text() == "hello"
+
+
+def test_a_failed_write_leaves_nothing(tmp_path):
+    def fail(tmp):
+        tmp.write_text("half")
+        raise RuntimeError("killed")
+
+    with pytest.raises(RuntimeError):
+        atomic.write_atomic(tmp_path / "out.txt", fail)
+    assert list(tmp_path.iterdir()) == []
