@@ -147,3 +147,15 @@ def test_nan_scores_are_refused():
     scores[1, 3] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         sampled_ranks(scores, test, excluded_items(train, test), 2, 1, seed=0)
+
+
+@pytest.mark.parametrize("m", [32766, 32767, 40000])
+def test_sampled_ranks_at_the_int16_limit_do_not_wrap(m):
+    """The held-out item scored below every other item ranks m + 1, whatever m."""
+    train = sp.csr_matrix((2, 6))
+    scores = np.array([[5.0, 4, 3, 2, 1, 0], [0.0, 5, 4, 3, 2, 1]])
+    ranks = sampled_ranks(
+        scores, [5, 0], excluded_items(train, [5, 0]), m, 1, seed=0, replacement=True
+    )
+    assert ranks.tolist() == [[m + 1, m + 1]]
+    assert np.iinfo(ranks.dtype).max >= m + 1
