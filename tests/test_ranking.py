@@ -265,3 +265,10 @@ def test_exact_ranks_rejects_test_item_in_training():
         exact_ranks(model, train, np.array([0, 4, 3]), tie_policy="worst")
     with pytest.raises(ValueError, match="one item per user"):
         exact_ranks(model, train, np.array([0, 4]))
+
+
+def test_tie_term_refuses_an_unknown_policy_instead_of_averaging():
+    from sampled_metrics.ties import tie_term
+
+    with pytest.raises(ValueError, match="unknown tie_policy 'fair'"):
+        tie_term(np.array([[True, False]]), "fair")

@@ -115,8 +115,7 @@ def tie_term(tied: np.ndarray, tie_policy: str, keys=None, target_key=None) -> n
     tied : bool numpy.ndarray (rows x items)
         True for the other candidates scored exactly like the target.
     tie_policy : str
-        One of :data:`TIE_POLICIES` (not checked here: an unknown policy is
-        treated as "average").
+        One of :data:`TIE_POLICIES`; another raises ValueError.
     keys : numpy.ndarray, optional
         The items' keys, the shape of ``tied``; needed by "random".
     target_key : numpy.ndarray, optional
@@ -137,6 +136,7 @@ def tie_term(tied: np.ndarray, tie_policy: str, keys=None, target_key=None) -> n
     """
     if tie_policy == "random":
         return np.count_nonzero(tied & (keys < target_key), axis=1).astype(np.float64)
+    check_tie_policy(tie_policy)
     ties = np.count_nonzero(tied, axis=1).astype(np.float64)
     if tie_policy == "pessimistic":
         return ties
