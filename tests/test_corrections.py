@@ -346,3 +346,14 @@ def test_corrections_by_n_in_processes_equal_one_process_and_each_n_alone():
         alone = C.correction_vectors(metrics, methods, n, 20, "binomial")
         for key, vector in alone.items():
             assert serial[n][key].tobytes() == parallel[n][key].tobytes() == vector.tobytes()
+
+
+def test_rank_estimate_and_closed_form_recall_refuse_what_the_law_refuses():
+    from sampled_metrics.expected import expected_recall_closed_form
+
+    with pytest.raises(ValueError, match="m must be a positive integer, got 0"):
+        C.rank_estimate_correction("recall@10", n=100, m=0)  # was 0/0 -> nan
+    with pytest.raises(ValueError, match="unknown law 'uniform'"):
+        expected_recall_closed_form([1, 2], n=10, m=3, k=1, law="uniform")  # was hypergeometric
+    with pytest.raises(ValueError, match="cannot draw m=12"):
+        expected_recall_closed_form([1, 2], n=10, m=12, k=1)

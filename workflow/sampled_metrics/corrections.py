@@ -31,7 +31,7 @@ from scipy import linalg, optimize
 from threadpoolctl import threadpool_limits
 
 from .expected import metric_on_sample
-from .laws import WITHOUT_REPLACEMENT, sampled_rank_law
+from .laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT, check_law_arguments, sampled_rank_law
 from .metrics import MetricFn, metric_by_name, metric_vector
 
 __all__ = [
@@ -550,6 +550,7 @@ def rank_estimate_correction(
     >>> bool(np.array_equal(recall, rank_estimate_correction("ndcg@10", 3706, 100)))
     True
     """
+    check_law_arguments(1, n, m, WITH_REPLACEMENT)  # n >= 2 and m >= 1, for any law
     fn = metric_by_name(metric) if isinstance(metric, str) else metric
     estimate = 1.0 + (n - 1) * np.arange(m + 1) / m
     low = np.floor(estimate)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from .laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT, sampled_rank_pmf
+from .laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT, check_law_arguments, sampled_rank_pmf
 from .metrics import MetricFn, metric_vector
 
 __all__ = [
@@ -135,6 +135,7 @@ def expected_recall_closed_form(
     ...                  expected_sampled_metric(v, r, 100)))
     True
     """
+    check_law_arguments(ranks, n, m, law)
     r = np.asarray(ranks, dtype=float)
     if law == WITH_REPLACEMENT:
         return stats.binom.cdf(k - 1, m, (r - 1) / (n - 1))

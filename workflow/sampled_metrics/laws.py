@@ -30,6 +30,7 @@ __all__ = [
     "LAWS",
     "WITHOUT_REPLACEMENT",
     "WITH_REPLACEMENT",
+    "check_law_arguments",
     "sampled_rank_law",
     "sampled_rank_pmf",
 ]
@@ -44,7 +45,39 @@ def _log_binomial_coefficient(a, b):
     return -np.log1p(a) - special.betaln(a - b + 1.0, b + 1.0)
 
 
-def _check(ranks, n, m: int, law: str):
+def check_law_arguments(ranks, n, m: int, law: str):
+    """Check the arguments of the sampled-rank law (section 4.3) and return them as
+    arrays: true ranks r in 1..n (integers), n >= 2, m >= 1, and m <= n - 1 without
+    replacement.
+
+    Parameters
+    ----------
+    ranks : array_like
+        True ranks r.
+    n : int or array_like
+        Number of ranked items (broadcast with ``ranks``).
+    m : int
+        Number of sampled items.
+    law : {"binomial", "hypergeometric"}
+        With or without replacement.
+
+    Returns
+    -------
+    r, n : float arrays of the same shape; m : int
+
+    Raises
+    ------
+    ValueError
+        Naming what does not hold.
+
+    Examples
+    --------
+    >>> check_law_arguments([1, 3], 5, 2, "binomial")[2]
+    2
+    >>> check_law_arguments([1], 5, 0, "binomial")
+    Traceback (most recent call last):
+    ValueError: m must be a positive integer, got 0
+    """
     if law not in LAWS:
         raise ValueError(f"unknown law {law!r}; choose one of {LAWS}")
     r = np.atleast_1d(np.asarray(ranks, dtype=float))
@@ -108,7 +141,7 @@ def sampled_rank_pmf(ranks, n, m: int, law: str = WITHOUT_REPLACEMENT) -> np.nda
     >>> P.shape, np.round(P.sum(axis=1), 12).tolist()
     ((3, 11), [1.0, 1.0, 1.0])
     """
-    r, n, m = _check(ranks, n, m, law)
+    r, n, m = check_law_arguments(ranks, n, m, law)
     above = (r - 1.0)[:, None]  # items ranked above the relevant one
     others = (n - 1.0)[:, None]  # the pool the m items are drawn from
     if law == WITH_REPLACEMENT:
