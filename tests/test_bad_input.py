@@ -272,6 +272,18 @@ CONFIG_ERRORS = {
         lambda c: c["fig6"].update(pair=["X", "W"]),
         "fig6.pair: 'W' is not a key of recommenders (known: X, Y, Z)",
     ),
+    "metric_twice": (
+        lambda c: c.update(metrics=["recall@10", "ap", "recall@10"]),
+        "metrics: 'recall@10' is listed twice",
+    ),
+    "method_twice": (
+        lambda c: c.update(corrections={"methods": ["cls", "bv_0.1", "cls"]}),
+        "corrections.methods: 'cls' is listed twice",
+    ),
+    "seed_beyond_32_bits": (
+        lambda c: c.update(seed=2**32),
+        "seed: 4294967296 is greater than the maximum of 4294967295",
+    ),
 }
 
 

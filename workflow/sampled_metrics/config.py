@@ -178,6 +178,13 @@ def check_config(config: dict) -> None:
     for metric in config["metrics"]:
         _check(metric_by_name, metric, "metrics")
     _check_methods(config["corrections"]["methods"], "corrections.methods")
+    for key, names in (
+        ("metrics", config["metrics"]),
+        ("corrections.methods", config["corrections"]["methods"]),
+        ("fig6.methods", config["fig6"]["methods"]),
+        ("toy.fig4_methods", config["toy"]["fig4_methods"]),
+    ):
+        _check_unique(names, key)
     fig6 = config["fig6"]
     _check(metric_by_name, fig6["metric"], "fig6.metric")
     _check_methods(fig6["methods"], "fig6.methods")
@@ -194,6 +201,15 @@ def check_config(config: dict) -> None:
     for key in ("m", "fig4_m"):
         if toy[key] >= toy["n"]:
             raise ConfigError(f"toy.{key}: {toy[key]} must be smaller than toy.n = {toy['n']}")
+
+
+def _check_unique(names, key: str) -> None:
+    """Each name once: a repeated one would be two rows of the same cell in the tables."""
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise ConfigError(f"{key}: {name!r} is listed twice")
+        seen.add(name)
 
 
 def _check(parse, value, key: str) -> None:
