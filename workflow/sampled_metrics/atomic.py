@@ -11,11 +11,16 @@ import contextlib
 import glob
 import os
 import tempfile
+import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+# What reading a cut or damaged file raises (besides the format's own ValueError).
+CORRUPT_FILE_ERRORS = (OSError, EOFError, zlib.error, zipfile.BadZipFile, UnicodeDecodeError)
 
 
 def remove_stale_temporaries(path, prefix: str | None = None) -> list[Path]:
@@ -92,3 +97,24 @@ def write_npy(array: np.ndarray, path) -> None:
             np.save(f, array)
 
     write_atomic(path, write)
+
+
+def write_npz(arrays: dict, path, *, compressed: bool = False) -> None:
+    """An .npz file of ``arrays`` written atomically (``np.savez_compressed`` if asked)."""
+    save = np.savez_compressed if compressed else np.savez
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as f:
+            save(f, **arrays)
+
+    write_atomic(path, write)
+
+
+def read_npz(path, keys, what: str) -> dict:
+    """The arrays ``keys`` of an .npz file; a cut, damaged or incomplete file raises
+    ValueError "<path>: not a <what> (...); delete it and rerun"."""
+    try:
+        with np.load(path) as data:
+            return {key: data[key] for key in keys}
+    except (*CORRUPT_FILE_ERRORS, ValueError, KeyError) as error:
+        raise ValueError(f"{path}: not a {what} ({error}); delete it and rerun") from None

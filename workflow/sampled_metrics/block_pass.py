@@ -17,13 +17,12 @@ The result does not depend on how the users are cut into blocks or shards:
 
 from __future__ import annotations
 
-import zipfile
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-from .atomic import write_atomic
+from .atomic import read_npz, write_npz
 from .ranking import block_ranks, mask_training_items
 from .sampling import (
     DrawPlan,
@@ -54,6 +53,8 @@ SCORE_CHUNK = 32
 # score of the chunk being computed (a model's float64 products and float32 copy).
 _BLOCK_BYTES_PER_SCORE = 8
 _CHUNK_BYTES_PER_SCORE = 24
+# The arrays of a file of UserRanks, in the order of its fields.
+_FIELDS = ("start", "rank", "n_candidates", "pessimistic", "sampled")
 
 
 @dataclass(frozen=True)
@@ -396,18 +397,8 @@ def save_user_ranks(ranks: UserRanks, path) -> None:
     1026
     """
 
-    def write(tmp) -> None:
-        with open(tmp, "wb") as f:
-            np.savez(
-                f,
-                start=ranks.start,
-                rank=ranks.rank,
-                n_candidates=ranks.n_candidates,
-                pessimistic=ranks.pessimistic,
-                sampled=ranks.sampled,
-            )
-
-    write_atomic(path, write)
+    arrays = {field: getattr(ranks, field) for field in _FIELDS}
+    write_npz(arrays, path)
 
 
 def load_user_ranks(path) -> UserRanks:
@@ -436,12 +427,7 @@ def load_user_ranks(path) -> UserRanks:
     Traceback (most recent call last):
     ValueError: ...shard.npz: not a file of ranks (...); delete it and rerun
     """
-    fields = ("start", "rank", "n_candidates", "pessimistic", "sampled")
-    try:
-        with np.load(path) as data:
-            arrays = {key: data[key] for key in fields}
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
-        raise ValueError(f"{path}: not a file of ranks ({error}); delete it and rerun") from None
+    arrays = read_npz(path, _FIELDS, "file of ranks")
     n = arrays["rank"].shape
     if (
         arrays["n_candidates"].shape != n
@@ -449,4 +435,4 @@ def load_user_ranks(path) -> UserRanks:
         or (arrays["sampled"].ndim != 2 or arrays["sampled"].shape[1:] != n)
     ):
         raise ValueError(f"{path}: its arrays disagree in length; delete it and rerun")
-    return UserRanks(int(arrays["start"]), *(arrays[key] for key in fields[1:]))
+    return UserRanks(int(arrays["start"]), *(arrays[key] for key in _FIELDS[1:]))

@@ -12,13 +12,12 @@ design, as when one sample is shared by all models of a study).
 
 from __future__ import annotations
 
-import zipfile
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-from .atomic import write_atomic
+from .atomic import read_npz, write_npz
 from .ties import check_tie_policy, tie_order_keys, tie_term
 
 __all__ = [
@@ -134,13 +133,19 @@ def draw_positions(
     [[0, 1, 2]]
     """
     pool = np.asarray(pool, dtype=np.int64)
-    if not replacement and np.any(pool < m):
+    if not replacement:
+        _check_pools(pool, m)
+    return _positions(pool, m, lambda _round, size: rng.random(size), replacement)
+
+
+def _check_pools(pool: np.ndarray, m: int) -> None:
+    """Without replacement every pool must hold m items: else ValueError naming the user."""
+    if np.any(pool < m):
         user = int(np.argmin(pool))
         raise ValueError(
             f"cannot draw m={m} distinct items for user {user}: "
             f"only {int(pool[user])} items are not in their history"
         )
-    return _positions(pool, m, lambda _round, size: rng.random(size), replacement)
 
 
 def _positions(pool, m, uniforms, replacement, on_redraw=None) -> np.ndarray:
@@ -219,6 +224,10 @@ class DrawPlan:
         return int(self.pool.size)
 
 
+# The arrays of a draw plan's file: its fields.
+_PLAN_FIELDS = ("m", "repetitions", "seed", "replacement", "chunk", "pool", "starts")
+
+
 def draw_plan(
     pool,
     m: int,
@@ -278,8 +287,8 @@ def draw_plan(
         from tqdm.auto import tqdm
 
         reps = tqdm(reps, desc="planning the draws", unit="rep")
-    if not replacement and np.any(pool < m):
-        draw_positions(pool, m, np.random.default_rng(0), replacement)  # raises, naming the user
+    if not replacement:
+        _check_pools(pool, m)
     per_rep = [
         _round_starts(pool, m, np.random.default_rng([seed, rep]), chunk, replacement)
         for rep in reps
@@ -375,13 +384,7 @@ def save_draw_plan(plan: DrawPlan, path) -> None:
     >>> load_draw_plan(path).starts.shape[:1]
     (3,)
     """
-    scalars = {key: getattr(plan, key) for key in ("m", "repetitions", "seed", "replacement")}
-
-    def write(tmp) -> None:
-        with open(tmp, "wb") as f:
-            np.savez_compressed(f, chunk=plan.chunk, pool=plan.pool, starts=plan.starts, **scalars)
-
-    write_atomic(path, write)
+    write_npz({key: getattr(plan, key) for key in _PLAN_FIELDS}, path, compressed=True)
 
 
 def load_draw_plan(path) -> DrawPlan:
@@ -410,19 +413,16 @@ def load_draw_plan(path) -> DrawPlan:
     Traceback (most recent call last):
     ValueError: ...plan.npz: not a draw plan (...); delete it and rerun
     """
-    try:
-        with np.load(path) as data:
-            plan = DrawPlan(
-                int(data["m"]),
-                int(data["repetitions"]),
-                int(data["seed"]),
-                bool(data["replacement"]),
-                int(data["chunk"]),
-                data["pool"],
-                data["starts"],
-            )
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
-        raise ValueError(f"{path}: not a draw plan ({error}); delete it and rerun") from None
+    data = read_npz(path, _PLAN_FIELDS, "draw plan")
+    plan = DrawPlan(
+        int(data["m"]),
+        int(data["repetitions"]),
+        int(data["seed"]),
+        bool(data["replacement"]),
+        int(data["chunk"]),
+        data["pool"],
+        data["starts"],
+    )
     n_chunks = -(-plan.n_users // max(plan.chunk, 1))
     if plan.starts.ndim != 3 or plan.starts.shape[::2] != (plan.repetitions, n_chunks):
         raise ValueError(f"{path}: its arrays do not fit together; delete it and rerun")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import zipfile
-import zlib
 from pathlib import Path
 
 import pandas as pd
@@ -12,9 +10,6 @@ import pandas as pd
 class DataError(ValueError):
     """Bad input data: a missing, corrupt or malformed file, or a failed fact."""
 
-
-# Errors raised by the standard library when a compressed file is corrupt.
-CORRUPT_FILE_ERRORS = (OSError, EOFError, zlib.error, zipfile.BadZipFile, UnicodeDecodeError)
 
 # The columns of an events frame; ``rating`` is optional.
 EVENT_COLUMNS = ("user", "item", "time")

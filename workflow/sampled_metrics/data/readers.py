@@ -24,7 +24,8 @@ from typing import IO
 import numpy as np
 import pandas as pd
 
-from .errors import CORRUPT_FILE_ERRORS, EVENT_COLUMNS, DataError, require_columns, require_file
+from ..atomic import CORRUPT_FILE_ERRORS
+from .errors import EVENT_COLUMNS, DataError, require_columns, require_file
 from .synthetic import SYNTHETIC_KEYS, synthetic_events
 
 __all__ = ["binarize", "load_delimited", "load_events", "load_movielens_dat"]

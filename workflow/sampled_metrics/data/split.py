@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ..atomic import write_atomic
-from .errors import CORRUPT_FILE_ERRORS, EVENT_COLUMNS, DataError, require_columns, require_file
+from ..atomic import CORRUPT_FILE_ERRORS, write_npz
+from .errors import EVENT_COLUMNS, DataError, require_columns, require_file
 
 __all__ = ["Split", "leave_last_out_split", "load_split", "save_split"]
 
@@ -201,12 +201,7 @@ def save_split(split: Split, path) -> None:
         "item_ids": _plain_ids(split.item_ids, "item"),
         "n_skipped_users": np.int64(split.n_skipped_users),
     }
-
-    def write(tmp: Path) -> None:
-        with open(tmp, "wb") as f:
-            np.savez_compressed(f, **arrays)
-
-    write_atomic(path, write)
+    write_npz(arrays, path, compressed=True)
 
 
 def load_split(path) -> Split:
