@@ -3,13 +3,19 @@
 import sys
 
 from sampled_metrics.data import DataError, download
-from sampled_metrics.runs import start_log
+from sampled_metrics.runs import start_job
 
-log = start_log(snakemake.log[0])
+log = start_job(snakemake)
 entry = snakemake.params.entry
 log.info("downloading %s to %s", entry["url"], snakemake.output[0])
 try:
-    download(entry["url"], snakemake.output[0], entry["md5"], progress=True)
+    download(
+        entry["url"],
+        snakemake.output[0],
+        entry["md5"],
+        progress=True,
+        deadline=snakemake.config["limits"]["download_seconds"],  # not a param: no rerun
+    )
 except DataError as error:
     # the log holds the traceback; the console gets one line naming URL, file and cause
     log.exception("%s", error)

@@ -31,6 +31,14 @@ class _TransientError(Exception):
     """A download attempt failed in a way that a retry may fix."""
 
 
+class _DeadlinePassed(Exception):
+    """The overall deadline of a download passed (or would before the next retry)."""
+
+
+# The config key of the overall deadline, named by the error message.
+_DEADLINE_KEY = "limits.download_seconds"
+
+
 def download(
     url: str,
     dest,
@@ -40,6 +48,7 @@ def download(
     retries: int = 3,
     progress: bool = True,
     backoff: float = 1.0,
+    deadline: float | None = None,
 ) -> Path:
     """Download ``url`` to ``dest`` atomically and return ``Path(dest)``.
 
@@ -55,22 +64,38 @@ def download(
     Network errors, HTTP 5xx and truncated bodies are retried ``retries``
     times (so at most ``retries + 1`` requests) after sleeping
     ``backoff * 2**k`` seconds; HTTP 4xx and an md5 mismatch are not retried.
-    ``timeout`` is the per-request socket timeout in seconds. A tqdm progress
+    ``timeout`` is the per-request socket timeout in seconds. ``deadline`` is
+    the overall limit in seconds of the whole transfer, retries and their sleeps
+    included (None: none): past it, or when the next retry would start after it,
+    :class:`DataError` names the url and the deadline, and no file is left.
+    It is checked after every read (a read waits at most ``timeout``, and the
+    request's socket timeout is cut to the time left when it starts). A tqdm progress
     bar is shown when ``progress`` is true.
     """
     dest = Path(dest)
     if dest.exists():
         check_md5(dest, md5)
         return dest
+    stop_at = None if deadline is None else time.monotonic() + deadline
     last_error: Exception | None = None
-    for attempt in range(retries + 1):
-        if attempt:
-            time.sleep(backoff * 2 ** (attempt - 1))
-        try:
-            _download_once(url, dest, md5, timeout, progress)
-            return dest
-        except _TransientError as e:
-            last_error = e
+    try:
+        for attempt in range(retries + 1):
+            if attempt:
+                pause = backoff * 2 ** (attempt - 1)
+                if stop_at is not None and time.monotonic() + pause >= stop_at:
+                    raise _DeadlinePassed
+                time.sleep(pause)
+            try:
+                _download_once(url, dest, md5, timeout, progress, stop_at)
+                return dest
+            except _TransientError as e:
+                last_error = e
+    except _DeadlinePassed:
+        after = f"; last error: {last_error}" if last_error else ""
+        raise DataError(
+            f"could not download {url} to {dest} within the deadline of {deadline:g} s "
+            f"({_DEADLINE_KEY} in config.yaml){after}"
+        ) from last_error
     raise DataError(
         f"could not download {url} to {dest} after {retries + 1} attempt(s): {last_error}"
     ) from last_error
@@ -88,21 +113,37 @@ def check_md5(path, md5: str | None) -> None:
         )
 
 
-def _download_once(url: str, dest: Path, md5: str | None, timeout: float, progress: bool) -> None:
+def _download_once(
+    url: str, dest: Path, md5: str | None, timeout: float, progress: bool, stop_at: float | None
+) -> None:
     with atomic_path(dest) as tmp:
         with open(tmp, "wb") as out:
-            actual_md5 = _stream(url, out, dest.name, timeout, progress)
+            actual_md5 = _stream(url, out, dest.name, timeout, progress, stop_at)
         if md5 is not None and actual_md5 != md5.lower():
             raise DataError(f"{dest}: downloaded from {url} with md5 {actual_md5}, expected {md5}")
 
 
-def _stream(url: str, out: IO[bytes], label: str, timeout: float, progress: bool) -> str:
-    """Write the body of ``url`` to ``out``; return its md5. Checks the size."""
+def _time_left(timeout: float, stop_at: float | None) -> float:
+    """The socket timeout of the next wait: ``timeout``, cut to the time left
+    before ``stop_at`` (a monotonic time; None: no deadline)."""
+    if stop_at is None:
+        return timeout
+    left = stop_at - time.monotonic()
+    if left <= 0:
+        raise _DeadlinePassed
+    return min(timeout, left)
+
+
+def _stream(
+    url: str, out: IO[bytes], label: str, timeout: float, progress: bool, stop_at: float | None
+) -> str:
+    """Write the body of ``url`` to ``out``; return its md5. Checks the size, and
+    the deadline ``stop_at`` after every read."""
     request = urllib.request.Request(url, headers={"User-Agent": "sampled-metrics"})
     digest = hashlib.md5()
     written = 0
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with urllib.request.urlopen(request, timeout=_time_left(timeout, stop_at)) as response:
             length = response.headers.get("Content-Length")
             expected = int(length) if length is not None else None
             with tqdm(
@@ -113,16 +154,19 @@ def _stream(url: str, out: IO[bytes], label: str, timeout: float, progress: bool
                 disable=not progress,
                 leave=False,
             ) as bar:
-                for chunk in iter(lambda: response.read(1 << 16), b""):
+                # read1: what has arrived, so a trickling body cannot hold a read for long
+                for chunk in iter(lambda: response.read1(1 << 16), b""):
                     out.write(chunk)
                     digest.update(chunk)
                     written += len(chunk)
                     bar.update(len(chunk))
+                    _time_left(timeout, stop_at)
     except urllib.error.HTTPError as e:
         if 400 <= e.code < 500:
             raise DataError(f"{url}: HTTP {e.code} {e.reason}") from e
         raise _TransientError(f"HTTP {e.code} {e.reason}") from e
     except (urllib.error.URLError, http.client.HTTPException, ConnectionError, TimeoutError) as e:
+        _time_left(timeout, stop_at)  # a wait cut short by the deadline ends the download
         raise _TransientError(f"{type(e).__name__}: {e}") from e
     if expected is not None and written != expected:
         raise _TransientError(f"truncated body: got {written} of {expected} bytes")

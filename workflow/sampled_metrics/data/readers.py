@@ -3,8 +3,8 @@ and binarization into implicit interactions.
 
 * :func:`load_movielens_dat`, :func:`load_delimited`  one loader per format
 * :func:`binarize`  ratings -> one interaction per (user, item)
-* :func:`load_events`  a data set of config.yaml, loaded and binarized (or
-  generated, ``format: synthetic``)
+* :func:`read_events`  a data set of config.yaml as its file holds it (or
+  generated, ``format: synthetic``); :func:`load_events` then binarizes it
 
 Every problem with the input raises :class:`DataError` with one message that
 names the file (and the line where it applies).
@@ -28,7 +28,14 @@ from ..atomic import CORRUPT_FILE_ERRORS
 from .errors import EVENT_COLUMNS, DataError, require_columns, require_file
 from .synthetic import SYNTHETIC_KEYS, synthetic_events
 
-__all__ = ["binarize", "load_delimited", "load_events", "load_movielens_dat"]
+__all__ = [
+    "as_interactions",
+    "binarize",
+    "load_delimited",
+    "load_events",
+    "load_movielens_dat",
+    "read_events",
+]
 
 
 # --------------------------------------------------------------------------
@@ -52,28 +59,93 @@ def _zip_member(zf: zipfile.ZipFile, path: Path, member: str | None, suffix: str
     return matches[0]
 
 
+# The config key of the limit on decompressed sizes, named by the error messages.
+_LIMIT_KEY = "limits.decompressed_mb"
+
+
+def _too_large(label: str, what: str, limit: int) -> DataError:
+    return DataError(
+        f"{label}: {what} than the limit of {limit} bytes ({_LIMIT_KEY} in "
+        "config.yaml; raise it if the file is genuine)"
+    )
+
+
+class _CappedStream(io.RawIOBase):
+    """The decompressed bytes of ``stream``, raising DataError as soon as more
+    than ``limit`` of them came out (a lying zip header, a gzip bomb)."""
+
+    def __init__(self, stream: IO[bytes], limit: int, label: str):
+        self._stream, self._limit, self._label = stream, limit, label
+        self._count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        # never more than one byte past the limit is decompressed
+        data = self._stream.read(min(len(buffer), self._limit + 1 - self._count))
+        self._count += len(data)
+        if self._count > self._limit:
+            raise _too_large(self._label, "decompresses to more", self._limit)
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def _capped(stream: IO[bytes], limit: int | None, label: str) -> IO[bytes]:
+    return stream if limit is None else io.BufferedReader(_CappedStream(stream, limit, label))
+
+
+def _gzip_declared_size(path: Path) -> int | None:
+    """The ISIZE trailer of a gzip file: the size of its last member modulo 2**32
+    (a cheap early refusal only; the stream itself is counted too)."""
+    with open(path, "rb") as f:
+        if f.seek(0, io.SEEK_END) < 18:  # header + trailer: a corrupt file, gzip says so
+            return None
+        f.seek(-4, io.SEEK_END)
+        return int.from_bytes(f.read(4), "little")
+
+
 @contextlib.contextmanager
-def _open_binary(path: Path, member: str | None, suffix: str = "") -> Iterator[IO[bytes]]:
-    """Open a plain file, a .gz file, or a member of a .zip file for reading."""
+def _open_binary(
+    path: Path, member: str | None, suffix: str = "", max_bytes: int | None = None
+) -> Iterator[IO[bytes]]:
+    """Open a plain file, a .gz file, or a member of a .zip file for reading.
+
+    A compressed input is refused with DataError when its declared size (the
+    zip header's, the gzip ISIZE trailer) exceeds ``max_bytes``, before it is
+    read, and its decompressed stream raises DataError once more than
+    ``max_bytes`` came out (None: no limit). A plain file is read as it is."""
     require_file(path)
     if member is not None or path.suffix.lower() == ".zip":
         try:
             zf = zipfile.ZipFile(path)
         except CORRUPT_FILE_ERRORS as e:
             raise DataError(f"{path}: not a readable zip archive ({e})") from e
-        with zf, zf.open(_zip_member(zf, path, member, suffix)) as f:
-            yield f
+        with zf:
+            name = _zip_member(zf, path, member, suffix)
+            label = f"{path}:{name}"
+            size = zf.getinfo(name).file_size
+            if max_bytes is not None and size > max_bytes:
+                raise _too_large(label, f"declares {size} bytes decompressed, more", max_bytes)
+            with zf.open(name) as f:
+                yield _capped(f, max_bytes, label)
     elif path.suffix.lower() == ".gz":
+        if max_bytes is not None:
+            size = _gzip_declared_size(path)
+            if size is not None and size > max_bytes:
+                raise _too_large(
+                    str(path), f"declares {size} bytes decompressed (gzip ISIZE), more", max_bytes
+                )
         with gzip.open(path, "rb") as f:
-            yield f
+            yield _capped(f, max_bytes, str(path))
     else:
         with open(path, "rb") as f:
             yield f
 
 
-def _read_bytes(path: Path, member: str | None, suffix: str) -> bytes:
+def _read_bytes(path: Path, member: str | None, suffix: str, max_bytes: int | None) -> bytes:
     try:
-        with _open_binary(path, member, suffix) as f:
+        with _open_binary(path, member, suffix, max_bytes) as f:
             return f.read()
     except DataError:
         raise
@@ -89,21 +161,26 @@ _DAT_COLUMNS = ["user", "item", "rating", "time"]
 _INT = re.compile(r"[+-]?\d+")
 
 
-def load_movielens_dat(path, member: str | None = None) -> pd.DataFrame:
+def load_movielens_dat(
+    path, member: str | None = None, *, max_bytes: int | None = None
+) -> pd.DataFrame:
     """Load a MovieLens ``user::item::rating::timestamp`` ratings file.
 
     ``path`` is a plain ``ratings.dat`` or a ``.zip`` archive; in an archive,
     ``member`` is the path inside it (default: the single member whose name
-    ends with ``ratings.dat``, e.g. ``ml-1m/ratings.dat``).
+    ends with ``ratings.dat``, e.g. ``ml-1m/ratings.dat``). A member (or a
+    ``.gz`` file) that decompresses to more than ``max_bytes`` bytes raises
+    :class:`DataError`, before it is read when its header says so (None: no limit).
 
-    Returns a frame with integer ``user``, ``item``, ``time`` (the timestamp)
-    and float ``rating``, one row per line in file order. Empty lines are
-    skipped. A line with a wrong field count or a non-integer id or timestamp
-    raises :class:`DataError` naming the file and the 1-based line number.
+    Returns a frame with ``user``, ``item`` (ids, see ``_text_ids``: integers
+    written as in ``7``, not ``007`` or ``+7``, become int64), integer ``time``
+    (the timestamp) and float ``rating``, one row per line in file order. Empty
+    lines are skipped. A line with a wrong field count or a non-integer id or
+    timestamp raises :class:`DataError` naming the file and the 1-based line number.
     """
     path = Path(path)
     label = f"{path}:{member}" if member else str(path)
-    text = _read_bytes(path, member, "ratings.dat").decode("latin-1")
+    text = _read_bytes(path, member, "ratings.dat", max_bytes).decode("latin-1")
     if not text.strip():
         raise DataError(f"{label}: empty file, no ratings")
     try:
@@ -111,7 +188,8 @@ def load_movielens_dat(path, member: str | None = None) -> pd.DataFrame:
             io.StringIO(text.replace("::", "\t")),
             sep="\t",
             header=None,
-            dtype={0: "int64", 1: "int64", 2: "float64", 3: "int64"},
+            dtype={0: str, 1: str, 2: "float64", 3: "int64"},
+            keep_default_na=False,
         )
     except (ValueError, pd.errors.ParserError) as e:
         _raise_first_bad_dat_line(label, text)
@@ -121,6 +199,10 @@ def load_movielens_dat(path, member: str | None = None) -> pd.DataFrame:
         raise DataError(f"{label}: expected 4 '::'-separated fields, found {df.shape[1]}")
     if not np.isfinite(df[2].to_numpy()).all():  # an empty, nan or inf rating
         _raise_first_bad_dat_line(label, text)
+    for column in (0, 1):
+        df[column] = _text_ids(df[column])
+        if df[column].dtype == object and not all(map(_INT.fullmatch, df[column].unique())):
+            _raise_first_bad_dat_line(label, text)  # a non-integer id
     df.columns = _DAT_COLUMNS
     return df[["user", "item", "time", "rating"]]
 
@@ -166,13 +248,16 @@ def load_delimited(
     header: bool = True,
     columns: Mapping[str, str | int],
     member: str | None = None,
+    max_bytes: int | None = None,
 ) -> pd.DataFrame:
     """Load a delimited events file into a frame with ``user``, ``item``, ``time``.
 
     ``columns`` maps ``user``, ``item``, ``time`` (and optionally ``rating``)
     to the file's column names when ``header`` is true, or to 0-based column
     indices otherwise. ``path`` may end in ``.gz`` (gzip) or ``.zip`` (then
-    ``member`` names the file inside; it defaults to the single member).
+    ``member`` names the file inside; it defaults to the single member). One
+    that decompresses to more than ``max_bytes`` bytes raises :class:`DataError`,
+    before it is read when its header says so (None: no limit).
 
     Ids keep their file values (ints when numeric, else strings); ``time`` and
     ``rating`` must be numeric. Only the empty field counts as missing. A
@@ -183,14 +268,14 @@ def load_delimited(
     path = Path(path)
     label = f"{path}:{member}" if member else str(path)
     keys = _check_column_spec(columns, header, label)
-    file_columns = _file_columns(path, member, sep, header, label)
+    file_columns = _file_columns(path, member, sep, header, label, max_bytes)
     missing = [f"{k}={columns[k]!r}" for k in keys if columns[k] not in file_columns]
     if missing:
         shown = list(file_columns) if header else f"{len(file_columns)} columns"
         raise DataError(
             f"{label}: column(s) {', '.join(missing)} not in the file (file has {shown})"
         )
-    raw = _read_table(path, member, sep, header, [columns[k] for k in keys], label)
+    raw = _read_table(path, member, sep, header, [columns[k] for k in keys], label, max_bytes)
     df = pd.DataFrame({k: raw[columns[k]].to_numpy() for k in keys})
     first_line = 2 if header else 1
     _check_no_missing(df, label, first_line)
@@ -198,7 +283,7 @@ def load_delimited(
         if k in df:
             df[k] = _numeric_column(df[k], k, label, first_line)
     for k in ("user", "item"):
-        df[k] = _ints_if_integral(df[k])
+        df[k] = _text_ids(df[k])
     return df
 
 
@@ -218,10 +303,12 @@ def _check_column_spec(columns: Mapping, header: bool, label: str) -> list[str]:
     return [k for k in (*EVENT_COLUMNS, *_OPTIONAL) if k in columns]
 
 
-def _file_columns(path: Path, member, sep: str, header: bool, label: str) -> list:
+def _file_columns(
+    path: Path, member, sep: str, header: bool, label: str, max_bytes: int | None
+) -> list:
     """The header names, or range(number of fields of the first line)."""
     try:
-        with _open_binary(path, member) as f:
+        with _open_binary(path, member, max_bytes=max_bytes) as f:
             first = pd.read_csv(
                 f, sep=sep, header=0 if header else None, nrows=0 if header else 1, dtype=str
             )
@@ -235,15 +322,16 @@ def _file_columns(path: Path, member, sep: str, header: bool, label: str) -> lis
 
 
 def _read_table(
-    path: Path, member, sep: str, header: bool, usecols: list, label: str
+    path: Path, member, sep: str, header: bool, usecols: list, label: str, max_bytes: int | None
 ) -> pd.DataFrame:
     try:
-        with _open_binary(path, member) as f:
+        with _open_binary(path, member, max_bytes=max_bytes) as f:
             raw = pd.read_csv(
                 f,
                 sep=sep,
                 header=0 if header else None,
                 usecols=list(dict.fromkeys(usecols)),
+                dtype=dict.fromkeys(usecols[:2], str),  # ids as text (_text_ids)
                 skip_blank_lines=False,
                 keep_default_na=False,
                 na_values=[""],
@@ -279,13 +367,45 @@ def _numeric_column(values: pd.Series, name: str, label: str, first_line: int) -
     return numbers
 
 
-def _ints_if_integral(values: pd.Series) -> pd.Series:
-    """Float ids such as 3.0 become int64; anything else is left as is."""
-    if pd.api.types.is_float_dtype(values):
-        as_int = values.astype("int64")
-        if (as_int == values).all():
-            return as_int
-    return values
+def _text_ids(text: pd.Series) -> pd.Series:
+    """Ids as read from a file: two ids are the same id exactly when their text is
+    the same, whatever else the column holds (``7``, ``007``, ``+7`` and ``7.0`` are
+    four ids; so are ``1000`` and ``1e3``).
+
+    When every distinct id is an integer written canonically (``0``, ``7``,
+    ``-12``: no sign ``+``, no leading zero, within int64) the column becomes
+    int64, which keeps the same ids apart; otherwise it stays text.
+
+    Parameters
+    ----------
+    text : pandas.Series
+        The ids as strings.
+
+    Returns
+    -------
+    pandas.Series
+        int64 ids, or the strings unchanged.
+
+    Examples
+    --------
+    >>> _text_ids(pd.Series(["7", "12", "7"])).tolist()
+    [7, 12, 7]
+    >>> _text_ids(pd.Series(["7", "007", "1e3"])).tolist()
+    ['7', '007', '1e3']
+    """
+    codes, uniques = pd.factorize(text)
+    values = []
+    for value in uniques:
+        if not _CANONICAL_INT.fullmatch(value) or value == "-0":
+            return text.astype(object)
+        number = int(value)
+        if not -(2**63) <= number < 2**63:
+            return text.astype(object)
+        values.append(number)
+    return pd.Series(np.asarray(values, dtype=np.int64)[codes], index=text.index)
+
+
+_CANONICAL_INT = re.compile(r"-?(0|[1-9][0-9]*)")
 
 
 # --------------------------------------------------------------------------
@@ -298,7 +418,8 @@ def binarize(df: pd.DataFrame, threshold: float | None = None) -> pd.DataFrame:
 
     With ``threshold`` None every row is an interaction. With a threshold only
     rows with ``rating >= threshold`` are kept; a threshold on a frame without
-    a ``rating`` column raises :class:`DataError` (it cannot be applied).
+    a ``rating`` column raises :class:`DataError` (it cannot be applied), and so
+    does a threshold that keeps no row.
     For a repeated (user, item) pair the earliest event is kept (smallest
     ``time``; equal times are broken by row order). Returns ``user``,
     ``item``, ``time`` with a fresh index, the kept rows in input order.
@@ -306,7 +427,13 @@ def binarize(df: pd.DataFrame, threshold: float | None = None) -> pd.DataFrame:
     require_columns(df, EVENT_COLUMNS, "binarize")
     if threshold is not None:
         require_columns(df, ["rating"], f"binarize(threshold={threshold})")
-        df = df[df["rating"].to_numpy() >= threshold]
+        ratings = df["rating"].to_numpy()
+        df = df[ratings >= threshold]
+        if df.empty:
+            raise DataError(
+                f"binarize(threshold={threshold}): no rating reaches the threshold "
+                f"(ratings run from {ratings.min()} to {ratings.max()}), no interaction left"
+            )
     events = df[list(EVENT_COLUMNS)].reset_index(drop=True)
     by_time = events.sort_values("time", kind="stable")
     first = by_time.drop_duplicates(["user", "item"], keep="first")
@@ -318,30 +445,113 @@ def binarize(df: pd.DataFrame, threshold: float | None = None) -> pd.DataFrame:
 # --------------------------------------------------------------------------
 
 
-def load_events(path, entry: Mapping) -> pd.DataFrame:
-    """Load and binarize the events of one data set of config.yaml.
+def read_events(path, entry: Mapping, *, max_bytes: int | None = None) -> pd.DataFrame:
+    """The events of one data set of config.yaml as its file holds them, before
+    binarization (so that its ``facts`` count the file's rows and repeated pairs).
 
     ``entry`` is a validated entry of ``datasets`` (``sampled_metrics.config``
     fills its defaults): ``format`` picks the loader, ``movielens_dat`` (with
     ``member`` inside a zip) or ``delimited`` (``sep``, ``header``, ``columns``,
-    ``member``); ``binarize_threshold`` is passed to :func:`binarize`. A
-    ``synthetic`` entry reads no file (``path`` is ignored, may be None): its
-    events are generated by :func:`~sampled_metrics.data.synthetic.synthetic_events`
-    from the entry's keys (``SYNTHETIC_KEYS``), already one per (user, item).
+    ``member``). A ``synthetic`` entry reads no file (``path`` is ignored, may be
+    None): its events are generated by
+    :func:`~sampled_metrics.data.synthetic.synthetic_events` from the entry's keys
+    (``SYNTHETIC_KEYS``).
+
+    Parameters
+    ----------
+    path : str or Path or None
+        The data set's file (None for a synthetic entry).
+    entry : Mapping
+        Its validated entry of config.yaml's ``datasets``.
+    max_bytes : int or None
+        A compressed file (``.gz``, a ``.zip`` member) that decompresses to more
+        bytes raises :class:`DataError`, before it is read when its header says
+        so; None: no limit (the workflow passes config ``limits.decompressed_mb``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``user``, ``item``, ``time`` (and ``rating`` when the file has one).
+
+    Examples
+    --------
+    >>> entry = {"format": "synthetic", "users": 30, "items": 40, "interactions": 300,
+    ...          "popularity_exponent": 1.0, "activity_exponent": 0.3,
+    ...          "min_events_per_user": 5, "max_events_per_user": 20, "seed": 1}
+    >>> len(read_events(None, entry))
+    300
     """
     fmt = entry["format"]
     if fmt == "synthetic":
         return synthetic_events(**{key: entry[key] for key in SYNTHETIC_KEYS})
     if fmt == "movielens_dat":
-        events = load_movielens_dat(path, member=entry["member"])
-    elif fmt == "delimited":
-        events = load_delimited(
+        return load_movielens_dat(path, member=entry["member"], max_bytes=max_bytes)
+    if fmt == "delimited":
+        return load_delimited(
             path,
             sep=entry["sep"],
             header=entry["header"],
             columns=entry["columns"],
             member=entry["member"],
+            max_bytes=max_bytes,
         )
-    else:
-        raise DataError(f"{path}: unknown format {fmt!r} (movielens_dat, delimited or synthetic)")
+    raise DataError(f"{path}: unknown format {fmt!r} (movielens_dat, delimited or synthetic)")
+
+
+def load_events(path, entry: Mapping, *, max_bytes: int | None = None) -> pd.DataFrame:
+    """Load and binarize the events of one data set of config.yaml:
+    :func:`read_events`, then :func:`binarize` with the entry's
+    ``binarize_threshold`` (absent for a synthetic entry, whose events are
+    already one per (user, item)).
+
+    Parameters
+    ----------
+    path : str or Path or None
+        The data set's file (None for a synthetic entry).
+    entry : Mapping
+        Its validated entry of config.yaml's ``datasets``.
+    max_bytes : int or None
+        The limit on the decompressed size of the file, see :func:`read_events`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``user``, ``item``, ``time``: one row per (user, item).
+
+    Examples
+    --------
+    >>> entry = {"format": "synthetic", "users": 30, "items": 40, "interactions": 300,
+    ...          "popularity_exponent": 1.0, "activity_exponent": 0.3,
+    ...          "min_events_per_user": 5, "max_events_per_user": 20, "seed": 1}
+    >>> list(load_events(None, entry).columns)
+    ['user', 'item', 'time']
+    """
+    return as_interactions(read_events(path, entry, max_bytes=max_bytes), entry)
+
+
+def as_interactions(events: pd.DataFrame, entry: Mapping) -> pd.DataFrame:
+    """The events of a data set as implicit interactions: :func:`binarize` with
+    the entry's ``binarize_threshold``; a synthetic entry's events are returned as
+    they are (generated one per (user, item), no rating).
+
+    Parameters
+    ----------
+    events : pandas.DataFrame
+        What :func:`read_events` returned for ``entry``.
+    entry : Mapping
+        The data set's validated entry of config.yaml's ``datasets``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``user``, ``item``, ``time``: one row per (user, item).
+
+    Examples
+    --------
+    >>> events = pd.DataFrame({"user": [1, 1], "item": [5, 5], "time": [2, 1], "rating": [4, 3]})
+    >>> as_interactions(events, {"format": "delimited", "binarize_threshold": None}).values.tolist()
+    [[1, 5, 1]]
+    """
+    if entry["format"] == "synthetic":
+        return events
     return binarize(events, entry["binarize_threshold"])
