@@ -9,7 +9,12 @@ import os
 
 from snakemake.utils import min_version
 
-from sampled_metrics.config import validate_config
+from sampled_metrics.config import (
+    DATASET_NAME,
+    RECOMMENDER_NAME,
+    check_config_files,
+    validate_config,
+)
 
 min_version("9.0")
 
@@ -21,13 +26,15 @@ report: "workflow/report/workflow.rst"  # snakemake --report report.html
 
 
 # The schema (workflow/schemas/config.schema.yaml), its defaults filled in, and
-# what a schema cannot check; a bad value stops here with one line naming the key.
+# what a schema cannot check; a bad value (or a key given twice in a config file)
+# stops here with one line naming the key.
+check_config_files(workflow.configfiles)
 validate_config(config)
 
 
 wildcard_constraints:
-    dataset=r"[A-Za-z0-9_.-]+",
-    recommender=r"[A-Za-z0-9_]+",
+    dataset=DATASET_NAME,
+    recommender=RECOMMENDER_NAME,
 
 
 include: "workflow/rules/common.smk"
@@ -39,6 +46,9 @@ include: "workflow/rules/sampling.smk"
 include: "workflow/rules/analytic.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/provenance.smk"
+
+
+check_existing_splits()
 
 
 rule all:

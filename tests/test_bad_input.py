@@ -7,6 +7,7 @@ docs/reliability.md reports what they measure.
 
 import shutil
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -23,7 +24,14 @@ from conftest import (
     tiny_movielens_zip,
 )
 
-from sampled_metrics.config import CONFIG_FILE, ConfigError, validate_config
+from sampled_metrics.config import (
+    CONFIG_FILE,
+    ConfigError,
+    check_config_files,
+    check_data_sizes,
+    load_config,
+    validate_config,
+)
 from sampled_metrics.data import leave_last_out_split
 from sampled_metrics.ranking import exact_ranks, rank_from_scores
 from sampled_metrics.recommenders import PrecomputedScores, all_scores, fit_recommender
@@ -99,6 +107,27 @@ BAD_DATA = {
         None,
         "split",
         "data/raw/truncated.zip: existing file has md5 ",
+    ),
+    "threshold_keeps_nothing": (
+        {
+            "path": "low.csv",
+            "format": "delimited",
+            "sep": ",",
+            "header": True,
+            "columns": {"user": "u", "item": "i", "time": "t", "rating": "r"},
+            "binarize_threshold": 4,
+        },
+        "low.csv",
+        "u,i,t,r\n1,100,1,3\n1,101,2,2\n",
+        "split",
+        "low.csv: datasets.threshold_keeps_nothing: binarize(threshold=4): no rating reaches",
+    ),
+    "every_user_short": (
+        {"path": "short.dat", "format": "movielens_dat"},
+        "short.dat",
+        "1::100::5::1\n2::101::5::1\n",
+        "split",
+        "short.dat: datasets.every_user_short: leave_last_out_split: no user has 2 or more",
     ),
     "md5_mismatch": (None, None, None, "download", "data/raw/md5.zip: downloaded from "),
 }
@@ -222,28 +251,124 @@ def test_unseen_held_out_item_is_ranked_by_every_recommender():
 # --------------------------------------------------------------------------
 
 
+# Sizes the data must allow (config.check_data_sizes): tiny has 45 items and at most 19
+# events a user, so the smallest pool of items outside a history is 26 or more.
+SIZE_ERRORS = {
+    "m_above_a_pool": (
+        lambda c: c["sampling"].update(m=40),
+        "sampling.m: 40 is larger than the smallest candidate pool, ",
+    ),
+    "fig6_m_above_n": (
+        lambda c: c["fig6"].update(m_values=[1, 10, 45]),
+        "fig6.m_values: 45 is above the largest sample size, n - 1 = 44 (tiny: 45 items; ",
+    ),
+    "hypergeometric_m_above_n_u": (
+        lambda c: (
+            c.update(corrections={"law": "hypergeometric"}) or c["fig6"].update(m_values=[40])
+        ),
+        "fig6.m_values: 40 is above the largest sample size, n - 1 = ",
+    ),
+}
+
+
+def _last_line(path) -> str:
+    return [line for line in Path(path).read_text().splitlines() if line.strip()][-1]
+
+
 @pytest.mark.slow
-def test_sampling_m_larger_than_a_pool_names_sampling_m(reference, tmp_path_factory):
-    workdir = tmp_path_factory.mktemp("big_m") / "run"
+@pytest.mark.parametrize("case", list(SIZE_ERRORS))
+def test_sizes_the_data_cannot_allow_stop_at_start_up_once_split(case, reference, tmp_path_factory):
+    """With the split made, the sizes are read from it at start-up: one line naming
+    the key, before any job."""
+    edit, expected = SIZE_ERRORS[case]
+    workdir = tmp_path_factory.mktemp(case) / "run"
     shutil.copytree(reference, workdir)
+    shutil.rmtree(workdir / "results")
     config = tiny_config()
-    config["sampling"]["m"] = 40  # 45 items, up to 19 per user
+    edit(config)
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
-    result = run(workdir, "--cores", "1", "results/tiny/sampled_ranks/X.npy")
+    result = run(workdir, "--cores", "1", *TARGETS)
+    lines = (result.stdout + result.stderr).splitlines()
     assert result.returncode != 0
-    lines = [
-        line
-        for line in (workdir / "logs/tiny/draw_plan.log").read_text().splitlines()
-        if line.strip()
-    ]
-    assert lines[-1].startswith(
-        "sampled_metrics.config.ConfigError: sampling.m: 40 is larger than the "
-        "candidate pool of user"
-    ), lines[-3:]
-    assert "data/processed/tiny/split.npz" in lines[-1]
-    assert not (workdir / "results/tiny/draw_plan.npz").exists()  # stopped before any ranking
+    where = next(i for i, line in enumerate(lines) if line.startswith("ConfigError in file"))
+    assert lines[where + 1].startswith(expected), lines[where : where + 3]
+    assert "data/processed/tiny/split.npz" in lines[where + 1]
+    assert not (workdir / "results").exists()  # no job ran
+
+
+@pytest.mark.slow
+def test_sizes_are_checked_by_the_split_before_any_training(tiny_workdir):
+    """On a first run the sizes are known once the split is made: the split job
+    stops with the same message and writes no split, so nothing is trained."""
+    config = tiny_config()
+    SIZE_ERRORS["m_above_a_pool"][0](config)
+    workdir = tiny_workdir("first_run_m", config)
+    result = run(workdir, "--cores", "1", *TARGETS)
+    assert result.returncode != 0
+    last = _last_line(workdir / "logs/tiny/split.log")
+    assert last.startswith(
+        "sampled_metrics.config.ConfigError: " + SIZE_ERRORS["m_above_a_pool"][1]
+    ), last
+    assert "(tiny: 45 items; its split)" in last
+    assert not (workdir / "data/processed/tiny/split.npz").exists()
+    assert not (workdir / "results/tiny/models").exists()
     assert leftovers(workdir) == []
 
+
+def test_check_data_sizes_with_replacement_needs_a_nonempty_pool():
+    config = validate_config(yaml.safe_load(CONFIG_FILE.read_text()))
+    config["sampling"]["replacement"] = True
+    check_data_sizes(config, "ml-1m", 3706, 1, "split")  # one item left is enough
+    with pytest.raises(ConfigError, match="^sampling.replacement: a user has interacted with"):
+        check_data_sizes(config, "ml-1m", 3706, 0, "split")
+    config["sampling"]["replacement"] = False
+    check_data_sizes(config, "ml-1m", 3706, 100, "split")  # m = 100 distinct items: just enough
+    with pytest.raises(ConfigError, match="^sampling.m: 100 is larger than"):
+        check_data_sizes(config, "ml-1m", 3706, 99, "split")
+    config["corrections"]["law"] = "hypergeometric"
+    config["fig6"]["m_values"] = [1, 100]
+    check_data_sizes(config, "ml-1m", 3706, 100, "split")  # n_u - 1 = 100 >= m
+    config["corrections"]["n"] = "catalogue"  # n - 1 = 3705: the pool does not bind the law
+    config["sampling"]["replacement"] = True
+    config["sampling"]["m"] = 500
+    config["fig6"]["m_values"] = [3705]
+    check_data_sizes(config, "ml-1m", 3706, 100, "split")
+    with pytest.raises(ConfigError, match="^corrections.law: hypergeometric needs sampling.m <="):
+        check_data_sizes(config, "ml-1m", 400, 100, "split")
+
+
+def test_a_key_given_twice_in_a_config_file_names_the_file_and_lines(tmp_path):
+    text = CONFIG_FILE.read_text().replace("  m: 100\n", "  m: 100\n  m: 50\n", 1)
+    (tmp_path / "config.yaml").write_text(text)
+    with pytest.raises(ConfigError) as error:
+        check_config_files([tmp_path / "config.yaml"])
+    line = text.splitlines().index("  m: 50") + 1
+    assert str(error.value) == (
+        f"{tmp_path / 'config.yaml'}, line {line}: key 'm' given twice (first on line {line - 1})"
+    )
+    with pytest.raises(ConfigError, match="given twice"):
+        load_config(tmp_path / "config.yaml")
+
+
+@pytest.mark.slow
+def test_a_key_given_twice_stops_snakemake_at_start_up(tmp_path):
+    config = yaml.safe_dump(tiny_config()) + "seed: 7\nseed: 8\n"
+    (tmp_path / "config.yaml").write_text(config)
+    result = run(tmp_path, "--cores", "1", "-n")
+    lines = (result.stdout + result.stderr).splitlines()
+    assert result.returncode != 0
+    where = next(i for i, line in enumerate(lines) if line.startswith("ConfigError in file"))
+    first = len(config.splitlines()) - 1
+    assert lines[where + 1].endswith(f"key 'seed' given twice (first on line {first})")
+
+
+# A downloaded data set, to spoil one key at a time.
+FAR = {
+    "url": "https://example.org/a.zip",
+    "md5": "0" * 32,
+    "archive": "data/raw/a.zip",
+    "format": "movielens_dat",
+}
 
 CONFIG_ERRORS = {
     "negative_repetitions": (
@@ -280,9 +405,37 @@ CONFIG_ERRORS = {
         lambda c: c.update(corrections={"methods": ["cls", "bv_0.1", "cls"]}),
         "corrections.methods: 'cls' is listed twice",
     ),
+    "tie_policy_average": (
+        lambda c: c.update(ranking={"tie_policy": "average"}),
+        "ranking.tie_policy: 'average' gives half-integer ranks",
+    ),
+    "dataset_name_leaves_the_folder": (
+        lambda c: c.update(dataset="../up", datasets={"../up": c["datasets"]["tiny"]}),
+        "datasets: '../up' cannot name a folder or file",
+    ),
+    "recommender_name_with_a_space": (
+        lambda c: c["recommenders"].update({"my model": {"type": "ials"}}),
+        "recommenders: 'my model' cannot name a folder or file",
+    ),
+    "archive_outside": (
+        lambda c: c["datasets"].update(far={**FAR, "archive": "../a.zip"}),
+        "datasets.far.archive: '../a.zip' must be a relative path inside the working directory",
+    ),
+    "archive_absolute": (
+        lambda c: c["datasets"].update(far={**FAR, "archive": "/tmp/a.zip"}),
+        "datasets.far.archive: '/tmp/a.zip' must be a relative path inside the working",
+    ),
+    "url_not_http": (
+        lambda c: c["datasets"].update(far={**FAR, "url": "file:///etc/passwd"}),
+        "datasets.far.url: 'file:///etc/passwd' is not an http:// or https:// address",
+    ),
     "seed_beyond_32_bits": (
         lambda c: c.update(seed=2**32),
         "seed: 4294967296 is greater than the maximum of 4294967295",
+    ),
+    "decompressed_limit_zero": (
+        lambda c: c.update(limits={"decompressed_mb": 0}),
+        "limits.decompressed_mb: 0 is less than the minimum of 1",
     ),
 }
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -11,6 +12,8 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 from snakemake.utils import validate
 
 from sampled_metrics.config import CONFIG_FILE, SCHEMA_FILE, load_config
@@ -25,6 +28,7 @@ from sampled_metrics.data import (
     load_movielens_dat,
     load_split,
     md5sum,
+    read_events,
     save_split,
 )
 
@@ -337,6 +341,110 @@ def test_check_facts_mismatch_and_unknown():
         check_facts(leave_last_out_split(df), {"n_userz": 2}, "toy split")
 
 
+def test_facts_hold_on_the_file_as_read_so_repeated_pairs_can_fail(tmp_path):
+    """The facts are checked before binarization: a file with a repeated pair
+    fails ``n_duplicate_pairs: 0`` (after binarize() it could never fail)."""
+    (tmp_path / "e.csv").write_text("u,i,t\n1,a,1\n1,a,2\n1,b,3\n2,a,1\n2,b,2\n")
+    entry = {
+        "format": "delimited",
+        "sep": ",",
+        "header": True,
+        "columns": {"user": "u", "item": "i", "time": "t"},
+        "member": None,
+        "binarize_threshold": None,
+    }
+    events = read_events(tmp_path / "e.csv", entry)
+    assert len(events) == 5
+    with pytest.raises(DataError, match="n_duplicate_pairs: expected 0, got 1"):
+        check_facts(events, {"n_duplicate_pairs": 0}, "e.csv")
+    assert len(load_events(tmp_path / "e.csv", entry)) == 4  # binarized
+
+
+def test_zip_members_are_read_never_extracted_so_dotdot_names_write_nothing(tmp_path):
+    """A member named ``../x/ratings.dat`` or ``/abs/ratings.dat`` is read in memory
+    like any other: the loaders extract nothing, so nothing lands outside."""
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    archive = inner / "evil.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("../escaped/ratings.dat", RATINGS)
+        zf.writestr("/abs/ratings.csv", "u,i,t\n1,2,3\n")
+    before = sorted(tmp_path.rglob("*"))
+    assert len(load_movielens_dat(archive, member="../escaped/ratings.dat")) == 3
+    events = load_delimited(
+        archive, member="/abs/ratings.csv", columns={"user": "u", "item": "i", "time": "t"}
+    )
+    assert events.values.tolist() == [[1, 2, 3]]
+    assert sorted(tmp_path.rglob("*")) == before  # no file written anywhere
+
+
+def test_nothing_left_to_split_is_one_error_not_an_empty_split():
+    ratings = frame([(1, "a", 1, 2.0), (1, "b", 2, 3.0)], ("user", "item", "time", "rating"))
+    with pytest.raises(DataError, match=r"threshold=4\): no rating reaches the threshold"):
+        binarize(ratings, 4)
+    with pytest.raises(DataError, match="no user has 2 or more events \\(2 skipped\\)"):
+        leave_last_out_split(frame([(1, "a", 1), (2, "b", 1)]))
+    with pytest.raises(DataError, match="no events"):
+        leave_last_out_split(frame([]))
+
+
+# --------------------------------------------------------------------------
+# ids: the same id exactly when the same text
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "ids, groups",
+    [
+        (["7", "007", "7"], [0, 1, 0]),
+        (["1000", "1e3", "1000.0"], [0, 1, 2]),
+        (["7", "+7", "-7", "-0", "0"], [0, 1, 2, 3, 4]),
+        (["12", "3", "12"], [0, 1, 0]),
+        (["99999999999999999999", "99999999999999999999", "1"], [0, 0, 1]),  # beyond int64
+    ],
+)
+def test_ids_are_equal_exactly_when_their_text_is(tmp_path, ids, groups):
+    rows = "".join(f"{u},i{k},{k}\n" for k, u in enumerate(ids))
+    (tmp_path / "e.csv").write_text("u,i,t\n" + rows)
+    users = load_delimited(tmp_path / "e.csv", columns={"user": "u", "item": "i", "time": "t"})
+    assert pd.factorize(users["user"])[0].tolist() == groups
+    dat = "".join(f"{u}::{k + 1}::5::{k}\n" for k, u in enumerate(ids) if "e" not in u)
+    if "." not in dat:  # a .dat id is an integer, in any writing
+        (tmp_path / "r.dat").write_text(dat)
+        users = load_movielens_dat(tmp_path / "r.dat")["user"]
+        kept = [g for u, g in zip(ids, groups) if "e" not in u]
+        assert pd.factorize(users)[0].tolist() == pd.factorize(pd.Series(kept))[0].tolist()
+
+
+def test_canonical_integer_ids_become_int64_and_keep_their_values(tmp_path):
+    (tmp_path / "e.csv").write_text("u,i,t\n7,10,1\n-3,0,2\n")
+    events = load_delimited(tmp_path / "e.csv", columns={"user": "u", "item": "i", "time": "t"})
+    assert events["user"].dtype == np.int64 and events["user"].tolist() == [7, -3]
+    assert events["item"].tolist() == [10, 0]
+
+
+@given(
+    ids=st.lists(
+        st.from_regex(r"[+-]?[0-9]{1,3}(\.[0-9])?|[0-9]e[0-9]|u[0-9]", fullmatch=True),
+        min_size=1,
+        max_size=12,
+    ),
+    others=st.lists(st.sampled_from(["5", "05", "abc", "5e0"]), max_size=4),
+)
+def test_which_rows_share_an_id_depends_on_their_text_only(ids, others):
+    """Whatever the rest of the column holds, rows share an id exactly when their
+    texts are equal (the property behind '007' and '7', '1e3' and '1000')."""
+    column = ids + others
+    body = "u,i,t\n" + "".join(f"{u},x,{k}\n" for k, u in enumerate(column))
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "e.csv").write_text(body)
+        events = load_delimited(
+            Path(folder) / "e.csv", columns={"user": "u", "item": "i", "time": "t"}
+        )
+    got = pd.factorize(events["user"].iloc[: len(ids)])[0].tolist()
+    assert got == pd.factorize(pd.Series(ids))[0].tolist()
+
+
 # --------------------------------------------------------------------------
 # save / load
 # --------------------------------------------------------------------------
@@ -347,7 +455,7 @@ def test_save_load_roundtrip(tmp_path):
     split = leave_last_out_split(df)
     path = tmp_path / "split.npz"
     save_split(split, path)
-    assert [p.name for p in tmp_path.iterdir()] == ["split.npz"]  # no temp file left
+    assert [p.name for p in tmp_path.iterdir() if p.is_file()] == ["split.npz"]  # no temporary
     loaded = load_split(path)
     assert (loaded.train != split.train).nnz == 0
     assert loaded.train.dtype == np.float32 and loaded.train.has_sorted_indices
@@ -400,7 +508,7 @@ def test_download_success_with_md5(http_server, tmp_path):
     dest = tmp_path / "sub" / "ml.zip"
     assert fetch(url, dest, BODY_MD5) == dest
     assert dest.read_bytes() == BODY and md5sum(dest) == BODY_MD5
-    assert sorted(p.name for p in dest.parent.iterdir()) == ["ml.zip"]
+    assert sorted(p.name for p in dest.parent.iterdir() if p.is_file()) == ["ml.zip"]
 
 
 def test_download_md5_mismatch_leaves_nothing(http_server, tmp_path):

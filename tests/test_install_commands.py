@@ -44,3 +44,18 @@ def test_every_install_command_uses_the_constraints_file():
 def test_a_command_broken_over_two_lines_is_found():
     text = 'Install with `pip install -e\n".[slurm]"` and run; the pip install above.'
     assert install_commands(text) == ['pip install -e ".[slurm]"']
+
+
+def test_ci_runs_the_property_tests_derandomized():
+    """.ci/run sets CI, under which conftest loads hypothesis's derandomized profile:
+    the same examples on every CI run, so CI never fails on a lucky draw."""
+    import os
+
+    from hypothesis import settings
+
+    run = (REPO / ".ci" / "run").read_text()
+    assert re.search(r"^export .*\bCI=1\b", run, re.MULTILINE)
+    if os.environ.get("CI"):
+        assert settings.default.derandomize and settings.default.deadline is None
+    else:
+        assert not settings.default.derandomize

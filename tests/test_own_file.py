@@ -185,7 +185,7 @@ def test_local_file_anywhere_is_an_input_never_a_download(tmp_path):
     }
     entry = EXAMPLES["docs/datasets.md"]
     for path in paths.values():
-        write_events(workdir / path, entry, n_users=40, n_items=30, per_user=8)
+        write_events(workdir / path, entry, n_users=40, n_items=40, per_user=8)
     datasets = {name: {**entry, "path": path} for name, path in paths.items()}
     targets = [f"data/processed/{name}/split.npz" for name in paths]
     result = snakemake(workdir, small_config(datasets, dataset=list(paths)), targets)

@@ -306,7 +306,11 @@ BAD_ENTRIES = [
     ({"interactions": 2000 * 20 - 1}, "datasets.bad.interactions: 39999 is fewer than"),
     ({"max_events_per_user": 1001}, "datasets.bad.max_events_per_user: 1001 is more than items"),
     ({"min_events_per_user": 501}, "datasets.bad.min_events_per_user: 501 is more than max"),
-    ({"max_events_per_user": 950}, "datasets.bad.max_events_per_user: 950 leaves 50 of the"),
+    (
+        {"max_events_per_user": 950},
+        "sampling.m: 100 is larger than the smallest candidate pool, 50 items (bad: 1000 "
+        "items; datasets.bad.items - max_events_per_user)",
+    ),
     ({"popularity_exponent": -1}, "datasets.bad.popularity_exponent: -1 is less than"),
     ({"users": "many"}, "datasets.bad.users: 'many' is not of type 'integer'"),
     ({"seed": None}, "datasets.bad: 'seed' is a required property"),
@@ -405,5 +409,5 @@ def test_pipeline_runs_end_to_end_on_synthetic_small(tmp_path):
     ranks = pd.read_csv(tmp_path / f"results/{SMALL}/ranks/X.csv")
     assert len(ranks) == 2000
     log = (tmp_path / f"logs/{SMALL}/split.log").read_text()
-    assert f"synthetic {SMALL}: 100000 interactions" in log
+    assert f"synthetic {SMALL}: 100000 events" in log and "100000 interactions" in log
     assert not (tmp_path / "data" / "raw").exists()  # nothing downloaded or read

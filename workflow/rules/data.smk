@@ -28,7 +28,7 @@ rule split:
     input:
         raw_input,
     output:
-        "data/processed/{dataset}/split.npz",
+        SPLIT,
     log:
         "logs/{dataset}/split.log",
     benchmark:

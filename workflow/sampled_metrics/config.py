@@ -19,15 +19,21 @@ Each problem raises one ``ConfigError`` naming the key.
 from __future__ import annotations
 
 import copy
-from pathlib import Path
+import re
+from pathlib import Path, PurePosixPath
 
 __all__ = [
     "CONFIG_FILE",
+    "DATASET_NAME",
+    "RECOMMENDER_NAME",
     "SCHEMA_FILE",
     "ConfigError",
     "check_config",
+    "check_config_files",
+    "check_data_sizes",
     "check_schema",
     "datasets_to_run",
+    "fig6_m_values",
     "load_config",
     "sampling_seed",
     "source_file",
@@ -38,6 +44,12 @@ __all__ = [
 _REPOSITORY = Path(__file__).resolve().parents[2]
 CONFIG_FILE = _REPOSITORY / "config.yaml"
 SCHEMA_FILE = _REPOSITORY / "workflow" / "schemas" / "config.schema.yaml"
+
+
+# Names that become folders and file names (results/<data set>/, models/<recommender>.pkl):
+# no path separator, no "..", no space; the Snakefile's wildcard constraints use them too.
+DATASET_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
+RECOMMENDER_NAME = r"[A-Za-z0-9_]+"
 
 
 class ConfigError(ValueError):
@@ -90,11 +102,67 @@ def check_schema(config: dict, schema) -> None:
 def load_config(path=CONFIG_FILE) -> dict:
     """Read a config file (default: the repository's config.yaml) and return it
     validated and completed by :func:`validate_config`."""
+    return validate_config(check_config_files([path])[0])
+
+
+def check_config_files(paths) -> list[dict]:
+    """Read YAML config files, refusing a key given twice in the same mapping (YAML
+    keeps the last one silently; snakemake reads them so). Returns their contents.
+
+    Parameters
+    ----------
+    paths : iterable of str or Path
+        The files (config.yaml and any ``--configfile``).
+
+    Returns
+    -------
+    list of dict
+        Each file's mapping.
+
+    Raises
+    ------
+    ConfigError
+        "<file>, line L: key 'k' given twice (first on line F)".
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+    ...     _ = f.write("seed: 1\\nsampling:\\n  m: 5\\n  m: 6\\n")
+    >>> check_config_files([f.name])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    sampled_metrics.config.ConfigError: ...yaml, line 4: key 'm' given twice (first on line 3)
+    >>> os.remove(f.name)
+    """
     import yaml
 
-    with open(path) as f:
-        config = yaml.safe_load(f)
-    return validate_config(config)
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def mapping(loader, node):
+        first = {}
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node)
+            line = key_node.start_mark.line + 1
+            if key in first:
+                raise ConfigError(
+                    f"{loader.name}, line {line}: key {key!r} given twice "
+                    f"(first on line {first[key]})"
+                )
+            first[key] = line
+        return loader.construct_mapping(node, deep=True)
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    contents = []
+    for path in paths:
+        with open(path) as f:
+            loader = Loader(f)
+            loader.name = str(path)
+            try:
+                contents.append(loader.get_single_data())
+            finally:
+                loader.dispose()
+    return contents
 
 
 def validate_config(config: dict, schema=SCHEMA_FILE) -> dict:
@@ -107,6 +175,36 @@ def validate_config(config: dict, schema=SCHEMA_FILE) -> dict:
     _fill_hyperparameters(config["recommenders"])
     check_config(config)
     return config
+
+
+def fig6_m_values(config: dict, name: str) -> tuple[str, list[int]]:
+    """Figure 6's sample sizes for data set ``name`` and the key they come from: its
+    entry's ``fig6_m_values`` (sizes fitting its catalogue), else ``fig6.m_values``.
+
+    Parameters
+    ----------
+    config : dict
+        The validated configuration.
+    name : str
+        A key of ``datasets``.
+
+    Returns
+    -------
+    key : str
+    values : list of int
+
+    Examples
+    --------
+    >>> config = load_config()
+    >>> fig6_m_values(config, "ml-1m")[0]
+    'fig6.m_values'
+    >>> fig6_m_values(config, "synthetic-small")[1][-1]
+    999
+    """
+    entry = config["datasets"][name]
+    if "fig6_m_values" in entry:
+        return f"datasets.{name}.fig6_m_values", entry["fig6_m_values"]
+    return "fig6.m_values", config["fig6"]["m_values"]
 
 
 def sampling_seed(config: dict) -> int:
@@ -166,10 +264,27 @@ def check_config(config: dict) -> None:
     from .metrics import metric_by_name
     from .recommenders import validate_spec
 
+    for kind, names, pattern in (
+        ("datasets", config["datasets"], DATASET_NAME),
+        ("recommenders", config["recommenders"], RECOMMENDER_NAME),
+    ):
+        for name in names:
+            _check_name(name, pattern, kind)
     for name, entry in config["datasets"].items():
         _check_synthetic(name, entry)
+        _check_download(name, entry)
     for name in datasets_to_run(config):
-        _check_synthetic_sampling(name, config["datasets"][name], config["sampling"])
+        entry = config["datasets"][name]
+        if entry["format"] == "synthetic":  # its sizes are known before it is generated
+            smallest_pool = entry["items"] - entry["max_events_per_user"]
+            source = f"datasets.{name}.items - max_events_per_user"
+            check_data_sizes(config, name, entry["items"], smallest_pool, source)
+    if config["ranking"]["tie_policy"] == "average":
+        raise ConfigError(
+            "ranking.tie_policy: 'average' gives half-integer ranks, which the sampled-rank "
+            "law of the corrections, the cross-check and Figure 6 cannot take; choose "
+            "random (the default), pessimistic or optimistic"
+        )
     for name, spec in config["recommenders"].items():
         try:
             validate_spec(spec)
@@ -261,17 +376,105 @@ def _check_synthetic(name: str, entry: dict) -> None:
         raise ConfigError(f"{key}.{error}") from None
 
 
-def _check_synthetic_sampling(name: str, entry: dict, sampling: dict) -> None:
-    """The sampled evaluation without replacement needs ``sampling.m`` items
-    outside every user's history: at most ``items - m`` events a user."""
-    if entry["format"] != "synthetic" or sampling["replacement"]:
-        return
-    room = entry["items"] - entry["max_events_per_user"]
-    if room < sampling["m"]:
+def _check_name(name, pattern: str, kind: str) -> None:
+    """A data set's or recommender's name becomes a folder or a file name."""
+    if not re.fullmatch(pattern, str(name)):
         raise ConfigError(
-            f"datasets.{name}.max_events_per_user: {entry['max_events_per_user']} leaves "
-            f"{room} of the {entry['items']} items outside the most active user's history, "
-            f"fewer than sampling.m = {sampling['m']} (without replacement)"
+            f"{kind}: {name!r} cannot name a folder or file (allowed: {pattern}; "
+            "no '/', no '..', no spaces)"
+        )
+
+
+def _check_download(name: str, entry: dict) -> None:
+    """A download comes over http(s) and is kept inside the working directory."""
+    key = f"datasets.{name}"
+    if "url" in entry and not re.match(r"https?://", entry["url"]):
+        raise ConfigError(f"{key}.url: {entry['url']!r} is not an http:// or https:// address")
+    if "archive" in entry:
+        archive = PurePosixPath(entry["archive"])
+        inside = not archive.is_absolute() and ".." not in archive.parts
+        if not inside or not re.fullmatch(r"[A-Za-z0-9_.+/-]+", str(archive)):
+            raise ConfigError(
+                f"{key}.archive: {str(archive)!r} must be a relative path inside the working "
+                "directory (no '..', no leading '/', no spaces), e.g. data/raw/<file>.zip"
+            )
+
+
+def check_data_sizes(
+    config: dict, name: str, n_items: int, smallest_pool: int, source: str
+) -> None:
+    """What a data set's sizes must allow, checked before any model is trained (at
+    start-up when the sizes are known, else right after the split).
+
+    With ``smallest_pool`` the fewest items outside a user's history (train and
+    held-out item), the smallest ranked set is ``n_u = smallest_pool + 1``:
+
+    * ``sampling.m`` <= smallest_pool without replacement (m distinct items);
+      a pool of at least 1 item with replacement;
+    * ``corrections.law: hypergeometric`` needs m <= n - 1 (section 4.3), n the
+      smallest n_u with ``corrections.n: per_user``, else the number of items;
+    * every Figure 6 sample size (:func:`fig6_m_values`) <= n - 1, n as above when
+      either Figure 6 law is hypergeometric, else the number of items.
+
+    Parameters
+    ----------
+    config : dict
+        The validated configuration.
+    name : str
+        The data set's key of ``datasets``.
+    n_items : int
+        Its number of items.
+    smallest_pool : int
+        The fewest items outside a user's history.
+    source : str
+        Where the sizes come from (named in the message).
+
+    Raises
+    ------
+    ConfigError
+        Naming the key whose value the sizes do not allow.
+
+    Examples
+    --------
+    >>> config = load_config()
+    >>> check_data_sizes(config, "ml-1m", 3706, 1391, "split")
+    >>> check_data_sizes(config, "ml-1m", 3706, 50, "split")
+    Traceback (most recent call last):
+    sampled_metrics.config.ConfigError: sampling.m: 100 is larger than the smallest
+    candidate pool, 50 items (ml-1m: 3706 items; split); lower sampling.m or set
+    sampling.replacement: true
+    """
+    from .laws import WITHOUT_REPLACEMENT
+
+    sampling, corrections, fig6 = config["sampling"], config["corrections"], config["fig6"]
+    m = sampling["m"]
+    where = f"{name}: {n_items} items; {source}"
+    if not sampling["replacement"] and m > smallest_pool:
+        raise ConfigError(
+            f"sampling.m: {m} is larger than the smallest candidate pool, {smallest_pool} "
+            f"items ({where}); lower sampling.m or set sampling.replacement: true"
+        )
+    if smallest_pool < 1:
+        raise ConfigError(
+            f"sampling.replacement: a user has interacted with every item ({where}), "
+            "there is nothing to sample for them"
+        )
+    smallest_n = smallest_pool + 1 if corrections["n"] == "per_user" else n_items
+    if corrections["law"] == WITHOUT_REPLACEMENT and m > smallest_n - 1:
+        raise ConfigError(
+            f"corrections.law: {WITHOUT_REPLACEMENT} needs sampling.m <= n - 1 = "
+            f"{smallest_n - 1} for every user, got m = {m} ({where}); choose binomial"
+        )
+    laws = (fig6["law"], corrections["law"])
+    largest_m = (smallest_n if WITHOUT_REPLACEMENT in laws else n_items) - 1
+    key, m_values = fig6_m_values(config, name)
+    above = [value for value in m_values if value > largest_m]
+    if above:
+        raise ConfigError(
+            f"{key}: {above[0]} is above the largest sample size, n - 1 = "
+            f"{largest_m} ({where}"
+            + (f"; {WITHOUT_REPLACEMENT} law" if WITHOUT_REPLACEMENT in laws else "")
+            + "); drop the values above it"
         )
 
 

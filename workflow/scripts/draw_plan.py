@@ -2,22 +2,15 @@
 record where each block of users finds its draws (sampling.DrawPlan)."""
 
 from sampled_metrics.block_pass import SCORE_CHUNK
-from sampled_metrics.config import ConfigError
 from sampled_metrics.data import load_split
-from sampled_metrics.runs import start_log
+from sampled_metrics.runs import start_job
 from sampled_metrics.sampling import draw_plan, excluded_items, pool_sizes, save_draw_plan
 
-log = start_log(snakemake.log[0])
+log = start_job(snakemake)
 p = snakemake.params
 split = load_split(snakemake.input[0])
+# sampling.m fits every pool: config.check_data_sizes ran at start-up or after the split.
 pool = pool_sizes(excluded_items(split.train, split.test_items))
-if not p.replacement and pool.min() < p.m:
-    user = int(pool.argmin())
-    raise ConfigError(
-        f"sampling.m: {p.m} is larger than the candidate pool of user "
-        f"{split.user_ids[user]!r} ({int(pool[user])} items not in their history, "
-        f"{snakemake.input[0]}); lower sampling.m or set sampling.replacement: true"
-    )
 plan = draw_plan(
     pool, p.m, p.repetitions, p.seed, chunk=SCORE_CHUNK, replacement=p.replacement, progress=True
 )

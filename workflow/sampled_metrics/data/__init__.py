@@ -15,13 +15,29 @@ names the file (and the line where it applies).
 from .download import check_md5, download, md5sum
 from .errors import DataError
 from .facts import check_facts
-from .readers import binarize, load_delimited, load_events, load_movielens_dat
-from .split import Split, leave_last_out_split, load_split, save_split
+from .readers import (
+    as_interactions,
+    binarize,
+    load_delimited,
+    load_events,
+    load_movielens_dat,
+    read_events,
+)
+from .split import (
+    Split,
+    SplitUsers,
+    leave_last_out_split,
+    load_split,
+    save_split,
+    split_users,
+)
 from .synthetic import check_synthetic, synthetic_events
 
 __all__ = [
     "DataError",
     "Split",
+    "SplitUsers",
+    "as_interactions",
     "binarize",
     "check_facts",
     "check_md5",
@@ -33,6 +49,8 @@ __all__ = [
     "load_movielens_dat",
     "load_split",
     "md5sum",
+    "read_events",
     "save_split",
+    "split_users",
     "synthetic_events",
 ]

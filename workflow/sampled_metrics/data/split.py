@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -18,7 +19,7 @@ import scipy.sparse as sp
 from ..atomic import CORRUPT_FILE_ERRORS, write_npz
 from .errors import EVENT_COLUMNS, DataError, require_columns, require_file
 
-__all__ = ["Split", "leave_last_out_split", "load_split", "save_split"]
+__all__ = ["Split", "leave_last_out_split", "load_split", "SplitUsers", "save_split", "split_users"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -66,7 +67,11 @@ class Split:
         This is the size of the set the held-out item is ranked in (the
         held-out item included).
         """
-        return (self.n_items - np.diff(self.train.indptr)).astype(np.int64)
+        return _candidate_counts(self.n_items, self.train.indptr)
+
+    def users(self) -> SplitUsers:
+        """Its users, their candidate counts and the number of items."""
+        return SplitUsers(self.user_ids, self.candidate_counts(), self.n_items)
 
     def unseen_test_items(self) -> int:
         """Number of users whose held-out item no user has in training."""
@@ -96,6 +101,11 @@ def leave_last_out_split(
         raise ValueError(f"min_events must be >= 1, got {min_events}")
     _check_split_input(df)
     df, n_skipped = _drop_short_users(df, min_events, on_short_users)
+    if df.empty:
+        raise DataError(
+            f"leave_last_out_split: no user has {min_events} or more events "
+            f"({n_skipped} skipped), nothing to split"
+        )
     user_codes, user_ids = _factorize_sorted(df["user"], "user")
     item_codes, item_ids = _factorize_sorted(df["item"], "item")
     order = np.argsort(df["time"].to_numpy(), kind="stable")
@@ -114,6 +124,8 @@ def leave_last_out_split(
 
 
 def _check_split_input(df: pd.DataFrame) -> None:
+    if df.empty:
+        raise DataError("leave_last_out_split: no events")
     if df[list(EVENT_COLUMNS)].isna().to_numpy().any():
         raise DataError("leave_last_out_split: missing values in user/item/time")
     n_dup = _repeated_pairs(df["user"], df["item"])
@@ -225,6 +237,69 @@ def load_split(path) -> Split:
         raise DataError(f"{path}: inconsistent split ({e})") from e
     except (*CORRUPT_FILE_ERRORS, ValueError) as e:
         raise DataError(f"{path}: corrupt split file ({type(e).__name__}: {e})") from e
+
+
+class SplitUsers(NamedTuple):
+    """The users of a split and the size of the set each one's held-out item is
+    ranked in, read without the training pairs (:func:`split_users`)."""
+
+    user_ids: np.ndarray
+    n_candidates: np.ndarray  # n_items minus the user's training items
+    n_items: int
+
+    @property
+    def smallest_pool(self) -> int:
+        """The fewest items outside a user's history (training and held-out items)."""
+        return int(self.n_candidates.min()) - 1
+
+
+def split_users(path) -> SplitUsers:
+    """The user ids, candidate counts and number of items of a saved split, read
+    without its training pairs (cheap at any size): what a later stage checks its
+    per-user files against, and the sizes checked at start-up
+    (``sampled_metrics.config.check_data_sizes``).
+
+    Parameters
+    ----------
+    path : str or Path
+        A file written by :func:`save_split`.
+
+    Returns
+    -------
+    SplitUsers
+        ``user_ids``, ``n_candidates`` (as :meth:`Split.candidate_counts`),
+        ``n_items``, and the ``smallest_pool`` of items outside a history.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> events = pd.DataFrame({"user": [1, 1, 1, 2, 2], "item": [1, 2, 3, 1, 4],
+    ...                        "time": [1, 2, 3, 1, 2]})
+    >>> path = os.path.join(tempfile.mkdtemp(), "split.npz")
+    >>> save_split(leave_last_out_split(events), path)
+    >>> users = split_users(path)
+    >>> users.n_candidates.tolist(), users.n_items, users.smallest_pool
+    ([2, 3], 4, 1)
+    """
+    path = Path(path)
+    require_file(path)
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            n_items = int(npz["train_shape"][1])
+            n_candidates = _candidate_counts(n_items, npz["train_indptr"])
+            user_ids = npz["user_ids"]
+    except (*CORRUPT_FILE_ERRORS, ValueError, KeyError, IndexError) as e:
+        raise DataError(f"{path}: corrupt split file ({type(e).__name__}: {e})") from e
+    if len(user_ids) != len(n_candidates) or not len(user_ids):
+        raise DataError(
+            f"{path}: inconsistent split ({len(user_ids)} user ids, "
+            f"{len(n_candidates)} users in training)"
+        )
+    return SplitUsers(user_ids, n_candidates, n_items)
+
+
+def _candidate_counts(n_items: int, indptr: np.ndarray) -> np.ndarray:
+    return (n_items - np.diff(indptr)).astype(np.int64)
 
 
 def _split_from_arrays(a: Mapping[str, np.ndarray]) -> Split:
