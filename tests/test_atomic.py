@@ -37,6 +37,9 @@ def test_the_file_and_its_folder_are_flushed_before_and_after_the_rename(tmp_pat
     monkeypatch.setattr(os, "fsync", record_fsync)
     monkeypatch.setattr(os, "replace", record_replace)
     atomic.write_text("hello", tmp_path / "out.txt")
+    # the checksum record is renamed into place just before the file
+    assert events[1] == ("replace", "out.txt.sha256")
+    events = [event for event in events if event[1] != "out.txt.sha256"]
     assert [kind for kind, _ in events] == ["fsync", "replace", "fsync"]
     assert events[0][1].startswith(".out.txt.")  # the temporary file, before the rename
     assert events[2][1] == tmp_path.name  # the folder, after it
@@ -50,4 +53,4 @@ def test_a_failed_write_leaves_nothing(tmp_path):
 
     with pytest.raises(RuntimeError):
         atomic.write_atomic(tmp_path / "out.txt", fail)
-    assert list(tmp_path.iterdir()) == []
+    assert list(tmp_path.iterdir()) == []  # nor a checksum record

@@ -35,7 +35,7 @@ rule toy_tables:
 rule fig6_curves:
     input:
         ranks=expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
-        split="data/processed/{dataset}/split.npz",
+        split=SPLIT,
     output:
         curves="results/{dataset}/fig6.csv",
         thresholds="results/{dataset}/fig6_thresholds.csv",
@@ -51,6 +51,7 @@ rule fig6_curves:
         library=LIBRARY,
         recommenders=RECOMMENDERS,
         fig6=config["fig6"],
+        m_values=dataset_fig6_m_values,
         corrections=config["corrections"],
     script:
         "../scripts/fig6_curves.py"

@@ -1,8 +1,16 @@
 # Helpers shared by the rules: which data sets and recommenders run, config
 # look-ups, and the targets of `all`, taken from the rules' own outputs.
+import os
 import re
 
-from sampled_metrics.config import datasets_to_run, sampling_seed, source_file
+from sampled_metrics.config import (
+    check_data_sizes,
+    datasets_to_run,
+    fig6_m_values,
+    sampling_seed,
+    source_file,
+)
+from sampled_metrics.data import split_users
 from sampled_metrics.paper import PUBLISHED_FILE
 from sampled_metrics.runs import library_fingerprint
 
@@ -11,6 +19,15 @@ RECOMMENDERS = list(config["recommenders"])
 TOY_FIGURES = [f"fig{i}" for i in range(1, 5)]  # Figures 1-4: the toy example
 LIBRARY = library_fingerprint()  # a param of every computing job, so library edits rerun them
 PAPER = str(PUBLISHED_FILE)  # the paper's published numbers, for comparison only
+SPLIT = "data/processed/{dataset}/split.npz"  # rule split's output, every later stage's input
+# The cells of the sampled evaluation: sampling.csv holds one value for each.
+SAMPLED_METHODS = ["sampled", *config["corrections"]["methods"]]
+SAMPLING_KEYS = {
+    "recommender": RECOMMENDERS,
+    "metric": config["metrics"],
+    "method": SAMPLED_METHODS,
+    "rep": list(range(config["sampling"]["repetitions"])),
+}
 
 # The rules whose outputs, for every data set, are the targets of `all`.
 DATASET_TARGET_RULES = (
@@ -27,6 +44,11 @@ DATASET_TARGET_RULES = (
 
 def dataset_config(wildcards):
     return config["datasets"][wildcards.dataset]
+
+
+def dataset_fig6_m_values(wildcards):
+    """Figure 6's sample sizes for the data set (its entry's, else fig6.m_values)."""
+    return fig6_m_values(config, wildcards.dataset)[1]
 
 
 def raw_input(wildcards):
@@ -67,3 +89,14 @@ FIT_THREADS = {"ials": 2}
 def fit_threads(wildcards):
     kind = config["recommenders"][wildcards.recommender]["type"]
     return FIT_THREADS[kind] if kind in FIT_THREADS else 1
+
+
+def check_existing_splits():
+    """Before any job: a data set split earlier has known sizes, so what the
+    configuration asks of them is checked now (config.check_data_sizes; the split
+    rule checks a new split, a synthetic entry is checked from its keys)."""
+    for name in DATASETS:
+        path = SPLIT.format(dataset=name)
+        if os.path.exists(path):
+            users = split_users(path)
+            check_data_sizes(config, name, users.n_items, users.smallest_pool, path)

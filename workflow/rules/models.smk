@@ -4,7 +4,7 @@
 
 rule fit:
     input:
-        "data/processed/{dataset}/split.npz",
+        SPLIT,
     output:
         "results/{dataset}/models/{recommender}.pkl",
     log:

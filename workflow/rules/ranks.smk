@@ -9,7 +9,7 @@ SHARDS = [f"{i}-of-{config['ranking']['shards']}" for i in range(config["ranking
 
 rule draw_plan:
     input:
-        "data/processed/{dataset}/split.npz",
+        SPLIT,
     output:
         "results/{dataset}/draw_plan.npz",
     log:
@@ -31,7 +31,7 @@ rule draw_plan:
 
 rule rank_shard:
     input:
-        split="data/processed/{dataset}/split.npz",
+        split=SPLIT,
         model="results/{dataset}/models/{recommender}.pkl",
         plan="results/{dataset}/draw_plan.npz",
     output:
@@ -56,7 +56,7 @@ rule rank_shard:
 
 rule merge_ranks:
     input:
-        split="data/processed/{dataset}/split.npz",
+        split=SPLIT,
         shards=expand("results/{{dataset}}/shards/{{recommender}}/{shard}.npz", shard=SHARDS),
     output:
         ranks="results/{dataset}/ranks/{recommender}.csv",

@@ -4,6 +4,7 @@
 rule exact_metrics:
     input:
         ranks=expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
+        split=SPLIT,
         paper=PAPER,
     output:
         csv=report(
@@ -33,6 +34,7 @@ rule fig5:
         pessimistic=expand(
             "results/{{dataset}}/pessimistic_ranks/{recommender}.csv", recommender=RECOMMENDERS
         ),
+        split=SPLIT,
     output:
         pdf="figures/{dataset}/fig5.pdf",
         png=report(
@@ -78,6 +80,7 @@ rule table3:
     params:
         library=LIBRARY,
         m=config["sampling"]["m"],
+        cells=SAMPLING_KEYS,
     script:
         "../scripts/table3.py"
 
@@ -105,6 +108,7 @@ rule table4:
     params:
         library=LIBRARY,
         recommenders=RECOMMENDERS,
+        cells=SAMPLING_KEYS,
     script:
         "../scripts/table4.py"
 
@@ -143,8 +147,7 @@ rule fig6:
         curves="results/{dataset}/fig6.csv",
         thresholds="results/{dataset}/fig6_thresholds.csv",
         exact="results/{dataset}/exact_metrics.csv",
-        # the users' n (smallest ranked set), for the subtitle
-        ranks=expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
+        split=SPLIT,  # the users' n (smallest ranked set), for the subtitle
     output:
         pdf="figures/{dataset}/fig6.pdf",
         png=report(
@@ -197,7 +200,7 @@ rule toy_figure:
 rule protocol_sensitivity:
     input:
         ranks=expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
-        split="data/processed/{dataset}/split.npz",
+        split=SPLIT,
         paper=PAPER,
     output:
         csv="results/{dataset}/protocol_sensitivity.csv",

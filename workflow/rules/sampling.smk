@@ -8,7 +8,7 @@ rule sampling_table:
             "results/{{dataset}}/sampled_ranks/{recommender}.npy", recommender=RECOMMENDERS
         ),
         ranks=expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
-        split="data/processed/{dataset}/split.npz",
+        split=SPLIT,
     output:
         table="results/{dataset}/sampling.csv",
         crosscheck="results/{dataset}/crosscheck.csv",
@@ -24,8 +24,10 @@ rule sampling_table:
         library=LIBRARY,
         recommenders=RECOMMENDERS,
         metrics=config["metrics"],
+        methods=SAMPLED_METHODS,
         corrections=config["corrections"],
         m=config["sampling"]["m"],
+        repetitions=config["sampling"]["repetitions"],
         replacement=config["sampling"]["replacement"],
     script:
         "../scripts/sampling_table.py"

@@ -1,14 +1,19 @@
-"""Atomic writes: every output appears whole under its final name, or not at all.
+"""Atomic writes: every output appears whole under its final name, or not at all;
+and a record of what was written, so that a file damaged later is noticed.
 
 Every output of the pipeline is written under a temporary name in the same
 folder and renamed into place, so an interrupted run never leaves a partial
-file under the final name.
+file under the final name. Its SHA-256 is recorded beside it, in
+``<folder>/.checksums/<name>.sha256``; :func:`verify_checksum` (run on every
+input of every job, ``sampled_metrics.runs.start_job``) refuses a file whose
+content no longer matches, e.g. one cut, overwritten or edited by hand.
 """
 
 from __future__ import annotations
 
 import contextlib
 import glob
+import hashlib
 import os
 import tempfile
 import zipfile
@@ -53,10 +58,84 @@ def atomic_path(path) -> Iterator[Path]:
         yield Path(tmp)
         os.chmod(tmp, 0o666 & ~_umask())
         _fsync(tmp, os.O_RDONLY)
+        _record_checksum(path, sha256(tmp))
         os.replace(tmp, path)
         _fsync(path.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     finally:
         Path(tmp).unlink(missing_ok=True)
+
+
+def sha256(path) -> str:
+    """The SHA-256 of a file's bytes, as hex."""
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def checksum_path(path) -> Path:
+    """Where the checksum of ``path`` is recorded: ``<folder>/.checksums/<name>.sha256``."""
+    path = Path(path)
+    return path.parent / ".checksums" / f"{path.name}.sha256"
+
+
+def _record_checksum(path: Path, digest: str) -> None:
+    """Write ``digest`` as the record of ``path``, itself atomically (written before
+    ``path`` is renamed into place: a crash in between leaves a record that the old
+    file, if any, fails, so it is rebuilt rather than trusted)."""
+    record = checksum_path(path)
+    record.parent.mkdir(exist_ok=True)
+    remove_stale_temporaries(record)
+    fd, tmp = tempfile.mkstemp(prefix=f".{record.name}.", dir=record.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(f"{digest}  {path.name}\n")
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, record)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def verify_checksum(path) -> bool:
+    """Check ``path`` against the checksum recorded when it was written.
+
+    Returns True when it matches, False when no checksum was recorded (a file
+    the pipeline did not write, such as a raw data file); raises ValueError
+    "<path>: changed or damaged since it was written ...; delete it and rerun"
+    when the content differs.
+
+    Parameters
+    ----------
+    path : str or Path
+        A file.
+
+    Returns
+    -------
+    bool
+        Whether a recorded checksum was found (and matched).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> write_text("a,b\\n1,2\\n", folder / "t.csv")
+    >>> verify_checksum(folder / "t.csv")
+    True
+    >>> _ = (folder / "t.csv").write_text("a,b\\n1,3\\n")
+    >>> verify_checksum(folder / "t.csv")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: ...t.csv: changed or damaged since it was written (...); delete it and rerun
+    """
+    record = checksum_path(path)
+    try:
+        expected = record.read_text().split()[0]
+    except (FileNotFoundError, IndexError):
+        return False
+    actual = sha256(path)
+    if actual != expected:
+        raise ValueError(
+            f"{path}: changed or damaged since it was written (SHA-256 {actual[:12]}..., "
+            f"recorded {expected[:12]}... in {record}); delete it and rerun"
+        )
+    return True
 
 
 def _umask() -> int:

@@ -1,7 +1,8 @@
 """A workflow run: its jobs' logs and threads, who holds Snakemake's locks, and
 what the run used.
 
-:func:`start_log` and :func:`pin_threads` set up one job (a rule's script).
+:func:`start_job` (its log, and its inputs checked against the checksums recorded
+when they were written) and :func:`pin_threads` set up one job (a rule's script).
 
 Snakemake locks the files of a run in ``.snakemake/locks``; a run killed with
 SIGKILL (or a power loss) cannot remove them, and the next run stops with a
@@ -40,6 +41,7 @@ __all__ = [
     "package_versions",
     "pin_threads",
     "record_lock_owner",
+    "start_job",
     "start_log",
     "versions_text",
 ]
@@ -76,6 +78,40 @@ def start_log(path) -> logging.Logger:
     )
     logging.captureWarnings(True)
     return logging.getLogger("sampled_metrics")
+
+
+def start_job(snakemake) -> logging.Logger:
+    """Set up a rule's script: :func:`start_log` on its log, then every input file
+    checked against the checksum recorded when the pipeline wrote it
+    (``sampled_metrics.atomic.verify_checksum``), so that a file cut, overwritten
+    or edited since stops the job with one line naming it, before any work.
+
+    Parameters
+    ----------
+    snakemake : object
+        The ``snakemake`` object of a rule's script (``log``, ``input``).
+
+    Returns
+    -------
+    logging.Logger
+        The pipeline's logger.
+
+    Examples
+    --------
+    >>> import tempfile, types
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> job = types.SimpleNamespace(log=[str(folder / "job.log")], input=[])
+    >>> start_job(job).name
+    'sampled_metrics'
+    >>> sys.stderr = sys.__stderr__
+    """
+    from .atomic import verify_checksum
+
+    log = start_log(snakemake.log[0])
+    verified = [path for path in snakemake.input if Path(path).is_file() and verify_checksum(path)]
+    if verified:
+        log.info("%d input file(s) match their recorded checksums", len(verified))
+    return log
 
 
 def pin_threads(threads: int) -> None:

@@ -14,9 +14,9 @@ from sampled_metrics.claims import (
     rank_distribution_claims,
 )
 from sampled_metrics.paper import published
-from sampled_metrics.runs import start_log
+from sampled_metrics.runs import start_job
 
-log = start_log(snakemake.log[0])
+log = start_job(snakemake)
 trio = paper_trio(snakemake.params.recommenders)
 if trio is None:  # the claims of section 6 are about X, Y and Z; the cross-check holds for any
     log.info("recommenders X, Y, Z not all configured: only the sampling cross-check is checked")

@@ -3,17 +3,20 @@
 import pandas as pd
 
 from sampled_metrics.atomic import write_csv, write_text
+from sampled_metrics.data import split_users
 from sampled_metrics.evaluation import exact_metric
+from sampled_metrics.intermediates import EXACT_COLUMNS, read_ranks
 from sampled_metrics.paper import published
 from sampled_metrics.report import comparison, markdown_table
-from sampled_metrics.runs import start_log
+from sampled_metrics.runs import start_job
 
-log = start_log(snakemake.log[0])
+log = start_job(snakemake)
 paper = published("table3", snakemake.input.paper).query("method == 'exact'")
 paper = paper.set_index(["recommender", "metric"])["mean"]
+users = split_users(snakemake.input.split)
 rows = []
 for recommender, path in zip(snakemake.params.recommenders, snakemake.input.ranks):
-    ranks = pd.read_csv(path)
+    ranks = read_ranks(path, users)
     for metric in snakemake.params.metrics:
         rows.append(
             {
@@ -23,7 +26,7 @@ for recommender, path in zip(snakemake.params.recommenders, snakemake.input.rank
                 "paper": paper.get((recommender, metric)),
             }
         )
-table = pd.DataFrame(rows)
+table = pd.DataFrame(rows, columns=list(EXACT_COLUMNS))
 write_csv(table, snakemake.output.csv)
 write_text(
     "\n".join(

@@ -1,21 +1,20 @@
 """Rule fig5: distribution of the exact ranks of each recommender (Figure 5), with ties
 as the pipeline breaks them and pessimistic (every tied item above the held-out one)."""
 
-import pandas as pd
-
 from sampled_metrics.atomic import write_csv
+from sampled_metrics.data import split_users
+from sampled_metrics.intermediates import read_pessimistic_ranks, read_ranks
 from sampled_metrics.plotting import rank_distribution_facts, rank_distribution_figure, save_figure
-from sampled_metrics.runs import start_log
+from sampled_metrics.runs import start_job
 
-log = start_log(snakemake.log[0])
+log = start_job(snakemake)
 p = snakemake.params
-ranks = {name: pd.read_csv(path) for name, path in zip(p.recommenders, snakemake.input.ranks)}
-pessimistic = {}
-for name, path in zip(p.recommenders, snakemake.input.pessimistic):
-    frame = pd.read_csv(path)
-    if not frame["user"].equals(ranks[name]["user"]):
-        raise ValueError(f"{path}: its users are not those of {name}'s exact ranks")
-    pessimistic[name] = frame.assign(n_candidates=ranks[name]["n_candidates"])
+users = split_users(snakemake.input.split)
+ranks = {name: read_ranks(path, users) for name, path in zip(p.recommenders, snakemake.input.ranks)}
+pessimistic = {
+    name: read_pessimistic_ranks(path, users).assign(n_candidates=users.n_candidates)
+    for name, path in zip(p.recommenders, snakemake.input.pessimistic)
+}
 figure = rank_distribution_figure(
     ranks, pessimistic=pessimistic, tie_policy=p.tie_policy, dataset=snakemake.wildcards.dataset
 )

@@ -2,17 +2,18 @@
 
 import pandas as pd
 
+from sampled_metrics.data import split_users
 from sampled_metrics.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
 from sampled_metrics.plotting import sample_size_figure, save_figure
-from sampled_metrics.runs import start_log
+from sampled_metrics.runs import start_job
 
-start_log(snakemake.log[0])
+start_job(snakemake)
 p = snakemake.params
 f, c, s = p.fig6, p.corrections, p.sampling
 curves = pd.read_csv(snakemake.input.curves)
 exact = pd.read_csv(snakemake.input.exact).query("metric == @f['metric']")
 exact = dict(zip(exact["recommender"], exact["value"] / 100))
-smallest_n = min(int(pd.read_csv(path)["n_candidates"].min()) for path in snakemake.input.ranks)
+smallest_n = int(split_users(snakemake.input.split).n_candidates.min())
 table_law = WITH_REPLACEMENT if s["replacement"] else WITHOUT_REPLACEMENT
 notes = []
 if f["law"] != table_law:

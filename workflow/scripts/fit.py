@@ -2,9 +2,9 @@
 
 from sampled_metrics.data import load_split
 from sampled_metrics.recommenders import fit_recommender, save_model
-from sampled_metrics.runs import pin_threads, start_log
+from sampled_metrics.runs import pin_threads, start_job
 
-log = start_log(snakemake.log[0])
+log = start_job(snakemake)
 pin_threads(snakemake.threads)
 log.info("threads: %d", snakemake.threads)
 split = load_split(snakemake.input[0])

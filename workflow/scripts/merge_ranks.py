@@ -7,9 +7,9 @@ import pandas as pd
 from sampled_metrics.atomic import write_csv, write_npy
 from sampled_metrics.block_pass import concatenate_user_ranks, load_user_ranks
 from sampled_metrics.data import load_split
-from sampled_metrics.runs import start_log
+from sampled_metrics.runs import start_job
 
-log = start_log(snakemake.log[0])
+log = start_job(snakemake)
 split = load_split(snakemake.input.split)
 parts = [load_user_ranks(path) for path in snakemake.input.shards]
 try:

@@ -3,29 +3,30 @@ the correction protocol (catalogue or per-user n, binomial or hypergeometric law
 CLS constraint), beside the paper, with each reading's gap to the paper."""
 
 import numpy as np
-import pandas as pd
 
 from sampled_metrics.atomic import write_csv, write_text
 from sampled_metrics.claims import TOP_HEAVY
-from sampled_metrics.data import load_split
+from sampled_metrics.data import split_users
 from sampled_metrics.evaluation import protocol_sensitivity
+from sampled_metrics.intermediates import read_ranks
 from sampled_metrics.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
 from sampled_metrics.paper import published
 from sampled_metrics.report import label_keys, markdown_table
-from sampled_metrics.runs import start_log
+from sampled_metrics.runs import start_job
 
-log = start_log(snakemake.log[0])
+log = start_job(snakemake)
 p = snakemake.params
 c = p.corrections
+users = split_users(snakemake.input.split)
 ranks = {}
 for recommender, path in zip(p.recommenders, snakemake.input.ranks):
-    frame = pd.read_csv(path)
+    frame = read_ranks(path, users)
     ranks[recommender] = (frame["rank"].to_numpy(), frame["n_candidates"].to_numpy())
 frame = protocol_sensitivity(
     ranks,
     p.metrics,
     ["sampled", *c["methods"]],
-    load_split(snakemake.input.split).n_items,
+    users.n_items,
     p.m,
     WITH_REPLACEMENT if p.replacement else WITHOUT_REPLACEMENT,
     c["cls_constraint"],

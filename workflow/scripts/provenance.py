@@ -1,9 +1,9 @@
 """Rule provenance: the package versions and the full effective config of a run."""
 
 from sampled_metrics.atomic import write_text
-from sampled_metrics.runs import config_yaml, start_log, versions_text
+from sampled_metrics.runs import config_yaml, start_job, versions_text
 
-log = start_log(snakemake.log[0])
+log = start_job(snakemake)
 versions = versions_text()
 write_text(versions, snakemake.output.versions)
 write_text(config_yaml(snakemake.params.config), snakemake.output.config)

@@ -6,10 +6,10 @@ import numpy as np
 from sampled_metrics.block_pass import rank_users, save_user_ranks, shard_bounds
 from sampled_metrics.data import load_split
 from sampled_metrics.recommenders import load_model
-from sampled_metrics.runs import start_log
+from sampled_metrics.runs import start_job
 from sampled_metrics.sampling import load_draw_plan
 
-log = start_log(snakemake.log[0])
+log = start_job(snakemake)
 p = snakemake.params
 index, shards = (int(part) for part in snakemake.wildcards.shard.split("-of-"))
 split = load_split(snakemake.input.split)

@@ -6,23 +6,24 @@ import pandas as pd
 
 from sampled_metrics.atomic import write_csv
 from sampled_metrics.corrections import correction_vectors_by_n
-from sampled_metrics.data import load_split
+from sampled_metrics.data import split_users
 from sampled_metrics.evaluation import (
     expected_sampled_values,
     sampled_metric_table,
     sampling_crosscheck,
 )
+from sampled_metrics.intermediates import SAMPLING_COLUMNS, read_ranks, read_sampled_ranks
 from sampled_metrics.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
-from sampled_metrics.runs import start_log
+from sampled_metrics.runs import start_job
 
-log = start_log(snakemake.log[0])
+log = start_job(snakemake)
 p = snakemake.params
 c = p.corrections
-methods = ["sampled", *c["methods"]]
-n_items = load_split(snakemake.input.split).n_items
+users = split_users(snakemake.input.split)
+n_items = users.n_items
 per_user = c["n"] == "per_user"
 exact = {
-    recommender: pd.read_csv(path)
+    recommender: read_ranks(path, users)
     for recommender, path in zip(p.recommenders, snakemake.input.ranks)
 }
 # One build per distinct n, shared by all recommenders, in the rule's threads.
@@ -34,7 +35,7 @@ n_values = (
 by_n = correction_vectors_by_n(
     n_values,
     p.metrics,
-    methods,
+    p.methods,
     p.m,
     c["law"],
     None,
@@ -49,7 +50,7 @@ vectors = by_n.__getitem__ if per_user else by_n[n_items]
 true_law = WITH_REPLACEMENT if p.replacement else WITHOUT_REPLACEMENT
 tables, expected = [], {}
 for recommender, sampled_path in zip(p.recommenders, snakemake.input.sampled):
-    sampled = np.load(sampled_path)
+    sampled = read_sampled_ranks(sampled_path, len(users.user_ids), p.repetitions, p.m)
     n_candidates = exact[recommender]["n_candidates"].to_numpy()
     table = sampled_metric_table(sampled, vectors, n_candidates if per_user else None)
     tables.append(table.assign(recommender=recommender))
@@ -62,7 +63,7 @@ for recommender, sampled_path in zip(p.recommenders, snakemake.input.sampled):
 table = pd.concat(tables, ignore_index=True)
 table["value"] *= 100
 table.insert(0, "dataset", snakemake.wildcards.dataset)
-table = table[["dataset", "recommender", "metric", "method", "rep", "value"]]
+table = table[list(SAMPLING_COLUMNS)]
 write_csv(table, snakemake.output.table)
 check = sampling_crosscheck(table, expected)
 write_csv(check, snakemake.output.crosscheck)

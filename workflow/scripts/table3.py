@@ -1,9 +1,8 @@
 """Rule table3: exact, sampled and corrected metrics (mean ± std) beside the paper."""
 
-import pandas as pd
-
 from sampled_metrics.atomic import write_csv, write_text
 from sampled_metrics.evaluation import summary_table
+from sampled_metrics.intermediates import EXACT_COLUMNS, SAMPLING_COLUMNS, exact_keys, read_table
 from sampled_metrics.paper import published
 from sampled_metrics.report import (
     PAPER_REPETITIONS,
@@ -14,12 +13,13 @@ from sampled_metrics.report import (
     method_groups,
     paper_layout,
 )
-from sampled_metrics.runs import start_log
+from sampled_metrics.runs import start_job
 
-log = start_log(snakemake.log[0])
+log = start_job(snakemake)
 dataset = snakemake.wildcards.dataset
-exact = pd.read_csv(snakemake.input.exact)
-sampling = pd.read_csv(snakemake.input.sampling)
+cells = snakemake.params.cells
+exact = read_table(snakemake.input.exact, EXACT_COLUMNS, exact_keys(cells))
+sampling = read_table(snakemake.input.sampling, SAMPLING_COLUMNS, {"dataset": [dataset], **cells})
 table = summary_table(exact, sampling)
 paper = published("table3", snakemake.input.paper).set_index(["recommender", "metric", "method"])
 keys = list(zip(table["recommender"], table["metric"], table["method"]))

@@ -2,10 +2,9 @@
 
 from itertools import combinations
 
-import pandas as pd
-
 from sampled_metrics.atomic import write_csv, write_text
 from sampled_metrics.evaluation import pair_agreement
+from sampled_metrics.intermediates import EXACT_COLUMNS, SAMPLING_COLUMNS, exact_keys, read_table
 from sampled_metrics.paper import published
 from sampled_metrics.report import (
     PAPER_REPETITIONS,
@@ -15,13 +14,16 @@ from sampled_metrics.report import (
     method_groups,
     paper_layout,
 )
-from sampled_metrics.runs import start_log
+from sampled_metrics.runs import start_job
 
-log = start_log(snakemake.log[0])
+log = start_job(snakemake)
 dataset = snakemake.wildcards.dataset
 pairs = list(combinations(snakemake.params.recommenders, 2))
+cells = snakemake.params.cells
 table = pair_agreement(
-    pd.read_csv(snakemake.input.exact), pd.read_csv(snakemake.input.sampling), pairs
+    read_table(snakemake.input.exact, EXACT_COLUMNS, exact_keys(cells)),
+    read_table(snakemake.input.sampling, SAMPLING_COLUMNS, {"dataset": [dataset], **cells}),
+    pairs,
 )
 paper = published("table4", snakemake.input.paper).set_index(["pair", "metric", "method"])[
     "correct"

@@ -5,9 +5,9 @@ import pandas as pd
 from sampled_metrics import plotting, toy_example
 from sampled_metrics.atomic import write_csv
 from sampled_metrics.plotting import save_figure
-from sampled_metrics.runs import start_log
+from sampled_metrics.runs import start_job
 
-start_log(snakemake.log[0])
+start_job(snakemake)
 toy, law, figure_name = snakemake.params.toy, snakemake.params.law, snakemake.wildcards.figure
 n = toy["n"]
 if figure_name == "fig1":

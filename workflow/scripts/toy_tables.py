@@ -11,10 +11,10 @@ from sampled_metrics.report import (
     mean_std_comparison,
     paper_layout,
 )
-from sampled_metrics.runs import start_log
+from sampled_metrics.runs import start_job
 from sampled_metrics.toy_example import TOY_RANKS, exact_table, sampled_table
 
-log = start_log(snakemake.log[0])
+log = start_job(snakemake)
 toy, out = snakemake.params.toy, snakemake.output
 METRICS = ("auc", "ap", "ndcg", "recall@10")
 
