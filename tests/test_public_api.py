@@ -71,6 +71,16 @@ API = {
     ],
     "block_pass": ["rank_users", "shard_bounds"],
     "evaluation": ["exact_metric", "expected_sampled_value"],
+    "estimators": [
+        "sampled_evaluation",
+        "SampledEvaluation",
+        "estimate",
+        "estimate_table",
+        "compare",
+        "learned_rank_distribution",
+        "mn_correction",
+        "parse_estimator",
+    ],
 }
 MODULES = {name: importlib.import_module(f"sampled_metrics.{name}") for name in API}
 HOME = {name: module for module, names in API.items() for name in names}

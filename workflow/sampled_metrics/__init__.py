@@ -13,6 +13,8 @@ Modules, by concept (the functions a user calls are re-exported here):
 - ``ties``         tie policies, shared by exact and sampled ranks
 - ``ranking``      exact ranks of held-out items (section 6.1)
 - ``sampling``     sampled ranks with real scores (sections 4 and 6.2)
+- ``estimators``   every estimator from sampled ranks (the paper's corrections, EM,
+                   maximum entropy, learned-prior BV, MN), intervals, paired comparisons
 - ``block_pass``   exact and sampled ranks in one pass over blocks of users
 - ``evaluation``   from ranks to Tables 3 and 4 and Figure 6 (section 6)
 
@@ -97,6 +99,16 @@ _API = {
     ),
     "block_pass": ("rank_users", "shard_bounds"),
     "evaluation": ("exact_metric", "expected_sampled_value"),
+    "estimators": (
+        "sampled_evaluation",
+        "SampledEvaluation",
+        "estimate",
+        "estimate_table",
+        "compare",
+        "learned_rank_distribution",
+        "mn_correction",
+        "parse_estimator",
+    ),
 }
 _HOME = {name: module for module, names in _API.items() for name in names}
 

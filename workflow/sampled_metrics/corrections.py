@@ -373,16 +373,22 @@ def _solve_bias_variance(gram, rhs, c, gamma: float) -> np.ndarray:
 
     Symmetric positive definite with condition number ~ 1/gamma: solved by Cholesky
     on the upper triangle, in banded storage when A^T A is band-limited (large m).
+    A prior under which some sampled rank has no evidence (c = 0, e.g. a learned prior
+    that is 0 beyond some rank) leaves that M^ undetermined, with weight 0 in eq 24:
+    the system is then singular and the minimum-norm solution sets it to 0.
     """
     lhs = (1.0 - gamma) * gram
     lhs[np.diag_indices_from(lhs)] += gamma * c
     width = _upper_bandwidth(lhs)
-    if width >= lhs.shape[0] // 4:
-        return linalg.solve(lhs, rhs, assume_a="pos", lower=False)
-    banded = np.zeros((width + 1, lhs.shape[0]))
-    for offset in range(width + 1):
-        banded[width - offset, offset:] = np.diagonal(lhs, offset)
-    return linalg.solveh_banded(banded, rhs)
+    try:
+        if width >= lhs.shape[0] // 4:
+            return linalg.solve(lhs, rhs, assume_a="pos", lower=False)
+        banded = np.zeros((width + 1, lhs.shape[0]))
+        for offset in range(width + 1):
+            banded[width - offset, offset:] = np.diagonal(lhs, offset)
+        return linalg.solveh_banded(banded, rhs)
+    except linalg.LinAlgError:
+        return linalg.lstsq(np.triu(lhs) + np.triu(lhs, 1).T, rhs)[0]
 
 
 def _solve_monotone(R, y, low=None, high=None) -> np.ndarray:

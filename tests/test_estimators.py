@@ -1,0 +1,328 @@
+"""The estimators beyond the paper (sampled_metrics.estimators), tested against the
+mathematics: limits where the answer is known, optimality conditions of the
+objectives they solve, recovery of a known rank distribution from simulated sampled
+ranks, and the coverage of their confidence intervals."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from scipy import optimize
+
+from sampled_metrics.corrections import (
+    bias_variance_correction,
+    corrected_metric,
+    posterior_mean_correction,
+)
+from sampled_metrics.estimators import (
+    _likelihood,
+    _prior_on_ranks,
+    compare,
+    estimate,
+    estimate_table,
+    learned_rank_distribution,
+    mn_correction,
+    parse_estimator,
+    sampled_evaluation,
+)
+from sampled_metrics.laws import sampled_rank_law
+from sampled_metrics.metrics import metric_by_name, metric_vector
+
+ALL = [
+    "sampled",
+    "rank_estimate",
+    "ls",
+    "cls",
+    "bv_0.1",
+    "em",
+    "maxent",
+    "bv_em_0.1",
+    "bv_maxent_0.01",
+    "mn_em",
+    "mn_maxent",
+]
+
+
+def simulate(pstar, n, m, users, seed, law="binomial"):
+    """Exact ranks drawn from pstar over 1..n, and their sampled ranks (eq 15 / 16)."""
+    rng = np.random.default_rng(seed)
+    ranks = rng.choice(np.arange(1, n + 1), size=users, p=pstar)
+    if law == "binomial":
+        sampled = 1 + rng.binomial(m, (ranks - 1) / (n - 1))
+    else:
+        sampled = 1 + rng.hypergeometric(ranks - 1, n - ranks, m)
+    return ranks, sampled
+
+
+def peaked(n, head=5, share=0.5):
+    """Half the mass uniform over 1..n, half over the top ``head`` ranks."""
+    ranks = np.arange(1, n + 1)
+    return (1 - share) / n + np.where(ranks <= head, share / head, 0.0)
+
+
+# --------------------------------------------------------------------------
+# Inputs and names
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args, problem",
+    [
+        (([0, 3], 5, 10), "sampled rank of user 0 is 0, outside 1..m + 1 = 6"),
+        (([1, 7], 5, 10), "sampled rank of user 1 is 7"),
+        (([1, 2.5], 5, 10), "sampled rank of user 1 is 2.5, not an integer"),
+        (([1, 2], [5, 0], 10), "m of user 1 is 0, below 1"),
+        (([1, 2], 5, [10, 1]), "n of user 1 is 1, below 2"),
+        (([1, 2], 5, [10, 5], "hypergeometric"), "m of user 1 is 5 > n - 1 = 4"),
+        (([], 5, 10), "non-empty"),
+        (([1], 5, 10, "poisson"), "unknown law 'poisson'"),
+    ],
+)
+def test_bad_inputs_name_the_user_and_the_problem(args, problem):
+    with pytest.raises(ValueError, match=re.escape(problem)):
+        sampled_evaluation(*args)
+
+
+def test_estimator_names():
+    assert parse_estimator("bv_maxent_0.01") == ("bv", "maxent", 0.01)
+    assert parse_estimator("em") == ("distribution", "em", None)
+    for bad in ("bv_em_2", "mn_ls", "median", "bv_em_"):
+        with pytest.raises(ValueError):
+            parse_estimator(bad)
+
+
+# --------------------------------------------------------------------------
+# Limits with a known answer
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ALL)
+@pytest.mark.parametrize("metric", ["recall@3", "ndcg@5", "ap", "auc"])
+def test_every_estimator_is_exact_when_every_item_is_sampled(method, metric):
+    """m = n - 1 without replacement: the sampled rank is the rank (maxent's entropy
+    term pulls towards the uniform distribution: exact as its gamma -> 0)."""
+    n = 12
+    ranks = np.array([1, 1, 2, 3, 3, 5, 8, 12, 12, 7])
+    data = sampled_evaluation(ranks, n - 1, n, "hypergeometric")
+    truth = metric_by_name(metric)(ranks, n).mean()
+    got = estimate(metric, method, data, maxent_gamma=1e-9)
+    assert got == pytest.approx(truth, abs=1e-5)
+
+
+def test_the_paper_corrections_equal_their_vectors_per_user():
+    """The correction family: the mean of M^_{m,n}(r~_u), each user at their own n."""
+    data = sampled_evaluation([1, 4, 2, 9], m=10, n=[50, 50, 80, 80])
+    for method in ("sampled", "cls", "bv_0.1"):
+        expected = np.mean(
+            [
+                corrected_metric("ndcg@10", method, n, 10, "binomial")[r - 1]
+                for r, n in zip([1, 4, 2, 9], [50, 50, 80, 80])
+            ]
+        )
+        assert estimate("ndcg@10", method, data) == pytest.approx(expected, rel=1e-12)
+
+
+# --------------------------------------------------------------------------
+# The learned distribution: EM is the maximum-likelihood, maxent its objective's minimum
+# --------------------------------------------------------------------------
+
+
+def test_em_climbs_the_likelihood_to_its_maximum():
+    """Each EM step increases the log-likelihood; at convergence the KKT conditions
+    of the concave maximum hold: sum_g w_g L_gj / (L_g pi) = 1 where pi_j > 0 and
+    <= 1 elsewhere."""
+    _, sampled = simulate(peaked(30), 30, 8, 3000, seed=1)
+    data = sampled_evaluation(sampled, 8, 30)
+    like = _likelihood(data)
+    weights = like.counts / like.counts.sum()
+    values = [
+        weights @ np.log(like.rows @ learned_rank_distribution(data, "em", em_iterations=k))
+        for k in (1, 5, 25, 125)
+    ]
+    assert np.all(np.diff(values) > 0)
+    pi = learned_rank_distribution(data, "em", em_iterations=20000)
+    gradient = like.rows.T @ (weights / (like.rows @ pi))
+    assert gradient.max() <= 1 + 1e-3
+    assert np.allclose(gradient[pi > 1e-3], 1.0, atol=1e-3)
+
+
+def test_maxent_reaches_the_minimum_of_its_objective():
+    """The L-BFGS solution matches SLSQP on the simplex (same objective value)."""
+    _, sampled = simulate(peaked(15), 15, 5, 500, seed=2)
+    data = sampled_evaluation(sampled, 5, 15)
+    like = _likelihood(data)
+    observed = like.counts / like.counts.sum()  # one class: p^(r~)
+    gamma = 0.01
+
+    def objective(pi):
+        pi = np.clip(pi, 1e-300, None)
+        return 6 * np.sum(observed * (like.rows @ pi - observed) ** 2) + gamma * np.sum(
+            pi * np.log(pi)
+        )
+
+    pi = learned_rank_distribution(data, "maxent", maxent_gamma=gamma)
+    reference = optimize.minimize(
+        objective,
+        np.full(15, 1 / 15),
+        method="SLSQP",
+        bounds=[(0, 1)] * 15,
+        constraints=[{"type": "eq", "fun": lambda p: p.sum() - 1}],
+        options={"ftol": 1e-14, "maxiter": 1000},
+    )
+    assert objective(pi) <= reference.fun + 1e-9
+    assert np.abs(pi - reference.x).max() < 1e-3
+
+
+@pytest.mark.parametrize("metric", ["ndcg@10", "auc", "recall@20"])
+def test_em_recovers_a_known_distribution_from_simulated_sampled_ranks(metric):
+    """A million users from a known p(r): the metric under the EM distribution is
+    within a few standard errors of the metric under p(r)."""
+    n, m = 60, 20
+    pstar = peaked(n)
+    _, sampled = simulate(pstar, n, m, 1_000_000, seed=3)
+    data = sampled_evaluation(sampled, m, n)
+    truth = pstar @ metric_vector(metric, n)
+    assert estimate(metric, "em", data, em_iterations=2000) == pytest.approx(truth, abs=0.004)
+
+
+def test_users_with_different_n_share_one_distribution_of_relative_rank():
+    """Under the binomial law the likelihood depends on (r - 1)/(n - 1) only: users of
+    n = 40 and n = 60 with the same relative ranks give one distribution, and the
+    learned-prior corrections estimate each at their own n."""
+    rng = np.random.default_rng(4)
+    users = 400_000
+    n = rng.choice([41, 61], size=users)
+    position = rng.choice(np.linspace(0, 1, 21), size=users, p=peaked(21, head=3))
+    ranks = np.rint(1 + position * (n - 1)).astype(int)
+    sampled = 1 + rng.binomial(20, (ranks - 1) / (n - 1))
+    data = sampled_evaluation(sampled, 20, n)
+    for metric in ("ndcg@10", "auc"):
+        truth = metric_by_name(metric)(ranks, n).mean()
+        for method in ("em", "mn_em", "bv_em_0.1"):
+            got = estimate(metric, method, data, em_iterations=1000)
+            assert got == pytest.approx(truth, abs=0.01), (metric, method)
+
+
+def test_prior_on_ranks_keeps_the_mass_and_the_mean_position():
+    pi = np.random.default_rng(5).dirichlet(np.ones(101))
+    for n in (101, 37, 500):
+        prior = _prior_on_ranks(pi, n)
+        assert prior.shape == (n,) and prior.sum() == pytest.approx(1.0)
+        mean_position = np.arange(n) @ prior / (n - 1)
+        assert mean_position == pytest.approx(np.linspace(0, 1, 101) @ pi, abs=1e-12)
+
+
+# --------------------------------------------------------------------------
+# Learned-prior corrections: the objectives they minimize
+# --------------------------------------------------------------------------
+
+
+def bias_and_variance(x, P, M):
+    mean = P @ x
+    return mean - M, P @ x**2 - mean**2
+
+
+def test_mn_minimizes_prior_weighted_bias_plus_variance_over_users():
+    """M^ of MN minimizes sum_r p(r) bias_r^2 + (1/U) sum_r Var_r (Li et al. 2023)."""
+    n, m, users = 12, 4, 50
+    P = sampled_rank_law(n, m, "binomial")
+    M = metric_vector("ndcg@5", n)
+    prior = np.random.default_rng(6).dirichlet(np.ones(n))
+
+    def loss(x):
+        bias, variance = bias_and_variance(x, P, M)
+        return prior @ bias**2 + variance.sum() / users
+
+    x = mn_correction(M, P, prior, users)
+    best = optimize.minimize(loss, np.zeros(m + 1), method="BFGS", options={"gtol": 1e-12})
+    assert loss(x) <= best.fun + 1e-12
+    assert np.allclose(x, best.x, atol=1e-5)
+
+
+def test_bv_with_a_learned_prior_is_eq_25_with_that_prior():
+    """bv_em_<gamma> applies eqs 24-25 with the EM distribution as p(r); gamma = 1 is
+    the posterior mean of eq 26 under it."""
+    n, m = 40, 10
+    _, sampled = simulate(peaked(n), n, m, 5000, seed=7)
+    data = sampled_evaluation(sampled, m, n)
+    prior = learned_rank_distribution(data, "em")
+    P, M = sampled_rank_law(n, m, "binomial"), metric_vector("recall@5", n)
+    for gamma in (0.1, 1.0):
+        vector = bias_variance_correction(M, P, gamma, prior)
+        expected = vector[sampled - 1].mean()
+        assert estimate("recall@5", f"bv_em_{gamma}", data) == pytest.approx(expected, rel=1e-10)
+    posterior = posterior_mean_correction(M, P, prior)
+    assert np.allclose(bias_variance_correction(M, P, 1.0, prior), posterior)
+
+
+def test_a_prior_without_evidence_for_a_sampled_rank_is_not_singular():
+    """A prior that is 0 past rank 1 gives the sampled ranks 2.. no evidence: eq 25 is
+    singular there; the minimum-norm solution leaves them 0 and M^(1) = M(1)."""
+    P, M = sampled_rank_law(20, 5, "binomial"), metric_vector("recall@3", 20)
+    prior = np.zeros(20)
+    prior[0] = 1.0
+    for gamma in (1.0, 0.5):
+        assert bias_variance_correction(M, P, gamma, prior).tolist() == [1, 0, 0, 0, 0, 0]
+    assert mn_correction(M, P, prior, 100)[0] == pytest.approx(1.0)
+
+
+# --------------------------------------------------------------------------
+# Confidence intervals and paired comparisons
+# --------------------------------------------------------------------------
+
+
+def test_intervals_cover_the_metric_about_95_percent_of_the_time():
+    """Users from a known p(r), 200 seeds: the 95 % interval of the nearly unbiased
+    corrections (bias well below the standard error here) brackets the metric under
+    p(r) in 91-99 % of the seeds."""
+    n, m, users = 500, 50, 3000
+    pstar = peaked(n, head=20, share=0.3)
+    hits = {}
+    for seed in range(200):
+        _, sampled = simulate(pstar, n, m, users, seed=100 + seed)
+        table = estimate_table(
+            sampled_evaluation(sampled, m, n), ["ndcg@10", "auc"], ["bv_0.1", "ls"]
+        )
+        for row in table.itertuples():
+            truth = pstar @ metric_vector(row.metric, n)
+            hits.setdefault((row.metric, row.method), []).append(row.low <= truth <= row.high)
+    coverage = {key: np.mean(value) for key, value in hits.items()}
+    assert all(0.91 <= value <= 0.99 for value in coverage.values()), coverage
+
+
+def test_the_bootstrap_interval_of_a_learned_estimator_is_seeded_and_brackets_it():
+    _, sampled = simulate(peaked(60), 60, 10, 2000, seed=8)
+    data = sampled_evaluation(sampled, 10, 60)
+    first = estimate_table(data, ["ndcg@10"], ["em", "mn_em"], bootstrap=50, seed=3)
+    again = estimate_table(data, ["ndcg@10"], ["em", "mn_em"], bootstrap=50, seed=3)
+    assert first.equals(again)
+    assert (first["low"] < first["estimate"]).all() and (first["estimate"] < first["high"]).all()
+    assert (first["standard_error"] > 0).all()
+
+
+def test_a_paired_comparison_uses_the_shared_negatives():
+    """Model a ranks every user's item 3 places above model b on the same sampled
+    items: the paired interval is far narrower than two independent ones, contains the
+    true difference, and the order is right with probability near 1."""
+    n, m, users = 200, 30, 4000
+    rng = np.random.default_rng(9)
+    ranks_b = rng.integers(4, n + 1, users)
+    ranks_a = ranks_b - 3
+    # the same m sampled competitors for both models: each sits at a uniform position
+    # among the n - 1 others and beats a held-out item of rank r when below r - 1 (eq 15)
+    items = rng.random((users, m)) * (n - 1)
+    sampled_a = 1 + np.sum(items < (ranks_a - 1)[:, None], axis=1)
+    sampled_b = 1 + np.sum(items < (ranks_b - 1)[:, None], axis=1)
+    a, b = sampled_evaluation(sampled_a, m, n), sampled_evaluation(sampled_b, m, n)
+    truth = (
+        metric_by_name("ndcg@20")(ranks_a, n).mean() - metric_by_name("ndcg@20")(ranks_b, n).mean()
+    )
+    paired = compare("ndcg@20", "bv_0.1", a, b)
+    assert paired["low"] <= truth <= paired["high"]
+    assert paired["probability_order_right"] > 0.99
+    alone = estimate_table(a, ["ndcg@20"], ["bv_0.1"])["standard_error"].iloc[0]
+    assert paired["standard_error"] < alone / 2
+    with pytest.raises(ValueError, match="paired"):
+        compare("ndcg@20", "bv_0.1", a, sampled_evaluation(sampled_b, m, n + 1))
