@@ -381,7 +381,7 @@ CONFIG_ERRORS = {
     ),
     "unknown_correction": (
         lambda c: c.update(corrections={"methods": ["cls", "median"]}),
-        "corrections.methods: unknown correction method 'median'",
+        "corrections.methods: unknown estimator 'median'",
     ),
     "unknown_recommender_type": (
         lambda c: c["recommenders"]["X"].update(type="svd"),

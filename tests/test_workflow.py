@@ -16,6 +16,8 @@ from conftest import (
     tiny_config,
 )
 
+from sampled_metrics.config import load_config
+
 pytestmark = pytest.mark.slow
 
 
@@ -67,9 +69,36 @@ def test_output_contract(finished_run):
     assert table4["correct"].between(0, 6).all()
     sampling = pd.read_csv(finished_run / "results/tiny/sampling.csv")
     assert list(sampling.columns) == ["dataset", "recommender", "metric", "method", "rep", "value"]
-    assert len(sampling) == 3 * 4 * 7 * 6
+    methods = ["sampled", *load_config()["corrections"]["methods"]]
+    assert len(sampling) == 3 * 4 * len(methods) * 6
+    assert list(dict.fromkeys(sampling["method"])) == methods
     # one verdict per claim, each the one these tables give, and the PASS rows counted
     assert_claims_follow_the_tables(finished_run / "results/tiny")
+
+
+def test_every_estimator_is_scored_against_the_exact_metric(finished_run):
+    """estimators.csv: per recommender, metric and estimator (the paper's and the
+    learned ones), bias and RMSE recomputed here from sampling.csv and the exact
+    metrics; the pairs ordered right counted out of the 6 repetitions."""
+    results = finished_run / "results/tiny"
+    errors = pd.read_csv(results / "estimators.csv")
+    sampling = pd.read_csv(results / "sampling.csv")
+    exact = pd.read_csv(results / "exact_metrics.csv").set_index(["recommender", "metric"])
+    assert len(errors) == 3 * 4 * sampling["method"].nunique()
+    assert {"em", "maxent", "mn_em", "bv_em_0.1"} <= set(errors["method"])
+    for row in errors.sample(12, random_state=0).itertuples():
+        values = sampling.query(
+            "recommender == @row.recommender and metric == @row.metric and method == @row.method"
+        )["value"]
+        truth = exact.loc[(row.recommender, row.metric), "value"]
+        assert row.bias == pytest.approx(values.mean() - truth, abs=1e-6)
+        assert row.rmse == pytest.approx(np.sqrt(np.mean((values - truth) ** 2)), abs=1e-6)
+    pairs = pd.read_csv(results / "estimators_pairs.csv")
+    assert set(pairs["pair"]) == {"X<Y", "X<Z", "Y<Z"} and pairs["correct"].between(0, 6).all()
+    text = (results / "estimators.md").read_text()
+    for metric, method in set(zip(errors["metric"], errors["method"])):
+        row = rf"\| {re.escape(metric)} +\| {re.escape(method)} +\|"
+        assert len(re.findall(row, text)) == 2, (metric, method)  # errors and pairs
 
 
 def test_sampled_auc_mean_matches_exact_auc(finished_run):
@@ -155,7 +184,7 @@ def test_html_report_is_self_contained_with_every_caption(finished_run):
     # the claims file is included verbatim, and every table readable in its caption: the
     # paper's layout, then ours beside the paper's numbers (rounded; "±"; no "-0.00")
     assert "Claims of the paper on tiny" in html
-    assert html.count('<pre class=\\"result-table literal-block\\">') == 8
+    assert html.count('<pre class=\\"result-table literal-block\\">') == 9
     readable = [
         r"\| A \| 100, 100, 100, 100, 100 \| 0\.990 \| 0\.010 \| 0\.150 \| 0\.000 \|",
         r"\| C \| Recall@10 \| 0\.200 \| 0\.200 \| 0\.000 \|",
@@ -167,6 +196,7 @@ def test_html_report_is_self_contained_with_every_caption(finished_run):
         r"\| Pair \| Metric \| Uncorrected \| Rank Estimate \|",
         r"\| X vs Y \| Recall@10 \| Rank Estimate \| \d+ \| 31 \| -?\d+ \|",
         r"\| X \| AUC \| \d+\.\d\d \| 89\.13 \| -?\d+\.\d\d \|",
+        r"\| recall@10 \| mn_em \| -?\d+\.\d{3} \| \d+\.\d{3} \|",  # estimators.md
     ]
     assert [p for p in readable if not re.search(p, text)] == []
     tables = re.findall(r'<pre class=\\"result-table literal-block\\">(.*?)</pre>', html, re.S)

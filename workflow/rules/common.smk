@@ -36,6 +36,7 @@ DATASET_TARGET_RULES = (
     "table3",
     "table4",
     "protocol_sensitivity",
+    "estimators",
     "claims",
     "fig6",
     "provenance",

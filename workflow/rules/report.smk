@@ -142,6 +142,31 @@ rule claims:
         "../scripts/claims.py"
 
 
+rule estimators:
+    input:
+        exact="results/{dataset}/exact_metrics.csv",
+        sampling="results/{dataset}/sampling.csv",
+    output:
+        csv="results/{dataset}/estimators.csv",
+        pairs="results/{dataset}/estimators_pairs.csv",
+        md=report(
+            "results/{dataset}/estimators.md",
+            caption="../report/estimators.rst",
+            category="Data set {dataset}",
+            subcategory="Tables",
+        ),
+    log:
+        "logs/{dataset}/estimators.log",
+    resources:
+        runtime=5,
+        mem_mb=1000,
+    params:
+        library=LIBRARY,
+        cells=SAMPLING_KEYS,
+    script:
+        "../scripts/estimators.py"
+
+
 rule fig6:
     input:
         curves="results/{dataset}/fig6.csv",

@@ -292,7 +292,7 @@ def check_config(config: dict) -> None:
             raise ConfigError(f"recommenders.{name}: {error}") from None
     for metric in config["metrics"]:
         _check(metric_by_name, metric, "metrics")
-    _check_methods(config["corrections"]["methods"], "corrections.methods")
+    _check_methods(config["corrections"]["methods"], "corrections.methods", estimators=True)
     for key, names in (
         ("metrics", config["metrics"]),
         ("corrections.methods", config["corrections"]["methods"]),
@@ -491,8 +491,12 @@ def _check_pair(pair, recommenders, key: str) -> None:
         )
 
 
-def _check_methods(methods, key: str) -> None:
+def _check_methods(methods, key: str, estimators: bool = False) -> None:
+    """Known method names: the paper's corrections, and with ``estimators`` also the
+    learned estimators of sampled_metrics.estimators (they have no fixed vector, so
+    Figure 6 and the toy example take the paper's only)."""
     from .corrections import parse_method
+    from .estimators import parse_estimator
 
     for method in methods:
-        _check(parse_method, method, key)
+        _check(parse_estimator if estimators else parse_method, method, key)

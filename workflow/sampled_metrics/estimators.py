@@ -66,6 +66,7 @@ __all__ = [
     "estimate_table",
     "learned_rank_distribution",
     "mn_correction",
+    "paper_methods",
     "parse_estimator",
     "sampled_evaluation",
 ]
@@ -224,16 +225,42 @@ def parse_estimator(method: str) -> tuple[str, str | None, float | None]:
         if method == f"mn_{learned}":
             return "mn", learned, None
         if method.startswith(f"bv_{learned}_"):
-            _, gamma = parse_method(f"bv_{method[len(learned) + 4 :]}")
+            try:
+                _, gamma = parse_method(f"bv_{method[len(learned) + 4 :]}")
+            except ValueError:
+                raise ValueError(f"method {method!r}: gamma must be a number in [0, 1]") from None
             return "bv", learned, gamma
     try:
         parse_method(method)
     except ValueError:
+        if method.startswith("bv_"):
+            raise  # its own message: what is wrong with the gamma
         raise ValueError(
             f"unknown estimator {method!r}; known: sampled, rank_estimate, ls, cls, "
             "bv_<gamma>, em, maxent, bv_em_<gamma>, bv_maxent_<gamma>, mn_em, mn_maxent"
         ) from None
     return "correction", None, None
+
+
+def paper_methods(methods) -> list[str]:
+    """The methods of the paper (no correction, and the corrections of section 5: a
+    fixed vector over r~), in order, without the learned estimators.
+
+    Parameters
+    ----------
+    methods : iterable of str
+        Estimator names.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> paper_methods(["sampled", "mn_em", "bv_0.1", "em"])
+    ['sampled', 'bv_0.1']
+    """
+    return [method for method in methods if parse_estimator(method)[0] == "correction"]
 
 
 # --------------------------------------------------------------------------

@@ -9,6 +9,8 @@ section 4.3, the user's own n_u and the pool the items were drawn from.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pandas as pd
 
@@ -24,14 +26,17 @@ STD_DDOF = 1
 __all__ = [
     "STD_DDOF",
     "exact_metric",
+    "estimator_errors",
     "expected_sampled_value",
     "expected_sampled_values",
     "expected_at_nodes",
     "interpolation_nodes",
+    "learned_estimates",
     "node_weights",
     "protocol_sensitivity",
     "order_thresholds",
     "pair_agreement",
+    "paper_rows",
     "sample_size_curves",
     "sampled_metric_table",
     "sampling_crosscheck",
@@ -128,6 +133,85 @@ def sampled_metric_table(sampled_ranks, vectors, n_per_user=None) -> pd.DataFram
             for (metric, method), total in sums.items()
         ],
         ignore_index=True,
+    )
+
+
+def learned_estimates(
+    sampled_ranks, n, m: int, law: str, metrics, methods, *, workers: int = 1, progress=False
+) -> pd.DataFrame:
+    """Per repetition, the estimates of the learned estimators (``em``, ``maxent``,
+    ``bv_em_<gamma>``, ...: :mod:`sampled_metrics.estimators`), each repetition's
+    distribution learned from that repetition alone.
+
+    Parameters
+    ----------
+    sampled_ranks : array_like (repetitions, n_users)
+        Integer sampled ranks.
+    n : int or array_like of int
+        The users' n (one for all, or per user).
+    m : int
+        Sampled items per user.
+    law : {"binomial", "hypergeometric"}
+        The law the estimators assume.
+    metrics, methods : iterable of str
+        Metric names; learned estimator names.
+    workers : int, default 1
+        Processes (forked) over the repetitions.
+    progress : bool, default False
+        A tqdm bar over the repetitions.
+
+    Returns
+    -------
+    pandas.DataFrame
+        metric, method, rep, value (a fraction), as :func:`sampled_metric_table`.
+
+    Examples
+    --------
+    >>> ranks = np.array([[1, 2, 11], [1, 1, 3]])  # 2 repetitions x 3 users, m = n - 1
+    >>> table = learned_estimates(ranks, 11, 10, "hypergeometric", ["recall@1"], ["em"])
+    >>> table["value"].round(6).tolist()
+    [0.333333, 0.666667]
+    """
+    ranks = np.asarray(sampled_ranks)
+    metrics, methods = list(metrics), list(methods)
+    run = partial(_learned_at, ranks, n, m, law, metrics, methods)
+    repetitions = range(ranks.shape[0])
+    if workers <= 1:
+        results = map(run, repetitions)
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        pool = ProcessPoolExecutor(workers, multiprocessing.get_context("fork"))
+        results = pool.map(run, repetitions)
+    if progress:
+        from tqdm.auto import tqdm
+
+        results = tqdm(results, total=len(repetitions), desc="learned estimators", unit="rep")
+    try:
+        frames = list(results)
+    finally:
+        if workers > 1:
+            pool.shutdown()
+    return pd.concat(frames, ignore_index=True)
+
+
+def _learned_at(ranks, n, m, law, metrics, methods, rep) -> pd.DataFrame:
+    from threadpoolctl import threadpool_limits
+
+    from .estimators import estimate_table, sampled_evaluation
+
+    with threadpool_limits(1):
+        table = estimate_table(
+            sampled_evaluation(ranks[rep], m, n, law), metrics, methods, bootstrap=0
+        )
+    return pd.DataFrame(
+        {
+            "metric": table["metric"],
+            "method": table["method"],
+            "rep": rep,
+            "value": table["estimate"],
+        }
     )
 
 
@@ -230,6 +314,31 @@ def expected_sampled_value(vector, ranks, n_candidates, law: str = WITHOUT_REPLA
 # --------------------------------------------------------------------------
 
 
+def paper_rows(sampling: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the paper's estimators (no correction and the corrections of
+    section 5), without the learned ones of :mod:`sampled_metrics.estimators`: Tables
+    3 and 4 are the paper's; every estimator is compared in the estimators table.
+
+    Parameters
+    ----------
+    sampling : pandas.DataFrame
+        With a ``method`` column.
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"method": ["sampled", "mn_em", "bv_0.1", "em"]})
+    >>> paper_rows(frame)["method"].tolist()
+    ['sampled', 'bv_0.1']
+    """
+    from .estimators import paper_methods
+
+    return sampling[sampling["method"].isin(paper_methods(sampling["method"].unique()))]
+
+
 def summary_table(exact: pd.DataFrame, sampling: pd.DataFrame) -> pd.DataFrame:
     """Table 3: exact value, then mean and std (over repetitions, ``STD_DDOF``) of every method.
 
@@ -276,6 +385,49 @@ def _metric_order(column: pd.Series) -> pd.Series:
         return column
     first = {name: i for i, name in enumerate(dict.fromkeys(column))}
     return column.map(first)
+
+
+def estimator_errors(exact: pd.DataFrame, sampling: pd.DataFrame) -> pd.DataFrame:
+    """Each estimator against the exact metric over the repetitions: mean, bias (mean -
+    exact), std and root-mean-square error sqrt(mean((value - exact)^2)).
+
+    Parameters
+    ----------
+    exact : pandas.DataFrame
+        Columns recommender, metric, value.
+    sampling : pandas.DataFrame
+        Columns recommender, metric, method, rep, value.
+
+    Returns
+    -------
+    pandas.DataFrame
+        recommender, metric, method, exact, mean, bias, std, rmse (in the units of
+        the values), in the order of ``sampling``.
+
+    Examples
+    --------
+    >>> exact = pd.DataFrame({"recommender": ["X"], "metric": ["ap"], "value": [2.0]})
+    >>> sampling = pd.DataFrame({"recommender": "X", "metric": "ap", "method": "cls",
+    ...                          "rep": [0, 1], "value": [1.0, 5.0]})
+    >>> estimator_errors(exact, sampling)[["bias", "rmse"]].values.tolist()
+    [[1.0, 2.23606797749979]]
+    """
+    keys = ["recommender", "metric", "method"]
+    truth = exact.set_index(["recommender", "metric"])["value"]
+    frame = sampling.assign(
+        exact=[truth[key] for key in zip(sampling["recommender"], sampling["metric"])]
+    )
+    frame["squared_error"] = (frame["value"] - frame["exact"]) ** 2
+    grouped = frame.groupby(keys, sort=False)
+    table = grouped.agg(
+        exact=("exact", "first"),
+        mean=("value", "mean"),
+        std=("value", lambda v: v.std(ddof=STD_DDOF)),
+        mse=("squared_error", "mean"),
+    ).reset_index()
+    table["bias"] = table["mean"] - table["exact"]
+    table["rmse"] = np.sqrt(table.pop("mse"))
+    return table[[*keys, "exact", "mean", "bias", "std", "rmse"]]
 
 
 def pair_agreement(exact: pd.DataFrame, sampling: pd.DataFrame, pairs) -> pd.DataFrame:

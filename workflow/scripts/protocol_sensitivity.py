@@ -7,6 +7,7 @@ import numpy as np
 from sampled_metrics.atomic import write_csv, write_text
 from sampled_metrics.claims import TOP_HEAVY
 from sampled_metrics.data import split_users
+from sampled_metrics.estimators import paper_methods
 from sampled_metrics.evaluation import protocol_sensitivity
 from sampled_metrics.intermediates import read_ranks
 from sampled_metrics.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
@@ -25,7 +26,7 @@ for recommender, path in zip(p.recommenders, snakemake.input.ranks):
 frame = protocol_sensitivity(
     ranks,
     p.metrics,
-    ["sampled", *c["methods"]],
+    ["sampled", *paper_methods(c["methods"])],  # the learned ones have no fixed vector
     users.n_items,
     p.m,
     WITH_REPLACEMENT if p.replacement else WITHOUT_REPLACEMENT,

@@ -1,7 +1,7 @@
 """Rule table3: exact, sampled and corrected metrics (mean ± std) beside the paper."""
 
 from sampled_metrics.atomic import write_csv, write_text
-from sampled_metrics.evaluation import summary_table
+from sampled_metrics.evaluation import paper_rows, summary_table
 from sampled_metrics.intermediates import EXACT_COLUMNS, SAMPLING_COLUMNS, exact_keys, read_table
 from sampled_metrics.paper import published
 from sampled_metrics.report import (
@@ -20,7 +20,7 @@ dataset = snakemake.wildcards.dataset
 cells = snakemake.params.cells
 exact = read_table(snakemake.input.exact, EXACT_COLUMNS, exact_keys(cells))
 sampling = read_table(snakemake.input.sampling, SAMPLING_COLUMNS, {"dataset": [dataset], **cells})
-table = summary_table(exact, sampling)
+table = summary_table(exact, paper_rows(sampling))
 paper = published("table3", snakemake.input.paper).set_index(["recommender", "metric", "method"])
 keys = list(zip(table["recommender"], table["metric"], table["method"]))
 table["paper_mean"] = [paper["mean"].get(k) for k in keys]

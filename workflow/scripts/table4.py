@@ -3,7 +3,7 @@
 from itertools import combinations
 
 from sampled_metrics.atomic import write_csv, write_text
-from sampled_metrics.evaluation import pair_agreement
+from sampled_metrics.evaluation import pair_agreement, paper_rows
 from sampled_metrics.intermediates import EXACT_COLUMNS, SAMPLING_COLUMNS, exact_keys, read_table
 from sampled_metrics.paper import published
 from sampled_metrics.report import (
@@ -22,7 +22,9 @@ pairs = list(combinations(snakemake.params.recommenders, 2))
 cells = snakemake.params.cells
 table = pair_agreement(
     read_table(snakemake.input.exact, EXACT_COLUMNS, exact_keys(cells)),
-    read_table(snakemake.input.sampling, SAMPLING_COLUMNS, {"dataset": [dataset], **cells}),
+    paper_rows(
+        read_table(snakemake.input.sampling, SAMPLING_COLUMNS, {"dataset": [dataset], **cells})
+    ),
     pairs,
 )
 paper = published("table4", snakemake.input.paper).set_index(["pair", "metric", "method"])[
