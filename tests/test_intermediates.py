@@ -18,6 +18,7 @@ import pytest
 from conftest import TARGETS, run
 
 from sampled_metrics.atomic import checksum_path, verify_checksum, write_csv, write_npy
+from sampled_metrics.config import load_config
 from sampled_metrics.data import SplitUsers
 from sampled_metrics.intermediates import (
     read_pessimistic_ranks,
@@ -189,10 +190,15 @@ def cut_sampled(path):
     np.save(path, np.load(path)[:3])
 
 
+# tiny: 3 recommenders x 4 metrics x (sampled + the configured estimators) x 6 repetitions
+METHODS = load_config()["corrections"]["methods"]
 # file -> (damage, the message of the content check, without the checksum record)
 DAMAGES = {
     "results/tiny/ranks/X.csv": (cut_half, "rows, expected one per user of the split (90)"),
-    "results/tiny/sampling.csv": (cut_half, "rows, expected 504 (dataset x recommender"),
+    "results/tiny/sampling.csv": (
+        cut_half,
+        f"rows, expected {3 * 4 * (1 + len(METHODS)) * 6} (dataset x recommender",
+    ),
     "results/tiny/sampled_ranks/Y.npy": (cut_sampled, "shape (3, 90), expected (6, 90)"),
 }
 

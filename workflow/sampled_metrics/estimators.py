@@ -48,6 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy import linalg, optimize, special, stats
+from threadpoolctl import threadpool_limits
 
 from .corrections import (
     cached_law,
@@ -526,7 +527,14 @@ def _per_user_from_vectors(vectors: dict, key, data: SampledEvaluation) -> np.nd
 def _fixed_values(metrics, methods, data, options, cache) -> dict:
     """{(metric, method): per-user M^_{m_u, n_u}(r~_u)} of the paper's corrections: one
     set of vectors per distinct (m, n), kept in ``cache`` across calls (the same users
-    in every repetition of a pipeline share them)."""
+    in every repetition of a pipeline share them). BLAS runs on one thread, as in
+    ``correction_vectors_by_n``: the same bits as the pipeline's vectors, and no
+    oversubscription of small QR factorizations."""
+    with threadpool_limits(1):
+        return _fixed_values_at(metrics, methods, data, options, cache)
+
+
+def _fixed_values_at(metrics, methods, data, options, cache) -> dict:
     rounding = options.get("rank_estimate_rounding", "floor")
     constraint = options.get("cls_constraint", "monotone_in_range")
     distinct, which, _ = _distinct_rows(data.m, data.n)
