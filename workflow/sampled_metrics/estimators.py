@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -288,13 +289,12 @@ def _likelihood(data: SampledEvaluation) -> _Likelihood:
     distinct, group, counts = _distinct_rows(
         data.m, data.n if exact_n else np.zeros_like(data.n), data.ranks
     )
-    theta = np.linspace(0.0, 1.0, grid)
     rows = np.empty((len(distinct), grid))
     for g, (m, n, r) in enumerate(distinct):
         if exact_n:  # one n, no replacement: the grid is the ranks, the law exact
             rows[g] = cached_law(int(n), int(m), WITHOUT_REPLACEMENT)[:, r - 1]
         else:  # eq 15: r~ - 1 ~ Binomial(m, theta)
-            rows[g] = stats.binom.pmf(r - 1, m, theta)
+            rows[g] = _binomial_on_grid(int(m), grid)[r - 1]
     class_keys, classes, _ = _distinct_rows(distinct[:, 0], distinct[:, 1])
     return _Likelihood(rows, counts, group, classes, class_keys[:, 0] + 1, grid)
 
@@ -310,6 +310,14 @@ def _distinct_rows(*columns):
     )
     distinct = np.column_stack([column[first] for column in columns])
     return distinct, group.ravel(), counts
+
+
+@lru_cache(maxsize=4)
+def _binomial_on_grid(m: int, grid: int) -> np.ndarray:
+    """p(r~ | theta_j) = Binomial(r~ - 1; m, theta_j) for r~ = 1..m + 1 (rows), read-only."""
+    table = stats.binom.pmf(np.arange(m + 1)[:, None], m, np.linspace(0.0, 1.0, grid))
+    table.setflags(write=False)
+    return table
 
 
 def learned_rank_distribution(
@@ -390,7 +398,7 @@ def _maxent(likelihood: _Likelihood, gamma: float) -> np.ndarray:
         z0,
         jac=True,
         method="L-BFGS-B",
-        options={"maxiter": 10000, "ftol": 1e-15, "gtol": 1e-12},
+        options={"maxiter": 10000, "ftol": 1e-12, "gtol": 1e-10},
     )
     return special.softmax(result.x)
 
@@ -413,11 +421,29 @@ def _prior_on_ranks(pi: np.ndarray, n: int) -> np.ndarray:
 def _plug_in(metric: str, pi: np.ndarray, data: SampledEvaluation) -> float:
     """(1/U) sum_u sum_j pi_j M(1 + theta_j (n_u - 1), n_u): the metric's expectation
     under the learned distribution, each user at their own n."""
-    fn = metric_by_name(metric)
+    return float(pi @ _metric_on_grid(metric, pi.size, data))
+
+
+def _metric_on_grid(metric: str, grid: int, data: SampledEvaluation) -> np.ndarray:
+    """(1/U) sum_u M(1 + theta_j (n_u - 1), n_u) for every theta_j (cached by the users'
+    n: the repetitions of one evaluation share it)."""
     values, counts = np.unique(data.n, return_counts=True)
-    theta = np.linspace(0.0, 1.0, pi.size)
-    total = sum(c * float(pi @ fn(1.0 + theta * (n - 1), n)) for n, c in zip(values, counts))
-    return total / data.n_users
+    return _metric_on_grid_at(metric, grid, values.tobytes(), counts.tobytes())
+
+
+@lru_cache(maxsize=64)
+def _metric_on_grid_at(metric: str, grid: int, values: bytes, counts: bytes) -> np.ndarray:
+    """One array of the distinct n at once, in blocks of 256 (bounded memory)."""
+    fn = metric_by_name(metric)
+    values, counts = np.frombuffer(values, dtype=np.int64), np.frombuffer(counts, dtype=np.int64)
+    theta = np.linspace(0.0, 1.0, grid)
+    total = np.zeros(grid)
+    for start in range(0, values.size, 256):
+        n = values[start : start + 256, None].astype(float)
+        total += counts[start : start + 256] @ fn(1.0 + theta * (n - 1.0), n)
+    total /= counts.sum()
+    total.setflags(write=False)
+    return total
 
 
 # --------------------------------------------------------------------------
