@@ -81,6 +81,15 @@ API = {
         "mn_correction",
         "parse_estimator",
     ],
+    "popularity": [
+        "popularity_probabilities",
+        "weighted_rank",
+        "draw_negatives",
+        "sampled_rank_from_draws",
+        "hansen_hurwitz_rank",
+        "binomial_law_of_weighted_rank",
+        "successive_beaten_law",
+    ],
 }
 MODULES = {name: importlib.import_module(f"sampled_metrics.{name}") for name in API}
 HOME = {name: module for module, names in API.items() for name in names}

@@ -15,6 +15,8 @@ Modules, by concept (the functions a user calls are re-exported here):
 - ``sampling``     sampled ranks with real scores (sections 4 and 6.2)
 - ``estimators``   every estimator from sampled ranks (the paper's corrections, EM,
                    maximum entropy, learned-prior BV, MN), intervals, paired comparisons
+- ``popularity``   popularity-sampled negatives: their law, the popularity-weighted
+                   rank, the Hansen-Hurwitz rank estimate
 - ``block_pass``   exact and sampled ranks in one pass over blocks of users
 - ``evaluation``   from ranks to Tables 3 and 4 and Figure 6 (section 6)
 
@@ -108,6 +110,15 @@ _API = {
         "learned_rank_distribution",
         "mn_correction",
         "parse_estimator",
+    ),
+    "popularity": (
+        "popularity_probabilities",
+        "weighted_rank",
+        "draw_negatives",
+        "sampled_rank_from_draws",
+        "hansen_hurwitz_rank",
+        "binomial_law_of_weighted_rank",
+        "successive_beaten_law",
     ),
 }
 _HOME = {name: module for module, names in _API.items() for name in names}
