@@ -385,7 +385,8 @@ CONFIG_ERRORS = {
     ),
     "unknown_recommender_type": (
         lambda c: c["recommenders"]["X"].update(type="svd"),
-        "recommenders.X: unknown recommender 'type' 'svd'; known: ials, item_knn",
+        "recommenders.X: unknown recommender 'type' 'svd'; "
+        "known: bpr, ease, ials, item_knn, popularity",
     ),
     "unknown_key": (lambda c: c["sampling"].update(sed=3), "sampling.sed: unknown key"),
     "unknown_top_level_key": (lambda c: c.update(sampling_seed=3), "sampling_seed: unknown key"),

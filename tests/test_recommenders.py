@@ -593,9 +593,9 @@ def test_register_a_fourth_recommender():
             raise ValueError(f"unknown hyperparameter {sorted(unknown)[0]!r}")
         return Popularity(train)
 
-    register_recommender("popularity", build)
-    assert "popularity" in recommender_types()
-    model = fit_recommender({"type": "popularity", "name": "W"}, TRAIN)
+    register_recommender("my_popularity", build)
+    assert "my_popularity" in recommender_types()
+    model = fit_recommender({"type": "my_popularity", "name": "W"}, TRAIN)
     assert model.name == "W"
     ranks, _ = exact_ranks(model, TRAIN, np.array([3, 2, 0, 4]), tie_policy="average")
     # popularity 2, 3, 2, 2, 0; u0 candidates {3, 4}: item 3 first -> 1

@@ -6,6 +6,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .baselines import (
+    BPR_DEFAULTS,
+    EASE_DEFAULTS,
+    POPULARITY_DEFAULTS,
+    build_bpr,
+    build_ease,
+    build_popularity,
+    validate_bpr,
+    validate_ease,
+    validate_popularity,
+)
 from .ials import IALS_DEFAULTS, build_ials, validate_ials
 from .item_knn import ITEM_KNN_DEFAULTS, build_item_knn, validate_item_knn
 
@@ -37,6 +48,9 @@ class _Type:
 _REGISTRY: dict[str, _Type] = {
     "ials": _Type(build_ials, validate_ials, IALS_DEFAULTS),
     "item_knn": _Type(build_item_knn, validate_item_knn, ITEM_KNN_DEFAULTS),
+    "popularity": _Type(build_popularity, validate_popularity, POPULARITY_DEFAULTS),
+    "ease": _Type(build_ease, validate_ease, EASE_DEFAULTS),
+    "bpr": _Type(build_bpr, validate_bpr, BPR_DEFAULTS),
 }
 
 
