@@ -88,3 +88,24 @@ def test_bpr_is_reproducible_from_its_seed_and_learns_a_planted_structure():
     ranks, n = exact_ranks(first, split.train, split.test_items, tie_policy="pessimistic")
     auc = np.mean((n - ranks) / (n - 1))
     assert auc > 0.7  # the held-out item lies in the user's half of the catalogue
+
+
+def test_the_commented_baseline_entries_of_config_yaml_validate():
+    """config.yaml's commented Pop, EASE and BPR entries, uncommented, are valid
+    recommenders of the shipped configuration."""
+    import re
+
+    import yaml
+
+    from sampled_metrics.config import CONFIG_FILE, validate_config
+
+    text = CONFIG_FILE.read_text()
+    entries = {}
+    for line in text.splitlines():
+        if re.match(r"\s+# (Pop|EASE|BPR): \{type: \w+\}", line):
+            entries.update(yaml.safe_load(line.split("#", 2)[1]))
+    assert set(entries) == {"Pop", "EASE", "BPR"}
+    config = yaml.safe_load(text)
+    config["recommenders"].update(entries)
+    validated = validate_config(config)["recommenders"]
+    assert validated["EASE"]["regularization"] == 500.0 and validated["BPR"]["iterations"] == 100
