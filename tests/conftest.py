@@ -609,3 +609,25 @@ def assert_claims_follow_the_tables(
     stated = list(verdicts.values())
     assert counts == {v: stated.count(v) for v in ("PASS", "FAIL", "N/A")} | {"total": len(rows)}
     return rows
+
+
+# --------------------------------------------------------------------------
+# Simulated sampled evaluations with a known rank distribution
+# --------------------------------------------------------------------------
+
+
+def simulate(pstar, n, m, users, seed, law="binomial"):
+    """Exact ranks drawn from pstar over 1..n, and their sampled ranks (eq 15 / 16)."""
+    rng = np.random.default_rng(seed)
+    ranks = rng.choice(np.arange(1, n + 1), size=users, p=pstar)
+    if law == "binomial":
+        sampled = 1 + rng.binomial(m, (ranks - 1) / (n - 1))
+    else:
+        sampled = 1 + rng.hypergeometric(ranks - 1, n - ranks, m)
+    return ranks, sampled
+
+
+def peaked(n, head=5, share=0.5):
+    """``1 - share`` of the mass uniform over 1..n, ``share`` over the top ``head`` ranks."""
+    ranks = np.arange(1, n + 1)
+    return (1 - share) / n + np.where(ranks <= head, share / head, 0.0)

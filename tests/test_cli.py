@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import REPO
+from conftest import REPO, peaked, simulate
 
 from sampled_metrics.cli import PRESETS, main
 from sampled_metrics.estimators import compare, estimate_table, sampled_evaluation
@@ -31,23 +31,6 @@ DOC = REPO / "docs" / "cli.md"
 EXAMPLES = REPO / "docs" / "examples" / "make_cli_examples.py"
 SCRIPT = shutil.which("sampled-metrics", path=str(Path(sys.executable).parent))
 ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
-
-
-def simulate(pstar, n, m, users, seed, law="binomial"):
-    """Exact ranks drawn from pstar over 1..n, and their sampled ranks (eq 15 / 16)."""
-    rng = np.random.default_rng(seed)
-    ranks = rng.choice(np.arange(1, n + 1), size=users, p=pstar)
-    if law == "binomial":
-        sampled = 1 + rng.binomial(m, (ranks - 1) / (n - 1))
-    else:
-        sampled = 1 + rng.hypergeometric(ranks - 1, n - ranks, m)
-    return ranks, sampled
-
-
-def peaked(n, head=20, share=0.3):
-    """Part of the mass uniform over 1..n, ``share`` over the top ``head`` ranks."""
-    ranks = np.arange(1, n + 1)
-    return (1 - share) / n + np.where(ranks <= head, share / head, 0.0)
 
 
 def write(path: Path, frame: pd.DataFrame, sep: str = ",") -> Path:
@@ -70,7 +53,7 @@ def records(capsys, *argv) -> list[dict]:
 @pytest.fixture
 def ranks_file(tmp_path):
     """400 users, m = 20 sampled with replacement from n = 300, two models (a, b)."""
-    _, a = simulate(peaked(300), 300, 20, 400, seed=1)
+    _, a = simulate(peaked(300, head=20, share=0.3), 300, 20, 400, seed=1)
     b = np.minimum(a + np.random.default_rng(2).integers(0, 3, a.size), 21)
     frame = pd.DataFrame({"user": np.arange(400), "a": a, "b": b, "m": 20, "n": 300})
     return write(tmp_path / "ranks.csv", frame), a, b

@@ -9,6 +9,7 @@ import re
 
 import numpy as np
 import pytest
+from conftest import peaked, simulate
 from scipy import optimize
 
 from sampled_metrics.corrections import (
@@ -43,23 +44,6 @@ ALL = [
     "mn_em",
     "mn_maxent",
 ]
-
-
-def simulate(pstar, n, m, users, seed, law="binomial"):
-    """Exact ranks drawn from pstar over 1..n, and their sampled ranks (eq 15 / 16)."""
-    rng = np.random.default_rng(seed)
-    ranks = rng.choice(np.arange(1, n + 1), size=users, p=pstar)
-    if law == "binomial":
-        sampled = 1 + rng.binomial(m, (ranks - 1) / (n - 1))
-    else:
-        sampled = 1 + rng.hypergeometric(ranks - 1, n - ranks, m)
-    return ranks, sampled
-
-
-def peaked(n, head=5, share=0.5):
-    """Half the mass uniform over 1..n, half over the top ``head`` ranks."""
-    ranks = np.arange(1, n + 1)
-    return (1 - share) / n + np.where(ranks <= head, share / head, 0.0)
 
 
 # --------------------------------------------------------------------------

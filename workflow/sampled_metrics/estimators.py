@@ -483,12 +483,18 @@ def mn_correction(exact_values, law_matrix, prior, n_users: int) -> np.ndarray:
     >>> mn_correction([1.0, 0.5, 0.0], np.eye(3), [0.2, 0.3, 0.5], 10).round(12).tolist()
     [1.0, 0.5, 0.0]
     """
+    from .corrections import normal_equations
+
     P = np.asarray(law_matrix, dtype=float)
-    p = np.asarray(prior, dtype=float)
-    p = p / p.sum()
-    weighted = P * p[:, None]
-    lhs = P.T @ weighted + (np.diag(P.sum(axis=0)) - P.T @ P) / n_users
-    return _solve_symmetric(lhs, weighted.T @ np.asarray(exact_values, dtype=float))
+    gram, rhs, _ = normal_equations(exact_values, P, prior)  # P^T D P (upper), P^T D M
+    solution = _solve_symmetric(_mn_system(gram, P, n_users), rhs)
+    return solution[:, 0] if np.ndim(exact_values) == 1 else solution
+
+
+def _mn_system(gram: np.ndarray, P: np.ndarray, n_users: int) -> np.ndarray:
+    """P^T D P + (diag(P^T 1) - P^T P) / U, from the upper triangle of P^T D P."""
+    lhs = np.triu(gram) + np.triu(gram, 1).T
+    return lhs + (np.diag(P.sum(axis=0)) - P.T @ P) / n_users
 
 
 def _solve_symmetric(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
@@ -516,9 +522,8 @@ def _learned_prior_vectors(metrics, specs, pi, data, nodes) -> dict:
             gram, rhs, c = normal_equations(exact, P, _prior_on_ranks(pi, int(n)))
             solutions = {}
             for method, (family, gamma) in specs.items():
-                if family == "mn":  # P^T D P + (diag(P^T 1) - P^T P) / U, eq of mn_correction
-                    lhs = np.triu(gram) + np.triu(gram, 1).T
-                    lhs += (np.diag(P.sum(axis=0)) - P.T @ P) / data.n_users
+                if family == "mn":  # the system of mn_correction
+                    lhs = _mn_system(gram, P, data.n_users)
                     solutions[method] = _solve_symmetric(lhs, rhs)
                 else:
                     solutions[method] = _solve_bias_variance(gram.copy(), rhs, c, gamma)

@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from scipy import linalg
 
 from .hyperparameters import binary_train, hyperparameters, positive_number
+from .ials import IALSModel
 
 __all__ = [
     "BPR_DEFAULTS",
@@ -194,21 +195,9 @@ def build_ease(spec: dict, train, seed) -> EASEModel:  # noqa: ARG001 - closed f
     return EASEModel(X, ease_weights(X, params["regularization"]), name=name)
 
 
-class BPRModel:
-    """A fitted BPR model: scores W V^T (implicit's factors, the item bias among them)."""
-
-    def __init__(self, user_factors, item_factors, name="bpr"):
-        self.user_factors = np.asarray(user_factors, dtype=np.float32)
-        self.item_factors = np.asarray(item_factors, dtype=np.float32)
-        self.name = name
-
-    @property
-    def n_items(self) -> int:
-        return self.item_factors.shape[0]
-
-    def scores(self, users) -> np.ndarray:
-        users = np.asarray(users, dtype=np.int64)
-        return self.user_factors[users] @ self.item_factors.T
+class BPRModel(IALSModel):
+    """A fitted BPR model: a factor model like iALS, scores W V^T (implicit's factors,
+    the item bias among them)."""
 
 
 def validate_bpr(spec: dict) -> dict:
@@ -273,4 +262,9 @@ def build_bpr(spec: dict, train, seed) -> BPRModel:
     )
     with threadpool_limits(1):
         model.fit(binary_train(train), show_progress=False)
-    return BPRModel(model.user_factors, model.item_factors, name=name)
+    return BPRModel(
+        np.asarray(model.user_factors, dtype=np.float32),
+        np.asarray(model.item_factors, dtype=np.float32),
+        name=name,
+        hyperparameters=params,
+    )
