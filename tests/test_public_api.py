@@ -90,6 +90,14 @@ API = {
         "binomial_law_of_weighted_rank",
         "successive_beaten_law",
     ],
+    "protocols": [
+        "Protocol",
+        "beaten_items",
+        "draw_items",
+        "simulate",
+        "simulate_protocols",
+        "protocol_estimates",
+    ],
 }
 MODULES = {name: importlib.import_module(f"sampled_metrics.{name}") for name in API}
 HOME = {name: module for module, names in API.items() for name in names}

@@ -17,6 +17,8 @@ Modules, by concept (the functions a user calls are re-exported here):
                    maximum entropy, learned-prior BV, MN), intervals, paired comparisons
 - ``popularity``   popularity-sampled negatives: their law, the popularity-weighted
                    rank, the Hansen-Hurwitz rank estimate
+- ``protocols``    the sampling protocols of common frameworks (NCF, Elliot, RecBole,
+                   BERT4Rec, DaisyRec) simulated on real scores, and the estimators on them
 - ``block_pass``   exact and sampled ranks in one pass over blocks of users
 - ``evaluation``   from ranks to Tables 3 and 4 and Figure 6 (section 6)
 
@@ -119,6 +121,14 @@ _API = {
         "hansen_hurwitz_rank",
         "binomial_law_of_weighted_rank",
         "successive_beaten_law",
+    ),
+    "protocols": (
+        "Protocol",
+        "beaten_items",
+        "draw_items",
+        "simulate",
+        "simulate_protocols",
+        "protocol_estimates",
     ),
 }
 _HOME = {name: module for module, names in _API.items() for name in names}

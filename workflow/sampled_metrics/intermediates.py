@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .atomic import CORRUPT_FILE_ERRORS
+from .atomic import CORRUPT_FILE_ERRORS, read_npz
 from .data.split import SplitUsers
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "SAMPLING_COLUMNS",
     "exact_keys",
     "read_pessimistic_ranks",
+    "read_protocol_ranks",
     "read_ranks",
     "read_sampled_ranks",
     "read_table",
@@ -255,6 +256,57 @@ def _check_ranks(path, ranks: pd.Series, low: int, high: np.ndarray) -> None:
     if len(outside):
         row = int(outside[0])
         _fail(path, f"row {row + 2}: rank {values[row]} outside {low}..{high[row]}")
+
+
+def read_protocol_ranks(path, protocol, n_users: int, repetitions: int, recommenders: int):
+    """One protocol's simulated ranks (rule ``protocol_ranks``), checked: sampled ranks
+    integers in 1..m + 1 of shape (repetitions, recommenders, users), Hansen-Hurwitz
+    estimates finite and >= 1 of that shape (protocols with replacement, else none),
+    weighted ranks in [1, n_items] of shape (recommenders, users).
+
+    Parameters
+    ----------
+    path : str or Path
+        ``results/<data set>/protocols/<protocol>.npz``.
+    protocol : sampled_metrics.protocols.Protocol
+    n_users, repetitions, recommenders : int
+
+    Returns
+    -------
+    sampled_metrics.protocols.ProtocolRanks
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from sampled_metrics.protocols import FRAMEWORK_PROTOCOLS
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "ncf.npz"
+    >>> np.savez(path, sampled=np.full((2, 1, 3), 101), hansen_hurwitz=np.ones((0, 1, 3)),
+    ...          weighted_rank=np.ones((1, 3)))
+    >>> read_protocol_ranks(path, FRAMEWORK_PROTOCOLS["ncf"], 3, 2, 1)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: ...ncf.npz: sampled ranks outside 1..100; delete it and rerun
+    """
+    from .protocols import ProtocolRanks
+
+    arrays = read_npz(path, ("sampled", "hansen_hurwitz", "weighted_rank"), "file of ranks")
+    sampled, hh, weighted = arrays["sampled"], arrays["hansen_hurwitz"], arrays["weighted_rank"]
+    shape = (repetitions, recommenders, n_users)
+    hh_shape = (repetitions if protocol.replacement else 0, recommenders, n_users)
+    for what, array, expected in (
+        ("sampled ranks", sampled, shape),
+        ("Hansen-Hurwitz estimates", hh, hh_shape),
+        ("weighted ranks", weighted, shape[1:]),
+    ):
+        if array.shape != expected:
+            _fail(path, f"{what} of shape {array.shape}, expected {expected}")
+    if not np.issubdtype(sampled.dtype, np.integer):
+        _fail(path, f"sampled ranks of type {sampled.dtype}, expected integers")
+    if sampled.size and (sampled.min() < 1 or sampled.max() > protocol.m + 1):
+        _fail(path, f"sampled ranks outside 1..{protocol.m + 1}")
+    for what, array in (("Hansen-Hurwitz estimates", hh), ("weighted ranks", weighted)):
+        if not np.all(np.isfinite(array)) or (array.size and array.min() < 1):
+            _fail(path, f"{what} not finite numbers >= 1")
+    return ProtocolRanks(0, sampled, hh, weighted)
 
 
 def _fail(path, problem: str):

@@ -1,0 +1,343 @@
+"""The frameworks' sampling protocols (sampled_metrics.protocols), tested from first
+principles: the draws against their exact laws (chi-square), the simulated sampled
+rank against the paper's laws where they hold, the popularity-weighted rank and the
+Hansen-Hurwitz estimate against their definitions, the beaten items against the exact
+ranks, the result independent of the blocks, and the estimators exact where they must be."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy import stats
+
+from sampled_metrics.block_pass import SCORE_CHUNK
+from sampled_metrics.config import ConfigError, load_config, validate_config
+from sampled_metrics.evaluation import exact_metric
+from sampled_metrics.intermediates import read_protocol_ranks
+from sampled_metrics.laws import sampled_rank_pmf
+from sampled_metrics.protocols import (
+    FRAMEWORK_PROTOCOLS,
+    HANSEN_HURWITZ,
+    Protocol,
+    ProtocolRanks,
+    beaten_items,
+    draw_items,
+    interaction_counts,
+    protocol_estimates,
+    save_protocol_ranks,
+    simulate,
+    simulate_protocols,
+)
+from sampled_metrics.ranking import block_ranks
+from sampled_metrics.recommenders import PrecomputedScores
+
+
+def chi2_pvalue(observed, expected) -> float:
+    """Pearson's chi-square, cells with expected < 5 pooled into one."""
+    observed, expected = np.asarray(observed, float), np.asarray(expected, float)
+    keep = expected >= 5
+    chi2 = np.sum((observed[keep] - expected[keep]) ** 2 / expected[keep])
+    cells = int(keep.sum())
+    rest_o, rest_e = observed[~keep].sum(), expected[~keep].sum()
+    if rest_e > 0:
+        chi2 += (rest_o - rest_e) ** 2 / rest_e
+        cells += 1
+    return float(stats.chi2.sf(chi2, cells - 1))
+
+
+def protocol(**changes) -> Protocol:
+    fields = dict(
+        name="test", m=3, alpha=1.0, replacement=True, collapse=False, target_in_pool=False,
+        source="",
+    )  # fmt: skip
+    return Protocol(**{**fields, **changes})
+
+
+WEIGHTS = np.array([5.0, 1.0, 3.0, 0.0, 2.0, 4.0])
+EXCLUDED = np.array([False, True, False, False, False, False])  # item 1 may not be drawn
+
+
+def test_independent_draws_follow_the_weights_over_the_allowed_items():
+    rows = 20000
+    excluded = np.tile(EXCLUDED, (rows, 1))
+    items, ranked = draw_items(protocol(m=4), WEIGHTS, excluded, np.random.default_rng(0))
+    assert ranked.all()
+    allowed = WEIGHTS * ~EXCLUDED
+    observed = np.bincount(items.ravel(), minlength=WEIGHTS.size)
+    assert observed[1] == 0 and observed[3] == 0  # excluded, and weight 0
+    assert (
+        chi2_pvalue(observed[allowed > 0], items.size * allowed[allowed > 0] / allowed.sum()) > 1e-3
+    )
+
+
+def test_distinct_draws_are_successive_sampling():
+    """P(first a, then b) = p_a p_b / (1 - p_a): numpy's choice(replace=False, p=...)."""
+    rows = 40000
+    excluded = np.tile(EXCLUDED, (rows, 1))
+    items, _ = draw_items(
+        protocol(m=2, replacement=False), WEIGHTS, excluded, np.random.default_rng(1)
+    )
+    assert np.all(items[:, 0] != items[:, 1])
+    p = WEIGHTS * ~EXCLUDED / (WEIGHTS * ~EXCLUDED).sum()
+    pairs = [(a, b) for a, b in itertools.permutations(range(WEIGHTS.size), 2) if p[a] * p[b] > 0]
+    expected = np.array([p[a] * p[b] / (1 - p[a]) for a, b in pairs]) * rows
+    code = items[:, 0] * WEIGHTS.size + items[:, 1]
+    observed = [np.count_nonzero(code == a * WEIGHTS.size + b) for a, b in pairs]
+    assert sum(observed) == rows
+    assert chi2_pvalue(observed, expected) > 1e-3
+
+
+def test_collapsed_draws_rank_each_item_once():
+    excluded = np.zeros((500, 4), dtype=bool)
+    items, ranked = draw_items(
+        protocol(m=6, collapse=True), np.ones(4), excluded, np.random.default_rng(2)
+    )
+    for row, keep in zip(items.tolist(), ranked.tolist()):
+        seen = set()
+        assert keep == [not (item in seen or seen.add(item)) for item in row]
+
+
+def test_too_few_items_to_draw_is_an_error():
+    excluded = np.array([[True, True, False, False]])
+    with pytest.raises(ValueError, match="row 0 has 2 items to draw from, fewer than 3"):
+        draw_items(protocol(replacement=False), np.ones(4), excluded, np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("tie_policy", ["random", "pessimistic", "optimistic"])
+def test_beaten_items_count_the_exact_rank(tie_policy):
+    rng = np.random.default_rng(3)
+    S = rng.integers(0, 4, size=(50, 30)).astype(float)  # many ties
+    S[rng.random(S.shape) < 0.2] = -np.inf  # training items
+    test = rng.integers(0, 30, 50)
+    S[np.arange(50), test] = rng.integers(0, 4, 50)
+    users = np.arange(100, 150)
+    beaten = beaten_items(S, test, users, tie_policy, 7)
+    rank, _ = block_ranks(S, test, users, tie_policy, 7)
+    np.testing.assert_array_equal(1 + beaten.sum(axis=1), rank)
+    assert not beaten[np.arange(50), test].any() and not beaten[np.isinf(S)].any()
+
+
+def planted(n_users=2 * SCORE_CHUNK, n_items=60, seed=4):
+    """A training matrix, held-out items, two models' scores, their beaten items."""
+    rng = np.random.default_rng(seed)
+    train = sp.csr_matrix((rng.random((n_users, n_items)) < 0.15).astype(np.float32))
+    test = np.array([rng.choice(np.flatnonzero(row == 0)) for row in train.toarray()])
+    scores = [rng.normal(size=(n_users, n_items)) for _ in range(2)]
+    beaten = []
+    for S in scores:
+        masked = np.where(train.toarray() > 0, -np.inf, S)
+        beaten.append(beaten_items(masked, test, np.arange(n_users), "random", 0))
+    excluded = train.toarray() > 0
+    excluded[np.arange(n_users), test] = True
+    return train, test, scores, beaten, excluded
+
+
+def test_uniform_sampled_ranks_follow_the_papers_laws():
+    """alpha = 0: distinct draws give the hypergeometric law of eq 14 and independent
+    draws the binomial of eq 15, given each user's rank (pooled over users)."""
+    _, test, _, beaten, excluded = planted()
+    ranks = 1 + beaten[0].sum(axis=1)
+    n = (~excluded).sum(axis=1) + 1
+    for replacement, law in ((False, "hypergeometric"), (True, "binomial")):
+        p = protocol(m=8, alpha=0.0, replacement=replacement)
+        out = simulate(p, beaten, excluded, np.ones(60), test, start=0, repetitions=400, seed=1)
+        np.testing.assert_array_equal(out.weighted_rank[0], ranks)  # R^pi = r at alpha = 0
+        observed = np.zeros(9)
+        expected = np.zeros(9)
+        for u in range(ranks.size):
+            observed += np.bincount(out.sampled[:, 0, u] - 1, minlength=9)
+            expected += 400 * np.ravel(sampled_rank_pmf(int(ranks[u]), int(n[u]), 8, law))
+        assert chi2_pvalue(observed, expected) > 1e-3
+
+
+def test_popularity_sampled_ranks_are_binomial_in_the_beaten_mass():
+    """With replacement, r~ - 1 ~ Binomial(m, q): q = (R^pi - 1) / (n - 1)."""
+    _, test, _, beaten, excluded = planted()
+    counts = np.arange(1.0, 61.0) ** 1.5
+    out = simulate(protocol(m=10), beaten, excluded, counts, test, start=0, repetitions=400, seed=2)
+    n = (~excluded).sum(axis=1) + 1
+    q = (out.weighted_rank[1] - 1) / (n - 1)
+    mass = (beaten[1] * counts).sum(axis=1) / (~excluded * counts).sum(axis=1)
+    np.testing.assert_allclose(q, mass)
+    observed = sum(np.bincount(out.sampled[:, 1, u] - 1, minlength=11) for u in range(n.size))
+    expected = 400 * sum(stats.binom.pmf(np.arange(11), 10, qu) for qu in q)
+    assert chi2_pvalue(observed, expected) > 1e-3
+
+
+def test_hansen_hurwitz_is_unbiased_for_the_rank():
+    """Over many draws the estimate's mean is the rank (all users pooled, and each), and
+    its variance (sum over the beaten items of 1 / pi - |A|^2) / m."""
+    _, test, _, beaten, excluded = planted()
+    counts = np.sqrt(np.arange(1.0, 61.0))
+    reps, m = 4000, 5
+    out = simulate(
+        protocol(m=m, collapse=True), beaten, excluded, counts, test, start=0,
+        repetitions=reps, seed=3,
+    )  # fmt: skip
+    ranks = 1 + beaten[0].sum(axis=1)
+    estimates = out.hansen_hurwitz[:, 0, :]
+    pi = ~excluded * counts / (~excluded * counts).sum(axis=1, keepdims=True)
+    variance = (
+        np.where(beaten[0], 1 / np.where(pi > 0, pi, 1), 0).sum(axis=1) - (ranks - 1) ** 2
+    ) / m
+    np.testing.assert_array_equal(estimates[:, ranks == 1], 1.0)  # nothing to beat
+    some = ranks > 1
+    z = (estimates.mean(axis=0) - ranks)[some] / np.sqrt(variance[some] / reps)
+    assert np.abs(z).max() < 5 and abs(z.sum() / np.sqrt(z.size)) < 4
+    np.testing.assert_allclose(estimates.var(axis=0)[some], variance[some], rtol=0.25)
+
+
+def test_ncf_keeps_the_held_out_item_in_its_pool():
+    """NCF draws 99 items from the n items outside the training items, the held-out
+    one included: the beaten count is hypergeometric over n items, not n - 1."""
+    _, test, _, beaten, excluded = planted()
+    training = excluded.copy()
+    training[np.arange(test.size), test] = False
+    p = protocol(m=20, alpha=0.0, replacement=False, target_in_pool=True)
+    out = simulate(p, beaten, training, np.ones(60), test, start=0, repetitions=1000, seed=4)
+    ranks = 1 + beaten[0].sum(axis=1)
+    n = (~training).sum(axis=1)
+    np.testing.assert_array_equal(out.weighted_rank[0], ranks)
+    expected = 1 + 20 * (ranks - 1) / n  # E of Hypergeometric(n, r - 1, 20), + 1
+    se = out.sampled[:, 0, :].std(axis=0, ddof=1) / np.sqrt(1000) + 1e-9
+    z = (out.sampled[:, 0, :].mean(axis=0) - expected) / se
+    assert np.abs(z[se > 1e-6]).max() < 4.5
+
+
+def test_draws_do_not_depend_on_the_blocks():
+    _, test, _, beaten, excluded = planted()
+    counts = np.arange(1.0, 61.0)
+    p = Protocol("bert-small", 10, 1.0, False, False, False, "")
+    whole = simulate(p, beaten, excluded, counts, test, start=0, repetitions=3, seed=9)
+    half = SCORE_CHUNK
+    parts = [
+        simulate(p, [b[s] for b in beaten], excluded[s], counts, test[s], start=s.start,
+                 repetitions=3, seed=9)
+        for s in (slice(0, half), slice(half, 2 * half))
+    ]  # fmt: skip
+    np.testing.assert_array_equal(whole.sampled, np.concatenate([r.sampled for r in parts], axis=2))
+
+
+def test_simulate_protocols_over_models_and_blocks():
+    train, test, scores, beaten, _ = planted()
+    models = [PrecomputedScores(S) for S in scores]
+    ranks = [1 + b.sum(axis=1) for b in beaten]
+    protocols = [
+        FRAMEWORK_PROTOCOLS["recbole-pop100"],
+        Protocol("e", 30, 0, False, False, False, ""),
+    ]
+    kwargs = dict(repetitions=4, seed=5, tie_policy="random", tie_seed=0, exact_ranks=ranks)
+    small = simulate_protocols(models, train, test, protocols, memory_mb=0.01, **kwargs)
+    large = simulate_protocols(models, train, test, protocols, memory_mb=64, **kwargs)
+    for name in ("recbole-pop100", "e"):
+        np.testing.assert_array_equal(small[name].sampled, large[name].sampled)
+        np.testing.assert_array_equal(small[name].hansen_hurwitz, large[name].hansen_hurwitz)
+    # the same items for both models: a model scoring like the first ranks like it
+    twin = simulate_protocols(
+        [models[0], PrecomputedScores(scores[0] * 2)], train, test, protocols[:1],
+        memory_mb=64, repetitions=4, seed=5, tie_policy="random", tie_seed=0,
+    )["recbole-pop100"]  # fmt: skip
+    np.testing.assert_array_equal(twin.sampled[:, 0], twin.sampled[:, 1])
+    with pytest.raises(ValueError, match="disagree with the exact ranks, first user 0"):
+        simulate_protocols(
+            models, train, test, protocols, memory_mb=64,
+            **{**kwargs, "exact_ranks": [r + 1 for r in ranks]},
+        )  # fmt: skip
+
+
+def test_interaction_counts_hold_training_and_held_out_items():
+    train = sp.csr_matrix(np.array([[1, 1, 0], [0, 1, 0]]))
+    assert interaction_counts(train, [2, 0]).tolist() == [2.0, 2.0, 1.0]
+
+
+def test_estimators_are_exact_when_every_item_is_drawn():
+    """m = n - 1 distinct draws: every correction and EM give the exact metric."""
+    rng = np.random.default_rng(6)
+    n, users = 12, 40
+    ranks = rng.integers(1, n + 1, users)
+    sampled = np.broadcast_to(ranks, (3, 1, users)).astype(np.int16)
+    data = ProtocolRanks(0, sampled, np.empty((0, 1, users)), ranks[None].astype(float))
+    p = protocol(m=n - 1, alpha=0.0, replacement=False)
+    methods = ["sampled", "cls", "bv_0.1", "em", "mn_em"]
+    table = protocol_estimates(
+        data, p, np.full(users, n), ["A"], ["ndcg@10", "auc"], methods, nodes=5
+    )
+    for metric in ("ndcg@10", "auc"):
+        truth = exact_metric(metric, ranks, n)
+        values = table[(table["metric"] == metric)]["value"]
+        np.testing.assert_allclose(values, truth, atol=1e-6)
+
+
+def test_hansen_hurwitz_estimates_join_the_protocols_with_replacement():
+    users = 5
+    data = ProtocolRanks(
+        0, np.ones((2, 1, users), np.int16), np.full((2, 1, users), 3.0), np.ones((1, users))
+    )
+    table = protocol_estimates(
+        data, protocol(m=4), np.full(users, 10), ["A"], ["recall@2"], ["sampled"], nodes=2
+    )
+    assert set(table["method"]) == {"sampled", HANSEN_HURWITZ}
+    assert table[table["method"] == HANSEN_HURWITZ]["value"].tolist() == [0.0, 0.0]  # r^ = 3
+
+
+def test_damaged_protocol_ranks_are_refused(tmp_path):
+    good = ProtocolRanks(0, np.ones((2, 1, 3), np.int16), np.ones((2, 1, 3)), np.ones((1, 3)))
+    p = FRAMEWORK_PROTOCOLS["recbole-uni100"]
+    path = tmp_path / "p.npz"
+    save_protocol_ranks(good, path)
+    assert read_protocol_ranks(path, p, 3, 2, 1).sampled.shape == (2, 1, 3)
+    with pytest.raises(ValueError, match=r"shape \(2, 1, 3\), expected \(3, 1, 3\)"):
+        read_protocol_ranks(path, p, 3, 3, 1)
+    for bad, match in (
+        (ProtocolRanks(0, np.full((2, 1, 3), 102, np.int16), good.hansen_hurwitz,
+                       good.weighted_rank), "outside 1..101"),
+        (ProtocolRanks(0, good.sampled, np.full((2, 1, 3), np.nan), good.weighted_rank),
+         "Hansen-Hurwitz estimates not finite"),
+        (ProtocolRanks(0, good.sampled.astype(float), good.hansen_hurwitz, good.weighted_rank),
+         "expected integers"),
+    ):  # fmt: skip
+        save_protocol_ranks(bad, path)
+        with pytest.raises(ValueError, match=match):
+            read_protocol_ranks(path, p, 3, 2, 1)
+    path.write_bytes(b"cut")
+    with pytest.raises(ValueError, match="not a file of ranks"):
+        read_protocol_ranks(path, p, 3, 2, 1)
+
+
+def test_a_recommender_set_to_null_is_left_out():
+    config = load_config()
+    config["recommenders"]["EASE"] = None
+    assert "EASE" not in validate_config(config)["recommenders"]
+    config = load_config()
+    config["recommenders"] = {name: None for name in config["recommenders"]}
+    with pytest.raises(ConfigError, match="every entry is null"):
+        validate_config(config)
+
+
+def test_the_configuration_of_the_study_is_checked():
+    for change, match in (
+        ({"run": ["ncf", "nope"]}, "unknown protocol 'nope'"),
+        ({"methods": ["sampled", "hansen_hurwitz"]}, "added by itself"),
+        ({"methods": ["sampled", "bv_x"]}, "protocols.methods"),
+        ({"run": ["ncf", "ncf"]}, "listed twice"),
+    ):
+        config = load_config()
+        config["protocols"].update(change)
+        with pytest.raises(ConfigError, match=match):
+            validate_config(config)
+
+
+def test_a_protocol_larger_than_the_pool_stops_before_work():
+    from sampled_metrics.config import check_data_sizes
+
+    config = load_config()
+    check_data_sizes(config, "ml-1m", 3706, 1391, "split")
+    config["sampling"]["m"] = 5
+    config["fig6"]["m_values"] = [1]
+    with pytest.raises(ConfigError, match="protocols.run: ncf draws 99 distinct items"):
+        check_data_sizes(config, "ml-1m", 300, 98, "split")
+    config["protocols"]["run"] = ["daisyrec"]  # with replacement: any pool
+    check_data_sizes(config, "ml-1m", 300, 98, "split")
