@@ -45,6 +45,7 @@ include: "workflow/rules/ranks.smk"
 include: "workflow/rules/sampling.smk"
 include: "workflow/rules/analytic.smk"
 include: "workflow/rules/report.smk"
+include: "workflow/rules/protocols.smk"
 include: "workflow/rules/provenance.smk"
 
 

@@ -187,8 +187,14 @@ TINY_CONFIG = {
         "X": {"type": "ials", "factors": 4, "regularization": 1.0, "alpha": 0.5, "iterations": 4},
         "Y": {"type": "item_knn", "q": 3, "k": None, "k_prime": None},
         "Z": {"type": "item_knn", "q": 1, "k": None, "k_prime": 5},
+        # config.yaml's baselines left out (null): the tiny runs test the paper's three
+        "Pop": None,
+        "EASE": None,
+        "BPR": None,
     },
     "sampling": {"m": 10, "repetitions": 6, "replacement": False},
+    # protocols with replacement: the tiny catalogue (45 items) holds fewer than 99 unseen
+    "protocols": {"run": ["recbole-uni100", "recbole-pop100"]},
     "fig6": {"m_values": [1, 2, 5, 10, 20, 30], "pair": ["X", "Y"]},
     "toy": {
         "n": 10000,

@@ -318,6 +318,7 @@ def test_sizes_are_checked_by_the_split_before_any_training(tiny_workdir):
 def test_check_data_sizes_with_replacement_needs_a_nonempty_pool():
     config = validate_config(yaml.safe_load(CONFIG_FILE.read_text()))
     config["sampling"]["replacement"] = True
+    config["protocols"]["run"] = ["recbole-uni100"]  # with replacement too
     check_data_sizes(config, "ml-1m", 3706, 1, "split")  # one item left is enough
     with pytest.raises(ConfigError, match="^sampling.replacement: a user has interacted with"):
         check_data_sizes(config, "ml-1m", 3706, 0, "split")

@@ -63,6 +63,7 @@ def run_download(
         # sizes the tiny archive allows (config.check_data_sizes runs on the split)
         "sampling": {"m": 1},
         "fig6": {"m_values": [1]},
+        "protocols": {"run": ["recbole-uni100"]},
     }
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
     server.requests.clear()

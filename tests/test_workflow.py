@@ -152,7 +152,7 @@ def test_html_report_is_self_contained_with_every_caption(finished_run):
     assert not (finished_run / "report").exists()  # one file, no side folder
     html = report.read_text()
     assert 'src="http' not in html and '<link rel="stylesheet" href' not in html
-    assert html.count("data:image/png;") == 6  # fig1-4, fig5, fig6
+    assert html.count("data:image/png;") == 7  # fig1-4, fig5, fig6, the protocol study
     assert html.count("data:text/csv;") == 5  # tables 1-4, exact metrics: unrounded, to download
     # captions sit in JS strings
     text = " ".join(unescape(html.replace("\\n", " ").replace("\\u00b1", "±")).split())
@@ -170,6 +170,8 @@ def test_html_report_is_self_contained_with_every_caption(finished_run):
         "Exact metrics on tiny",
         "claims checked on tiny",
         "Protocol sensitivity on tiny",
+        "The sampling protocols of common frameworks on tiny",
+        "The protocol study on tiny",
         "Reproduction of <strong>On Sampled Metrics for Item Recommendation</strong>",
     ]
     assert [c for c in captions if c not in text] == []
@@ -221,3 +223,32 @@ def test_a_fourth_recommender_is_one_config_entry(tiny_workdir):
     paper_rows = [row for row in rows if row["section"].startswith("6.")]
     assert len(paper_rows) >= 10 and any("Z > Y > X" in row["claim"] for row in paper_rows)
     assert not any("W " in row["evidence"] for row in paper_rows)
+
+
+def test_the_protocol_study_is_made_for_the_configured_protocols(finished_run):
+    """protocols.csv: every protocol, recommender, metric and estimator once per target;
+    Hansen-Hurwitz for the protocols with replacement, the weighted-rank target for
+    popularity sampling; the pairs and the figure."""
+    errors = pd.read_csv(finished_run / "results/tiny/protocols.csv")
+    keys = ["protocol", "target", "recommender", "metric", "method"]
+    assert not errors.duplicated(keys).any()
+    assert set(errors["protocol"]) == {"recbole-uni100", "recbole-pop100"}
+    assert set(errors["recommender"]) == {"X", "Y", "Z"}
+    methods = ["sampled", "cls", "bv_0.1", "em", "hansen_hurwitz"]
+    for (protocol, target), group in errors.groupby(["protocol", "target"]):
+        expected = methods if target == "rank" else methods[:-1]
+        assert set(group["method"]) == set(expected), (protocol, target)
+        assert len(group) == 3 * 4 * len(expected)
+    assert set(errors[errors["protocol"] == "recbole-uni100"]["target"]) == {"rank"}
+    assert set(errors[errors["protocol"] == "recbole-pop100"]["target"]) == {
+        "rank",
+        "weighted_rank",
+    }
+    assert np.allclose(errors["rmse"] ** 2, errors["bias"] ** 2 + errors["std"] ** 2 * 5 / 6)
+    pairs = pd.read_csv(finished_run / "results/tiny/protocols_pairs.csv")
+    assert set(pairs["pair"]) == {"X<Y", "X<Z", "Y<Z"} and (pairs["repetitions"] == 6).all()
+    assert (finished_run / "figures/tiny/protocols.png").stat().st_size > 10_000
+    assert (
+        "## Pairs of recommenders ordered"
+        in (finished_run / "results/tiny/protocols.md").read_text()
+    )

@@ -37,6 +37,8 @@ DATASET_TARGET_RULES = (
     "table4",
     "protocol_sensitivity",
     "estimators",
+    "protocols",
+    "protocols_figure",
     "claims",
     "fig6",
     "provenance",

@@ -166,15 +166,27 @@ def check_config_files(paths) -> list[dict]:
 
 
 def validate_config(config: dict, schema=SCHEMA_FILE) -> dict:
-    """Check ``config`` against the schema, fill in the schema's defaults and each
-    recommender's hyperparameter defaults (in place), then :func:`check_config`.
+    """Check ``config`` against the schema, drop the recommenders set to null, fill in
+    the schema's defaults and each recommender's hyperparameter defaults (in place),
+    then :func:`check_config`.
     Returns ``config``; raises one ConfigError naming the first bad key."""
     schema = _schema(schema)
     check_schema(config, schema)
+    _leave_out_null_recommenders(config)
     _fill_defaults(config, schema)
     _fill_hyperparameters(config["recommenders"])
     check_config(config)
     return config
+
+
+def _leave_out_null_recommenders(config: dict) -> None:
+    """An entry ``recommenders.<name>: null`` (in a config file over config.yaml, which
+    merges and cannot delete) leaves that recommender out."""
+    recommenders = config["recommenders"]
+    for name in [name for name, spec in recommenders.items() if spec is None]:
+        del recommenders[name]
+    if not recommenders:
+        raise ConfigError("recommenders: every entry is null; keep at least one recommender")
 
 
 def fig6_m_values(config: dict, name: str) -> tuple[str, list[int]]:
@@ -300,6 +312,7 @@ def check_config(config: dict) -> None:
         ("toy.fig4_methods", config["toy"]["fig4_methods"]),
     ):
         _check_unique(names, key)
+    _check_protocols(config["protocols"])
     fig6 = config["fig6"]
     _check(metric_by_name, fig6["metric"], "fig6.metric")
     _check_methods(fig6["methods"], "fig6.methods")
@@ -316,6 +329,24 @@ def check_config(config: dict) -> None:
     for key in ("m", "fig4_m"):
         if toy[key] >= toy["n"]:
             raise ConfigError(f"toy.{key}: {toy[key]} must be smaller than toy.n = {toy['n']}")
+
+
+def _check_protocols(protocols: dict) -> None:
+    from .protocols import FRAMEWORK_PROTOCOLS, HANSEN_HURWITZ
+
+    for name in protocols["run"]:
+        if name not in FRAMEWORK_PROTOCOLS:
+            raise ConfigError(
+                f"protocols.run: unknown protocol {name!r}; known: {', '.join(FRAMEWORK_PROTOCOLS)}"
+            )
+    if HANSEN_HURWITZ in protocols["methods"]:
+        raise ConfigError(
+            f"protocols.methods: {HANSEN_HURWITZ} is added by itself for the protocols with "
+            "replacement; leave it out"
+        )
+    _check_methods(protocols["methods"], "protocols.methods", estimators=True)
+    _check_unique(protocols["run"], "protocols.run")
+    _check_unique(protocols["methods"], "protocols.methods")
 
 
 def _check_unique(names, key: str) -> None:
@@ -414,7 +445,8 @@ def check_data_sizes(
     * ``corrections.law: hypergeometric`` needs m <= n - 1 (section 4.3), n the
       smallest n_u with ``corrections.n: per_user``, else the number of items;
     * every Figure 6 sample size (:func:`fig6_m_values`) <= n - 1, n as above when
-      either Figure 6 law is hypergeometric, else the number of items.
+      either Figure 6 law is hypergeometric, else the number of items;
+    * every protocol of ``protocols.run`` without replacement: m <= smallest_pool.
 
     Parameters
     ----------
@@ -476,6 +508,14 @@ def check_data_sizes(
             + (f"; {WITHOUT_REPLACEMENT} law" if WITHOUT_REPLACEMENT in laws else "")
             + "); drop the values above it"
         )
+    from .protocols import FRAMEWORK_PROTOCOLS
+
+    for protocol in (FRAMEWORK_PROTOCOLS[p] for p in config["protocols"]["run"]):
+        if not protocol.replacement and protocol.m > smallest_pool:
+            raise ConfigError(
+                f"protocols.run: {protocol.name} draws {protocol.m} distinct items, more than "
+                f"the smallest candidate pool, {smallest_pool} items ({where}); leave it out"
+            )
 
 
 def _check_pair(pair, recommenders, key: str) -> None:

@@ -374,14 +374,16 @@ def summary_table(exact: pd.DataFrame, sampling: pd.DataFrame) -> pd.DataFrame:
     order = {name: i for i, name in enumerate(dict.fromkeys(table["method"]))}
     return (
         table.assign(_o=table["method"].map(order))
-        .sort_values(["metric", "recommender", "_o"], kind="stable", key=_metric_order)
+        .sort_values(["metric", "recommender", "_o"], kind="stable", key=_first_seen_order)
         .drop(columns="_o")
         .reset_index(drop=True)
     )
 
 
-def _metric_order(column: pd.Series) -> pd.Series:
-    if column.name != "metric":
+def _first_seen_order(column: pd.Series) -> pd.Series:
+    """Metrics and recommenders in the order they first appear (the configured order:
+    the exact rows come first), other columns as they are."""
+    if column.name not in ("metric", "recommender"):
         return column
     first = {name: i for i, name in enumerate(dict.fromkeys(column))}
     return column.map(first)

@@ -61,6 +61,7 @@ _METHOD_LABELS = {
     "rank_estimate": "Rank Estimate",
     "cls": "CLS",
     "ls": "LS",
+    "hansen_hurwitz": "Hansen-Hurwitz",
 }
 # The group header the paper puts above its sampled columns (Tables 3 and 4).
 _METHOD_GROUPS = {"exact": "", "sampled": "Sampled"}

@@ -1,0 +1,90 @@
+# The protocol study (docs/popularity.md): every framework's sampling protocol of
+# `protocols.run` simulated on the real scores of every recommender, then every
+# estimator of `protocols.methods` against the exact metric.
+
+PROTOCOLS = config["protocols"]["run"]
+
+
+rule protocol_ranks:
+    input:
+        split=SPLIT,
+        models=expand("results/{{dataset}}/models/{recommender}.pkl", recommender=RECOMMENDERS),
+        # checked against the beaten items: the same model, split and tie order
+        ranks=expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
+    output:
+        expand("results/{{dataset}}/protocols/{protocol}.npz", protocol=PROTOCOLS),
+    log:
+        "logs/{dataset}/protocol_ranks.log",
+    benchmark:
+        "results/{dataset}/benchmarks/protocol_ranks.tsv"
+    resources:
+        runtime=60,
+        mem_mb=lambda wildcards, input: config["ranking"]["memory_mb"] + 2 * input.size_mb + 1000,
+    params:
+        library=LIBRARY,
+        recommenders=RECOMMENDERS,
+        protocols=PROTOCOLS,
+        repetitions=config["sampling"]["repetitions"],
+        seed=sampling_seed(config),
+        tie_policy=config["ranking"]["tie_policy"],
+        tie_seed=config["seed"],
+        memory_mb=config["ranking"]["memory_mb"],
+    script:
+        "../scripts/protocol_ranks.py"
+
+
+rule protocols:
+    input:
+        protocols=expand("results/{{dataset}}/protocols/{protocol}.npz", protocol=PROTOCOLS),
+        ranks=expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
+        split=SPLIT,
+    output:
+        csv="results/{dataset}/protocols.csv",
+        pairs="results/{dataset}/protocols_pairs.csv",
+        md=report(
+            "results/{dataset}/protocols.md",
+            caption="../report/protocols.rst",
+            category="Data set {dataset}",
+            subcategory="Tables",
+        ),
+    log:
+        "logs/{dataset}/protocols.log",
+    benchmark:
+        "results/{dataset}/benchmarks/protocols.tsv"
+    threads: 2  # the learned estimators' repetitions in parallel
+    resources:
+        runtime=30,
+        mem_mb=3000,
+    params:
+        library=LIBRARY,
+        recommenders=RECOMMENDERS,
+        protocols=PROTOCOLS,
+        repetitions=config["sampling"]["repetitions"],
+        metrics=config["metrics"],
+        methods=config["protocols"]["methods"],
+        nodes=config["protocols"]["per_user_nodes"],
+    script:
+        "../scripts/protocols.py"
+
+
+rule protocols_figure:
+    input:
+        csv="results/{dataset}/protocols.csv",
+        pairs="results/{dataset}/protocols_pairs.csv",
+    output:
+        pdf="figures/{dataset}/protocols.pdf",
+        png=report(
+            "figures/{dataset}/protocols.png",
+            caption="../report/protocols_figure.rst",
+            category="Data set {dataset}",
+            subcategory="Figures",
+        ),
+    log:
+        "logs/{dataset}/protocols_figure.log",
+    resources:
+        runtime=5,
+        mem_mb=1000,
+    params:
+        library=LIBRARY,
+    script:
+        "../scripts/protocols_figure.py"

@@ -1,0 +1,68 @@
+"""Rule protocols: every estimator on every framework protocol's simulated ranks, against
+the exact metric (and, for popularity sampling, the metric of the popularity-weighted
+rank R^pi the corrections estimate): bias, RMSE, and the pairs ordered right."""
+
+from itertools import combinations
+
+import pandas as pd
+
+from sampled_metrics.atomic import write_csv, write_text
+from sampled_metrics.data import split_users
+from sampled_metrics.evaluation import estimator_errors, exact_metric, pair_agreement
+from sampled_metrics.intermediates import read_protocol_ranks, read_ranks
+from sampled_metrics.protocols import (
+    FRAMEWORK_PROTOCOLS,
+    protocol_estimates,
+    protocol_table,
+    protocols_markdown,
+)
+from sampled_metrics.runs import start_job
+
+log = start_job(snakemake)
+p = snakemake.params
+dataset = snakemake.wildcards.dataset
+users = split_users(snakemake.input.split)
+n = users.n_candidates
+ranks = {
+    rec: read_ranks(path, users)["rank"].to_numpy()
+    for rec, path in zip(p.recommenders, snakemake.input.ranks)
+}
+
+
+def exact_frame(ranks_of) -> pd.DataFrame:
+    """recommender, metric, value (percent) of every recommender's given ranks."""
+    return pd.DataFrame(
+        [
+            {"recommender": rec, "metric": metric, "value": 100 * exact_metric(metric, r, n)}
+            for rec, r in ranks_of.items()
+            for metric in p.metrics
+        ]
+    )
+
+
+exact = exact_frame(ranks)
+pairs = list(combinations(p.recommenders, 2))
+errors, agreement = [], []
+for name, path in zip(p.protocols, snakemake.input.protocols):
+    protocol = FRAMEWORK_PROTOCOLS[name]
+    simulated = read_protocol_ranks(path, protocol, n.size, p.repetitions, len(p.recommenders))
+    values = protocol_estimates(
+        simulated, protocol, n, p.recommenders, p.metrics, p.methods, nodes=p.nodes,
+        workers=snakemake.threads,
+    )  # fmt: skip
+    values["value"] *= 100
+    targets = {"rank": exact}
+    if protocol.alpha:
+        weighted = dict(zip(p.recommenders, simulated.weighted_rank))
+        targets["weighted_rank"] = exact_frame(weighted)
+    for target, truth in targets.items():
+        errors.append(estimator_errors(truth, values).assign(protocol=name, target=target))
+    agreement.append(pair_agreement(exact, values, pairs).assign(protocol=name))
+    log.info("%s: %d estimates", name, len(values))
+
+errors = protocol_table(pd.concat(errors, ignore_index=True), dataset)
+agreement = protocol_table(pd.concat(agreement, ignore_index=True), dataset)
+write_csv(errors, snakemake.output.csv)
+write_csv(agreement, snakemake.output.pairs)
+write_text(protocols_markdown(errors, agreement, dataset, p.repetitions), snakemake.output.md)
+log.info("\n%s", errors.to_string(index=False))
