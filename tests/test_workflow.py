@@ -186,7 +186,8 @@ def test_html_report_is_self_contained_with_every_caption(finished_run):
     # the claims file is included verbatim, and every table readable in its caption: the
     # paper's layout, then ours beside the paper's numbers (rounded; "±"; no "-0.00")
     assert "Claims of the paper on tiny" in html
-    assert html.count('<pre class=\\"result-table literal-block\\">') == 9
+    # the paper's tables, ours beside them, protocol sensitivity, estimators, protocols
+    assert html.count('<pre class=\\"result-table literal-block\\">') == 10
     readable = [
         r"\| A \| 100, 100, 100, 100, 100 \| 0\.990 \| 0\.010 \| 0\.150 \| 0\.000 \|",
         r"\| C \| Recall@10 \| 0\.200 \| 0\.200 \| 0\.000 \|",

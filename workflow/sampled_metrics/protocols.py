@@ -836,7 +836,7 @@ def protocols_markdown(errors: pd.DataFrame, pairs: pd.DataFrame, dataset: str, 
         order = list(dict.fromkeys(rank["recommender"]))
         lines += ["", f"## Bias of {metric} for each recommender", "", markdown_table(
             bias[order].reset_index(), digits=3)]  # fmt: skip
-    weighted = errors[(errors["target"] == "weighted_rank") & (errors["method"] != HANSEN_HURWITZ)]
+    weighted = errors[errors["target"] == "weighted_rank"]
     if not weighted.empty:
         gap = weighted.merge(
             rank[["protocol", "recommender", "metric", "method", "exact"]],
