@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from sampled_metrics.data import leave_last_out_split
 from sampled_metrics.ranking import exact_ranks
 from sampled_metrics.recommenders import fit_recommender, validate_spec
-from sampled_metrics.recommenders.baselines import ease_weights
+from sampled_metrics.recommenders.baselines import ease_weights, spd_inverse
 
 
 def random_train(users=60, items=25, density=0.2, seed=0):
@@ -104,3 +104,19 @@ def test_the_baselines_are_entries_of_the_shipped_configuration():
     ]
     assert recommenders["EASE"]["regularization"] == 500.0
     assert recommenders["BPR"]["iterations"] == 100
+
+
+@pytest.mark.parametrize("n", [2, 9, 64, 301])
+def test_the_inverse_by_halves_is_the_inverse(n):
+    """Above scipy's 32-bit LAPACK limit EASE inverts by halves (Schur complement): at
+    any split depth the result is A^-1 (A A^-1 = I, symmetric) and equals one LAPACK
+    call to rounding."""
+    rng = np.random.default_rng(n)
+    M = rng.random((n, n))
+    A = M @ M.T + n * np.eye(n)
+    whole = spd_inverse(A.copy())
+    for max_bytes in (8, 8 * n * n // 3, 8 * n * n - 1):
+        halves = spd_inverse(A.copy(), max_bytes=max_bytes)
+        np.testing.assert_allclose(halves @ A, np.eye(n), atol=1e-12)
+        np.testing.assert_allclose(halves, halves.T, atol=1e-15 * n)
+        np.testing.assert_allclose(halves, whole, rtol=1e-10, atol=1e-15)

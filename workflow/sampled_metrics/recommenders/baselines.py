@@ -28,6 +28,7 @@ __all__ = [
     "build_ease",
     "build_popularity",
     "ease_weights",
+    "spd_inverse",
     "validate_bpr",
     "validate_ease",
     "validate_popularity",
@@ -124,10 +125,57 @@ def ease_weights(train, regularization: float) -> np.ndarray:
     X = binary_train(train).astype(np.float64)
     gram = (X.T @ X).toarray()
     gram[np.diag_indices_from(gram)] += regularization
-    P = linalg.inv(gram, overwrite_a=True, check_finite=False)
-    B = -P / np.diag(P)[None, :]
+    B = spd_inverse(gram)
+    B /= -np.diag(B).copy()[None, :]  # in place: one items x items array less
     B[np.diag_indices_from(B)] = 0.0
     return B
+
+
+# scipy's LAPACK takes 32-bit sizes: inverting a matrix of more bytes than this crashes
+# it (a segfault from n = 23,200 doubles on this machine), so larger ones go by halves.
+LAPACK_MAX_BYTES = 2**31
+
+
+def spd_inverse(A: np.ndarray, max_bytes: int = LAPACK_MAX_BYTES) -> np.ndarray:
+    """The inverse of a symmetric positive definite matrix, overwriting ``A``.
+
+    Up to ``max_bytes`` one LAPACK call; above, by halves with the Schur complement
+    S = A22 - A21 A11^-1 A12 (SPD too): with X = A11^-1 A12,
+    A^-1 = [[A11^-1 + X S^-1 X^T, -X S^-1], [-S^-1 X^T, S^-1]], the products in numpy's
+    64-bit BLAS.
+
+    Parameters
+    ----------
+    A : numpy.ndarray (n, n), float64
+        Symmetric positive definite; overwritten (the result may be it).
+    max_bytes : int, default LAPACK_MAX_BYTES
+        The largest matrix inverted by one LAPACK call.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
+    >>> A = np.array([[4.0, 1, 0], [1, 3, 1], [0, 1, 2]])
+    >>> np.allclose(spd_inverse(A.copy(), max_bytes=8) @ A, np.eye(3))
+    True
+    """
+    if A.nbytes <= max_bytes or A.shape[0] < 2:
+        return linalg.inv(A, overwrite_a=True, check_finite=False)
+    h = A.shape[0] // 2
+    inverse_11 = spd_inverse(A[:h, :h].copy(), max_bytes)
+    X = inverse_11 @ A[:h, h:]
+    S = A[h:, h:] - A[:h, h:].T @ X
+    P22 = spd_inverse(S, max_bytes)
+    del S
+    P12 = -(X @ P22)
+    A[:h, :h] = inverse_11 - P12 @ X.T
+    del inverse_11, X
+    A[:h, h:] = P12
+    A[h:, :h] = P12.T
+    A[h:, h:] = P22
+    return A
 
 
 class EASEModel:
