@@ -703,16 +703,21 @@ def protocol_estimates(
                 index + 1, n, protocol.m, protocol.law, metrics, learned, workers=workers
             )
             frames.append(table.assign(recommender=recommender))
-    table = pd.concat(frames, ignore_index=True)
-    order = [*fixed, HANSEN_HURWITZ, *learned]
-    table["order"] = table["method"].map(order.index)
-    table["recommender"] = pd.Categorical(table["recommender"], list(recommenders))
-    table["metric"] = pd.Categorical(table["metric"], metrics)
-    table = table.sort_values(["recommender", "metric", "order", "rep"], kind="stable")
-    table = table.astype({"recommender": str, "metric": str})
-    return table.drop(columns="order").reset_index(drop=True)[
-        ["recommender", "metric", "method", "rep", "value"]
-    ]
+    # rows by recommender, metric and method in the given orders, then repetition
+    position = {
+        column: {name: i for i, name in enumerate(names)}
+        for column, names in (
+            ("recommender", recommenders),
+            ("metric", metrics),
+            ("method", [*fixed, HANSEN_HURWITZ, *learned]),
+        )
+    }
+    table = pd.concat(frames, ignore_index=True).sort_values(
+        ["recommender", "metric", "method", "rep"],
+        key=lambda column: column.map(position[column.name]) if column.name in position else column,
+        kind="stable",
+    )
+    return table.reset_index(drop=True)[["recommender", "metric", "method", "rep", "value"]]
 
 
 def _values(recommender, metric, method, reps, values) -> pd.DataFrame:
