@@ -9,7 +9,7 @@ import os
 
 from snakemake.utils import min_version
 
-from sampled_metrics.config import (
+from sampled_metrics.pipeline.config import (
     DATASET_NAME,
     RECOMMENDER_NAME,
     check_config_files,

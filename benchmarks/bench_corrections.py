@@ -13,8 +13,8 @@ in 15 s; BV at m = n - 1 in 10 s.
 import argparse
 import time
 
-from sampled_metrics import corrections as C
-from sampled_metrics.laws import LAWS
+from sampled_metrics.estimation import corrections as C
+from sampled_metrics.estimation.laws import LAWS
 
 METRICS = ["recall@10", "ndcg@10", "ap", "auc"]
 METHODS = ["rank_estimate", "cls", "bv_1", "bv_0.1", "bv_0.01", "bv_0.001"]

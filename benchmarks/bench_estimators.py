@@ -1,4 +1,4 @@
-"""Time every estimator of sampled_metrics.estimators on a million users.
+"""Time every estimator of sampled_metrics.estimation.estimators on a million users.
 
     python benchmarks/bench_estimators.py [--users 1000000] [--threads 2]
 
@@ -20,7 +20,7 @@ import time
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from sampled_metrics.estimators import estimate_table, sampled_evaluation
+from sampled_metrics.estimation.estimators import estimate_table, sampled_evaluation
 
 METRICS = ["recall@10", "ndcg@10", "ap", "auc"]
 METHODS = [

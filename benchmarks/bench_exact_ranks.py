@@ -3,7 +3,7 @@
 On binarized MovieLens 1M (leave-last-out), trains recommender X once and
 times, on that same model,
 
-* ``sampled_metrics.ranking.exact_ranks``: the full rank of every user's
+* ``sampled_metrics.passes.ranking.exact_ranks``: the full rank of every user's
   held-out item among all non-training items (every metric derives from it);
 * ``implicit.evaluation.ranking_metrics_at_k(model, train, test, K=10)``: top-10
   retrieval per user, which yields only @10 metrics.
@@ -28,8 +28,8 @@ import scipy.sparse as sp  # noqa: E402
 from offline_data import DEFAULT_DATA, load_leave_last_out  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
 
-from sampled_metrics.metrics import recall_at_k  # noqa: E402
-from sampled_metrics.ranking import exact_ranks  # noqa: E402
+from sampled_metrics.estimation.metrics import recall_at_k  # noqa: E402
+from sampled_metrics.passes.ranking import exact_ranks  # noqa: E402
 from sampled_metrics.recommenders import PAPER_RECOMMENDERS, fit_recommender  # noqa: E402
 
 

@@ -24,12 +24,12 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 from offline_data import load_leave_last_out  # noqa: E402
 
-from sampled_metrics.config import load_config  # noqa: E402
-from sampled_metrics.evaluation import exact_metric, expected_sampled_value  # noqa: E402
-from sampled_metrics.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT  # noqa: E402
-from sampled_metrics.metrics import metric_vector  # noqa: E402
-from sampled_metrics.ranking import exact_ranks  # noqa: E402
+from sampled_metrics.estimation.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT  # noqa: E402
+from sampled_metrics.estimation.metrics import metric_vector  # noqa: E402
+from sampled_metrics.passes.ranking import exact_ranks  # noqa: E402
+from sampled_metrics.pipeline.config import load_config  # noqa: E402
 from sampled_metrics.recommenders import fit_recommender  # noqa: E402
+from sampled_metrics.reproduction.evaluation import exact_metric, expected_sampled_value  # noqa: E402
 
 CONFIG = load_config()
 SEED = CONFIG["seed"]  # of the random tie order, as in the workflow

@@ -38,9 +38,9 @@ import pytest
 import yaml
 from hypothesis import settings
 
-from sampled_metrics.config import CONFIG_FILE, load_config
-from sampled_metrics.paper import published
+from sampled_metrics.pipeline.config import CONFIG_FILE, load_config
 from sampled_metrics.recommenders import PAPER_RECOMMENDERS
+from sampled_metrics.reproduction.paper import published
 
 # --------------------------------------------------------------------------
 # Hypothesis: fixed examples in CI, random ones elsewhere. Loaded here, before

@@ -1,4 +1,4 @@
-"""Atomic writes (sampled_metrics.atomic): whole files under their final name,
+"""Atomic writes (sampled_metrics.io.atomic): whole files under their final name,
 with the permissions of the umask, flushed to disk before and after the rename."""
 
 import os
@@ -7,7 +7,7 @@ import stat
 import pandas as pd
 import pytest
 
-from sampled_metrics import atomic
+from sampled_metrics.io import atomic
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o027, 0o077, 0o002])

@@ -24,7 +24,10 @@ from conftest import (
     tiny_movielens_zip,
 )
 
-from sampled_metrics.config import (
+from sampled_metrics.data import leave_last_out_split
+from sampled_metrics.passes.ranking import exact_ranks, rank_from_scores
+from sampled_metrics.passes.sampling import excluded_items, sampled_ranks
+from sampled_metrics.pipeline.config import (
     CONFIG_FILE,
     ConfigError,
     check_config_files,
@@ -32,10 +35,7 @@ from sampled_metrics.config import (
     load_config,
     validate_config,
 )
-from sampled_metrics.data import leave_last_out_split
-from sampled_metrics.ranking import exact_ranks, rank_from_scores
 from sampled_metrics.recommenders import PrecomputedScores, all_scores, fit_recommender
-from sampled_metrics.sampling import excluded_items, sampled_ranks
 
 # --------------------------------------------------------------------------
 # Bad data through the workflow
@@ -307,7 +307,7 @@ def test_sizes_are_checked_by_the_split_before_any_training(tiny_workdir):
     assert result.returncode != 0
     last = _last_line(workdir / "logs/tiny/split.log")
     assert last.startswith(
-        "sampled_metrics.config.ConfigError: " + SIZE_ERRORS["m_above_a_pool"][1]
+        "sampled_metrics.pipeline.config.ConfigError: " + SIZE_ERRORS["m_above_a_pool"][1]
     ), last
     assert "(tiny: 45 items; its split)" in last
     assert not (workdir / "data/processed/tiny/split.npz").exists()

@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 from sampled_metrics.data import leave_last_out_split
-from sampled_metrics.ranking import exact_ranks
+from sampled_metrics.passes.ranking import exact_ranks
 from sampled_metrics.recommenders import fit_recommender, validate_spec
 from sampled_metrics.recommenders.baselines import ease_weights, spd_inverse
 
@@ -93,7 +93,7 @@ def test_bpr_is_reproducible_from_its_seed_and_learns_a_planted_structure():
 def test_the_baselines_are_entries_of_the_shipped_configuration():
     """config.yaml evaluates Pop, EASE and BPR beside X, Y, Z, one entry each, with
     their types' defaults."""
-    from sampled_metrics.config import load_config
+    from sampled_metrics.pipeline.config import load_config
 
     recommenders = load_config()["recommenders"]
     assert list(recommenders) == ["X", "Y", "Z", "Pop", "EASE", "BPR"]

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sampled_metrics import block_pass
-from sampled_metrics.block_pass import (
+from sampled_metrics.passes import block_pass
+from sampled_metrics.passes.block_pass import (
     UserRanks,
     concatenate_user_ranks,
     load_user_ranks,
@@ -18,9 +18,8 @@ from sampled_metrics.block_pass import (
     shard_bounds,
     users_per_block,
 )
-from sampled_metrics.ranking import exact_ranks
-from sampled_metrics.recommenders import PrecomputedScores
-from sampled_metrics.sampling import (
+from sampled_metrics.passes.ranking import exact_ranks
+from sampled_metrics.passes.sampling import (
     block_positions,
     draw_plan,
     draw_positions,
@@ -30,7 +29,8 @@ from sampled_metrics.sampling import (
     sampled_ranks,
     save_draw_plan,
 )
-from sampled_metrics.ties import TIE_POLICIES
+from sampled_metrics.passes.ties import TIE_POLICIES
+from sampled_metrics.recommenders import PrecomputedScores
 
 CHUNK = 4  # small chunks, so that 30 users make several blocks and shards
 

@@ -5,7 +5,7 @@ a PASS on nothing."""
 import pandas as pd
 import pytest
 
-from sampled_metrics.claims import (
+from sampled_metrics.reproduction.claims import (
     FIGURE6_METRIC,
     TOP_HEAVY,
     VERDICTS,
@@ -14,7 +14,7 @@ from sampled_metrics.claims import (
     crosscheck_claim,
     rank_distribution_claims,
 )
-from sampled_metrics.paper import published
+from sampled_metrics.reproduction.paper import published
 
 TRIO = ("X", "Y", "Z")
 # Means (percent) with the paper's pattern: exact Z > Y > X on the top-heavy

@@ -24,8 +24,8 @@ import pytest
 from conftest import REPO, peaked, simulate
 
 from sampled_metrics.cli import PRESETS, main
-from sampled_metrics.estimators import compare, estimate_table, sampled_evaluation
-from sampled_metrics.metrics import metric_vector
+from sampled_metrics.estimation.estimators import compare, estimate_table, sampled_evaluation
+from sampled_metrics.estimation.metrics import metric_vector
 
 DOC = REPO / "docs" / "cli.md"
 EXAMPLES = REPO / "docs" / "examples" / "make_cli_examples.py"

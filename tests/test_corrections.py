@@ -5,10 +5,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sampled_metrics import corrections as C
-from sampled_metrics import metrics as M
-from sampled_metrics.expected import expected_sampled_metric, metric_on_sample
-from sampled_metrics.laws import LAWS, sampled_rank_law
+from sampled_metrics.estimation import corrections as C
+from sampled_metrics.estimation import metrics as M
+from sampled_metrics.estimation.expected import expected_sampled_metric, metric_on_sample
+from sampled_metrics.estimation.laws import LAWS, sampled_rank_law
 
 ML1M_ITEMS, SAMPLES = 3706, 100
 
@@ -349,7 +349,7 @@ def test_corrections_by_n_in_processes_equal_one_process_and_each_n_alone():
 
 
 def test_rank_estimate_and_closed_form_recall_refuse_what_the_law_refuses():
-    from sampled_metrics.expected import expected_recall_closed_form
+    from sampled_metrics.estimation.expected import expected_recall_closed_form
 
     with pytest.raises(ValueError, match="m must be a positive integer, got 0"):
         C.rank_estimate_correction("recall@10", n=100, m=0)  # was 0/0 -> nan

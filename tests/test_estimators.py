@@ -1,4 +1,4 @@
-"""The estimators beyond the paper (sampled_metrics.estimators), tested against the
+"""The estimators beyond the paper (sampled_metrics.estimation.estimators), tested against the
 mathematics: limits where the answer is known, optimality conditions of the
 objectives they solve, recovery of a known rank distribution from simulated sampled
 ranks, and the coverage of their confidence intervals."""
@@ -12,12 +12,12 @@ import pytest
 from conftest import peaked, simulate
 from scipy import optimize
 
-from sampled_metrics.corrections import (
+from sampled_metrics.estimation.corrections import (
     bias_variance_correction,
     corrected_metric,
     posterior_mean_correction,
 )
-from sampled_metrics.estimators import (
+from sampled_metrics.estimation.estimators import (
     _likelihood,
     _prior_on_ranks,
     compare,
@@ -28,8 +28,8 @@ from sampled_metrics.estimators import (
     parse_estimator,
     sampled_evaluation,
 )
-from sampled_metrics.laws import sampled_rank_law
-from sampled_metrics.metrics import metric_by_name, metric_vector
+from sampled_metrics.estimation.laws import sampled_rank_law
+from sampled_metrics.estimation.metrics import metric_by_name, metric_vector
 
 ALL = [
     "sampled",

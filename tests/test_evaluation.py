@@ -4,9 +4,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sampled_metrics.claims import check_claims, crosscheck_claim
-from sampled_metrics.corrections import correction_vectors
-from sampled_metrics.evaluation import (
+from sampled_metrics.estimation.corrections import correction_vectors
+from sampled_metrics.estimation.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
+from sampled_metrics.reproduction.claims import check_claims, crosscheck_claim
+from sampled_metrics.reproduction.evaluation import (
     exact_metric,
     expected_sampled_value,
     expected_sampled_values,
@@ -19,8 +20,7 @@ from sampled_metrics.evaluation import (
     sampling_crosscheck,
     summary_table,
 )
-from sampled_metrics.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
-from sampled_metrics.paper import published
+from sampled_metrics.reproduction.paper import published
 
 # The sample sizes the paper's text gives for Figure 6 (uncorrected and BV 0.1).
 PAPER_THRESHOLDS = dict(
@@ -278,7 +278,7 @@ def test_figure6_catalogue_n_builds_every_correction_with_it():
 
 def test_expected_values_in_blocks_of_users_equal_one_block(monkeypatch):
     """Figure 6's per-user laws are taken block by block (bounded memory): same values."""
-    import sampled_metrics.evaluation as E
+    import sampled_metrics.reproduction.evaluation as E
 
     ranks, n = _users(4, size=50)
     at_nodes = [correction_vectors(["ap"], ["sampled", "bv_0.1"], int(k), 7) for k in (40, 51)]

@@ -13,9 +13,10 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from sampled_metrics import plotting, toy_example
-from sampled_metrics.config import load_config
-from sampled_metrics.evaluation import order_thresholds, sample_size_curves
+from sampled_metrics.outputs import plotting
+from sampled_metrics.pipeline.config import load_config
+from sampled_metrics.reproduction import toy_example
+from sampled_metrics.reproduction.evaluation import order_thresholds, sample_size_curves
 
 RNG = np.random.default_rng(0)
 N_ITEMS = 400

@@ -15,10 +15,10 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sampled_metrics import corrections as C
-from sampled_metrics import metrics as M
 from sampled_metrics.data import DataError, load_delimited, load_movielens_dat
-from sampled_metrics.laws import LAWS, sampled_rank_law
+from sampled_metrics.estimation import corrections as C
+from sampled_metrics.estimation import metrics as M
+from sampled_metrics.estimation.laws import LAWS, sampled_rank_law
 
 # --------------------------------------------------------------------------
 # Loaders

@@ -1,8 +1,8 @@
 """Damaged intermediate files are bad input: every stage checks what it reads.
 
 Two guards, each tested on its own: the checksum recorded when a file is written
-(sampled_metrics.atomic; checked on every input of every job by runs.start_job),
-and the readers of sampled_metrics.intermediates, which check the content against
+(sampled_metrics.io.atomic; checked on every input of every job by runs.start_job),
+and the readers of sampled_metrics.pipeline.intermediates, which check the content against
 the split and the configuration whatever wrote it. Through snakemake: a cut ranks
 file, a cut sampling.csv and a cut array of sampled ranks stop the rerun with one
 line naming the file, and no table is rebuilt from them.
@@ -17,10 +17,10 @@ import pandas as pd
 import pytest
 from conftest import TARGETS, run
 
-from sampled_metrics.atomic import checksum_path, verify_checksum, write_csv, write_npy
-from sampled_metrics.config import load_config
 from sampled_metrics.data import SplitUsers
-from sampled_metrics.intermediates import (
+from sampled_metrics.io.atomic import checksum_path, verify_checksum, write_csv, write_npy
+from sampled_metrics.pipeline.config import load_config
+from sampled_metrics.pipeline.intermediates import (
     read_pessimistic_ranks,
     read_ranks,
     read_sampled_ranks,

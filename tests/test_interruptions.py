@@ -24,7 +24,7 @@ from conftest import (
     tiny_movielens_zip,
 )
 
-from sampled_metrics.runs import clear_stale_locks, record_lock_owner
+from sampled_metrics.pipeline.runs import clear_stale_locks, record_lock_owner
 
 
 def start_and_kill(workdir: Path, targets, detect, sig, timeout=240):

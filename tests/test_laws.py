@@ -6,14 +6,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from sampled_metrics import metrics as M
-from sampled_metrics.expected import (
+from sampled_metrics.estimation import metrics as M
+from sampled_metrics.estimation.expected import (
     expected_ap_closed_form,
     expected_recall_closed_form,
     expected_sampled_metric,
     metric_on_sample,
 )
-from sampled_metrics.laws import LAWS, sampled_rank_law, sampled_rank_pmf
+from sampled_metrics.estimation.laws import LAWS, sampled_rank_law, sampled_rank_pmf
 
 
 @pytest.mark.parametrize("n, m", [(10, 3), (50, 5), (3706, 100), (10_000, 99)])

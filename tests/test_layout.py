@@ -9,8 +9,8 @@ from pathlib import Path
 
 import yaml
 
-from sampled_metrics.config import CONFIG_FILE, SCHEMA_FILE, load_config
-from sampled_metrics.runs import library_fingerprint
+from sampled_metrics.pipeline.config import CONFIG_FILE, SCHEMA_FILE, load_config
+from sampled_metrics.pipeline.runs import library_fingerprint
 
 REPO = Path(__file__).resolve().parents[1]
 LIBRARY = REPO / "workflow" / "sampled_metrics"
@@ -28,7 +28,7 @@ def test_the_library_never_imports_snakemake():
 def test_importing_plotting_changes_no_global_matplotlib_setting():
     code = (
         "import matplotlib as mpl; before = dict(mpl.rcParams); backend = mpl.get_backend();"
-        "import sampled_metrics.plotting;"
+        "import sampled_metrics.outputs.plotting;"
         "changed = [k for k in before if mpl.rcParams[k] != before[k]];"
         "assert not changed and mpl.get_backend() == backend, changed"
     )

@@ -5,9 +5,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sampled_metrics import metrics as M
-from sampled_metrics.paper import published
-from sampled_metrics.toy_example import TOY_RANKS
+from sampled_metrics.estimation import metrics as M
+from sampled_metrics.reproduction.paper import published
+from sampled_metrics.reproduction.toy_example import TOY_RANKS
 
 
 def test_single_item_metrics_by_hand():

@@ -1,4 +1,4 @@
-"""Popularity-sampled negatives (sampled_metrics.popularity), tested from first
+"""Popularity-sampled negatives (sampled_metrics.estimation.popularity), tested from first
 principles: the law of the sampled rank against simulated draws (chi-square), the
 Hansen-Hurwitz rank unbiased over many draws, alpha = 0 as the paper's uniform case,
 the successive (without-replacement) approximation measured, and the paper's
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from sampled_metrics.estimators import estimate, sampled_evaluation
-from sampled_metrics.laws import sampled_rank_pmf
-from sampled_metrics.popularity import (
+from sampled_metrics.estimation.estimators import estimate, sampled_evaluation
+from sampled_metrics.estimation.laws import sampled_rank_pmf
+from sampled_metrics.estimation.popularity import (
     binomial_law_of_weighted_rank,
     draw_negatives,
     hansen_hurwitz_rank,

@@ -1,4 +1,4 @@
-"""The frameworks' sampling protocols (sampled_metrics.protocols), tested from first
+"""The frameworks' sampling protocols (sampled_metrics.frameworks.protocols), tested from first
 principles: the draws against their exact laws (chi-square), the simulated sampled
 rank against the paper's laws where they hold, the popularity-weighted rank and the
 Hansen-Hurwitz estimate against their definitions, the beaten items against the exact
@@ -13,12 +13,8 @@ import pytest
 import scipy.sparse as sp
 from scipy import stats
 
-from sampled_metrics.block_pass import SCORE_CHUNK
-from sampled_metrics.config import ConfigError, load_config, validate_config
-from sampled_metrics.evaluation import exact_metric
-from sampled_metrics.intermediates import read_protocol_ranks
-from sampled_metrics.laws import sampled_rank_pmf
-from sampled_metrics.protocols import (
+from sampled_metrics.estimation.laws import sampled_rank_pmf
+from sampled_metrics.frameworks.protocols import (
     FRAMEWORK_PROTOCOLS,
     HANSEN_HURWITZ,
     Protocol,
@@ -31,8 +27,12 @@ from sampled_metrics.protocols import (
     simulate,
     simulate_protocols,
 )
-from sampled_metrics.ranking import block_ranks
+from sampled_metrics.passes.block_pass import SCORE_CHUNK
+from sampled_metrics.passes.ranking import block_ranks
+from sampled_metrics.pipeline.config import ConfigError, load_config, validate_config
+from sampled_metrics.pipeline.intermediates import read_protocol_ranks
 from sampled_metrics.recommenders import PrecomputedScores
+from sampled_metrics.reproduction.evaluation import exact_metric
 
 
 def chi2_pvalue(observed, expected) -> float:
@@ -331,7 +331,7 @@ def test_the_configuration_of_the_study_is_checked():
 
 
 def test_a_protocol_larger_than_the_pool_stops_before_work():
-    from sampled_metrics.config import check_data_sizes
+    from sampled_metrics.pipeline.config import check_data_sizes
 
     config = load_config()
     check_data_sizes(config, "ml-1m", 3706, 1391, "split")

@@ -1,12 +1,12 @@
-"""Exact ranks and tie policies (sampled_metrics.ranking)."""
+"""Exact ranks and tie policies (sampled_metrics.passes.ranking)."""
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sampled_metrics.ranking import exact_ranks, rank_from_scores
-from sampled_metrics.sampling import excluded_items, sampled_ranks
-from sampled_metrics.ties import TIE_POLICIES
+from sampled_metrics.passes.ranking import exact_ranks, rank_from_scores
+from sampled_metrics.passes.sampling import excluded_items, sampled_ranks
+from sampled_metrics.passes.ties import TIE_POLICIES
 
 
 class FixedScores:
@@ -268,7 +268,7 @@ def test_exact_ranks_rejects_test_item_in_training():
 
 
 def test_tie_term_refuses_an_unknown_policy_instead_of_averaging():
-    from sampled_metrics.ties import tie_term
+    from sampled_metrics.passes.ties import tie_term
 
     with pytest.raises(ValueError, match="unknown tie_policy 'fair'"):
         tie_term(np.array([[True, False]]), "fair")

@@ -7,9 +7,8 @@ import pytest
 import scipy.sparse as sp
 
 from sampled_metrics.data import check_facts, leave_last_out_split, load_events
-from sampled_metrics.metrics import auc, average_precision_at_k, ndcg_at_k, recall_at_k
-from sampled_metrics.paper import published
-from sampled_metrics.ranking import exact_ranks
+from sampled_metrics.estimation.metrics import auc, average_precision_at_k, ndcg_at_k, recall_at_k
+from sampled_metrics.passes.ranking import exact_ranks
 from sampled_metrics.recommenders import (
     IALS_DEFAULTS,
     PAPER_RECOMMENDERS,
@@ -26,6 +25,7 @@ from sampled_metrics.recommenders import (
 from sampled_metrics.recommenders import (
     all_scores as all_user_scores,
 )
+from sampled_metrics.reproduction.paper import published
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 

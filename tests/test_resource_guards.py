@@ -21,7 +21,6 @@ import pytest
 import yaml
 from conftest import leftovers, run, tiny_config, write_synthetic_interactions
 
-from sampled_metrics.config import CONFIG_FILE, ConfigError, load_config, validate_config
 from sampled_metrics.data import (
     DataError,
     download,
@@ -29,6 +28,7 @@ from sampled_metrics.data import (
     load_movielens_dat,
     read_events,
 )
+from sampled_metrics.pipeline.config import CONFIG_FILE, ConfigError, load_config, validate_config
 
 DECOMPRESSED_KEY = "limits.decompressed_mb"
 DOWNLOAD_KEY = "limits.download_seconds"

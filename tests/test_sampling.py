@@ -5,16 +5,16 @@ import pytest
 import scipy.sparse as sp
 from scipy import stats
 
-from sampled_metrics.laws import WITHOUT_REPLACEMENT, sampled_rank_pmf
-from sampled_metrics.ranking import exact_ranks
-from sampled_metrics.recommenders import PrecomputedScores
-from sampled_metrics.sampling import (
+from sampled_metrics.estimation.laws import WITHOUT_REPLACEMENT, sampled_rank_pmf
+from sampled_metrics.passes.ranking import exact_ranks
+from sampled_metrics.passes.sampling import (
     draw_positions,
     excluded_items,
     pool_sizes,
     positions_to_items,
     sampled_ranks,
 )
+from sampled_metrics.recommenders import PrecomputedScores
 
 
 def small_case():

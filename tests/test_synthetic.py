@@ -19,7 +19,6 @@ import pytest
 import yaml
 from conftest import snakemake_command, tiny_config
 
-from sampled_metrics.config import CONFIG_FILE, ConfigError, source_file, validate_config
 from sampled_metrics.data import (
     check_facts,
     check_synthetic,
@@ -28,6 +27,7 @@ from sampled_metrics.data import (
     synthetic_events,
 )
 from sampled_metrics.data import synthetic as synthetic_module
+from sampled_metrics.pipeline.config import CONFIG_FILE, ConfigError, source_file, validate_config
 
 SMALL = "synthetic-small"
 PRESETS = (SMALL, "ml-20m-like", "netflix-like")

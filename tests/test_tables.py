@@ -1,4 +1,4 @@
-"""The tables as a reader sees them (sampled_metrics.report), on small hand-made frames:
+"""The tables as a reader sees them (sampled_metrics.outputs.report), on small hand-made frames:
 no "-0.00", the paper's numbers and the gap in standard errors beside ours, LaTeX as a
 paper typesets it, the paper's names in one place."""
 
@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 from test_public_api import missing_sections
 
-from sampled_metrics import claims, report
-from sampled_metrics.report import (
+from sampled_metrics.outputs import report
+from sampled_metrics.outputs.report import (
     comparison,
     format_mean_std,
     format_number,
@@ -23,6 +23,7 @@ from sampled_metrics.report import (
     paper_layout,
     standard_error_gap,
 )
+from sampled_metrics.reproduction import claims
 
 METHODS = ["exact", "sampled", "rank_estimate", "cls", "bv_1", "bv_0.1", "bv_0.01", "bv_0.001"]
 PAPER_NAMES = [

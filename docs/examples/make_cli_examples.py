@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from sampled_metrics.metrics import metric_by_name
+from sampled_metrics.estimation.metrics import metric_by_name
 
 DOC = Path(__file__).resolve().parents[1] / "cli.md"
 SEED = 2020

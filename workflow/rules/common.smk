@@ -3,7 +3,7 @@
 import os
 import re
 
-from sampled_metrics.config import (
+from sampled_metrics.pipeline.config import (
     check_data_sizes,
     datasets_to_run,
     fig6_m_values,
@@ -11,8 +11,8 @@ from sampled_metrics.config import (
     source_file,
 )
 from sampled_metrics.data import split_users
-from sampled_metrics.paper import PUBLISHED_FILE
-from sampled_metrics.runs import library_fingerprint
+from sampled_metrics.reproduction.paper import PUBLISHED_FILE
+from sampled_metrics.pipeline.runs import library_fingerprint
 
 DATASETS = datasets_to_run(config)
 RECOMMENDERS = list(config["recommenders"])

@@ -6,7 +6,7 @@
 # output is complete). A live run or one on another host is never unlocked.
 import sys
 
-from sampled_metrics.runs import clear_stale_locks, record_lock_owner
+from sampled_metrics.pipeline.runs import clear_stale_locks, record_lock_owner
 
 _stale = clear_stale_locks(os.path.join(os.getcwd(), ".snakemake"))
 if _stale:

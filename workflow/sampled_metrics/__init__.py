@@ -31,8 +31,8 @@ Sub-packages, imported as ``sampled_metrics.data`` and
 The other modules serve the workflow (configuration, runs, figures, reports).
 
 The names are loaded on first use (PEP 562), so that importing one module of
-the package, e.g. ``sampled_metrics.config`` in the Snakefile or
-``sampled_metrics.atomic`` in a rule's script, does not import scipy's
+the package, e.g. ``sampled_metrics.pipeline.config`` in the Snakefile or
+``sampled_metrics.io.atomic`` in a rule's script, does not import scipy's
 optimizers and statistics.
 
 Examples
@@ -46,7 +46,7 @@ import importlib
 
 # The public API: home module -> the names it exports here.
 _API = {
-    "metrics": (
+    "estimation.metrics": (
         "auc",
         "precision_at_k",
         "recall_at_k",
@@ -64,20 +64,20 @@ _API = {
         "set_ndcg_at_k",
         "graded_ndcg_at_k",
     ),
-    "laws": (
+    "estimation.laws": (
         "sampled_rank_pmf",
         "sampled_rank_law",
         "LAWS",
         "WITH_REPLACEMENT",
         "WITHOUT_REPLACEMENT",
     ),
-    "expected": (
+    "estimation.expected": (
         "metric_on_sample",
         "expected_sampled_metric",
         "expected_recall_closed_form",
         "expected_ap_closed_form",
     ),
-    "corrections": (
+    "estimation.corrections": (
         "corrected_metric",
         "apply_correction",
         "parse_method",
@@ -90,9 +90,9 @@ _API = {
         "average_squared_bias",
         "least_squares_design",
     ),
-    "ties": ("TIE_POLICIES", "tie_order_keys"),
-    "ranking": ("rank_from_scores", "exact_ranks"),
-    "sampling": (
+    "passes.ties": ("TIE_POLICIES", "tie_order_keys"),
+    "passes.ranking": ("rank_from_scores", "exact_ranks"),
+    "passes.sampling": (
         "sampled_ranks",
         "draw_positions",
         "excluded_items",
@@ -101,9 +101,9 @@ _API = {
         "draw_plan",
         "block_positions",
     ),
-    "block_pass": ("rank_users", "shard_bounds"),
-    "evaluation": ("exact_metric", "expected_sampled_value"),
-    "estimators": (
+    "passes.block_pass": ("rank_users", "shard_bounds"),
+    "reproduction.evaluation": ("exact_metric", "expected_sampled_value"),
+    "estimation.estimators": (
         "sampled_evaluation",
         "SampledEvaluation",
         "estimate",
@@ -113,7 +113,7 @@ _API = {
         "mn_correction",
         "parse_estimator",
     ),
-    "popularity": (
+    "estimation.popularity": (
         "popularity_probabilities",
         "weighted_rank",
         "draw_negatives",
@@ -122,7 +122,7 @@ _API = {
         "binomial_law_of_weighted_rank",
         "successive_beaten_law",
     ),
-    "protocols": (
+    "frameworks.protocols": (
         "Protocol",
         "beaten_items",
         "draw_items",

@@ -4,7 +4,7 @@
 among the m items sampled for it, 1..m + 1) from a csv, tsv or parquet file, with
 each row's m (sampled items) and n (ranked-set size: the held-out item and every
 item it could have been ranked against), and prints every metric corrected by every
-estimator of :mod:`sampled_metrics.estimators`, with a confidence interval; with
+estimator of :mod:`sampled_metrics.estimation.estimators`, with a confidence interval; with
 several rank columns (several models evaluated on the same sampled items) also the
 paired comparison of each pair of models. ``docs/cli.md`` documents the input, every
 option and the presets of common frameworks (``--preset ncf``, ``recbole-uni``,
@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .estimators import (
+from .estimation.estimators import (
     ESTIMATOR_DEFAULTS,
     SampledEvaluation,
     compare,
@@ -37,8 +37,8 @@ from .estimators import (
     parse_estimator,
     sampled_evaluation,
 )
-from .laws import LAWS, WITH_REPLACEMENT, WITHOUT_REPLACEMENT
-from .metrics import metric_by_name
+from .estimation.laws import LAWS, WITH_REPLACEMENT, WITHOUT_REPLACEMENT
+from .estimation.metrics import metric_by_name
 
 __all__ = [
     "DEFAULT_METHODS",
@@ -165,7 +165,7 @@ class RankFile:
     path : str
         The file, as given.
     evaluations : dict
-        {rank column: :class:`~sampled_metrics.estimators.SampledEvaluation`}, the
+        {rank column: :class:`~sampled_metrics.estimation.estimators.SampledEvaluation`}, the
         models in the file's column order, all with the same m, n and law.
     users : numpy.ndarray or None
         The user column (as text), when there is one.

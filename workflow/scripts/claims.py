@@ -4,8 +4,9 @@ from itertools import combinations
 
 import pandas as pd
 
-from sampled_metrics.atomic import write_text
-from sampled_metrics.claims import (
+from sampled_metrics.io.atomic import write_text
+from sampled_metrics.pipeline.runs import start_job
+from sampled_metrics.reproduction.claims import (
     check_claims,
     claims_markdown,
     claims_summary,
@@ -13,8 +14,7 @@ from sampled_metrics.claims import (
     paper_trio,
     rank_distribution_claims,
 )
-from sampled_metrics.paper import published
-from sampled_metrics.runs import start_job
+from sampled_metrics.reproduction.paper import published
 
 log = start_job(snakemake)
 trio = paper_trio(snakemake.params.recommenders)

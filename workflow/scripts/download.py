@@ -3,7 +3,7 @@
 import sys
 
 from sampled_metrics.data import DataError, download
-from sampled_metrics.runs import start_job
+from sampled_metrics.pipeline.runs import start_job
 
 log = start_job(snakemake)
 entry = snakemake.params.entry

@@ -1,10 +1,10 @@
 """Rule draw_plan: draw every repetition's sampled items once for all users and
 record where each block of users finds its draws (sampling.DrawPlan)."""
 
-from sampled_metrics.block_pass import SCORE_CHUNK
 from sampled_metrics.data import load_split
-from sampled_metrics.runs import start_job
-from sampled_metrics.sampling import draw_plan, excluded_items, pool_sizes, save_draw_plan
+from sampled_metrics.passes.block_pass import SCORE_CHUNK
+from sampled_metrics.passes.sampling import draw_plan, excluded_items, pool_sizes, save_draw_plan
+from sampled_metrics.pipeline.runs import start_job
 
 log = start_job(snakemake)
 p = snakemake.params

@@ -1,15 +1,20 @@
 """Rule estimators: every estimator of sampling.csv (the paper's corrections and the
-learned ones of sampled_metrics.estimators) against the exact metric over the
+learned ones of sampled_metrics.estimation.estimators) against the exact metric over the
 repetitions: bias, std, RMSE, and how often each orders each pair of recommenders
 right: Tables 3 and 4 extended to the later estimators."""
 
 from itertools import combinations
 
-from sampled_metrics.atomic import write_csv, write_text
-from sampled_metrics.evaluation import estimator_errors, pair_agreement
-from sampled_metrics.intermediates import EXACT_COLUMNS, SAMPLING_COLUMNS, exact_keys, read_table
-from sampled_metrics.report import markdown_table
-from sampled_metrics.runs import start_job
+from sampled_metrics.io.atomic import write_csv, write_text
+from sampled_metrics.outputs.report import markdown_table
+from sampled_metrics.pipeline.intermediates import (
+    EXACT_COLUMNS,
+    SAMPLING_COLUMNS,
+    exact_keys,
+    read_table,
+)
+from sampled_metrics.pipeline.runs import start_job
+from sampled_metrics.reproduction.evaluation import estimator_errors, pair_agreement
 
 log = start_job(snakemake)
 dataset = snakemake.wildcards.dataset

@@ -1,11 +1,15 @@
 """Rule fig5: distribution of the exact ranks of each recommender (Figure 5), with ties
 as the pipeline breaks them and pessimistic (every tied item above the held-out one)."""
 
-from sampled_metrics.atomic import write_csv
 from sampled_metrics.data import split_users
-from sampled_metrics.intermediates import read_pessimistic_ranks, read_ranks
-from sampled_metrics.plotting import rank_distribution_facts, rank_distribution_figure, save_figure
-from sampled_metrics.runs import start_job
+from sampled_metrics.io.atomic import write_csv
+from sampled_metrics.outputs.plotting import (
+    rank_distribution_facts,
+    rank_distribution_figure,
+    save_figure,
+)
+from sampled_metrics.pipeline.intermediates import read_pessimistic_ranks, read_ranks
+from sampled_metrics.pipeline.runs import start_job
 
 log = start_job(snakemake)
 p = snakemake.params

@@ -1,8 +1,8 @@
 """Rule fit: fit one recommender on the training split and store the fitted model."""
 
 from sampled_metrics.data import load_split
+from sampled_metrics.pipeline.runs import pin_threads, start_job
 from sampled_metrics.recommenders import fit_recommender, save_model
-from sampled_metrics.runs import pin_threads, start_job
 
 log = start_job(snakemake)
 pin_threads(snakemake.threads)

@@ -4,10 +4,10 @@ pessimistic ranks and sampled ranks."""
 import numpy as np
 import pandas as pd
 
-from sampled_metrics.atomic import write_csv, write_npy
-from sampled_metrics.block_pass import concatenate_user_ranks, load_user_ranks
 from sampled_metrics.data import load_split
-from sampled_metrics.runs import start_job
+from sampled_metrics.io.atomic import write_csv, write_npy
+from sampled_metrics.passes.block_pass import concatenate_user_ranks, load_user_ranks
+from sampled_metrics.pipeline.runs import start_job
 
 log = start_job(snakemake)
 split = load_split(snakemake.input.split)

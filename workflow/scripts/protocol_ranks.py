@@ -1,11 +1,15 @@
 """Rule protocol_ranks: the sampled ranks every protocol of protocols.run gives every
-recommender, simulated on their real scores (sampled_metrics.protocols)."""
+recommender, simulated on their real scores (sampled_metrics.frameworks.protocols)."""
 
 from sampled_metrics.data import load_split
-from sampled_metrics.intermediates import read_ranks
-from sampled_metrics.protocols import FRAMEWORK_PROTOCOLS, save_protocol_ranks, simulate_protocols
+from sampled_metrics.frameworks.protocols import (
+    FRAMEWORK_PROTOCOLS,
+    save_protocol_ranks,
+    simulate_protocols,
+)
+from sampled_metrics.pipeline.intermediates import read_ranks
+from sampled_metrics.pipeline.runs import start_job
 from sampled_metrics.recommenders import load_model
-from sampled_metrics.runs import start_job
 
 log = start_job(snakemake)
 p = snakemake.params

@@ -4,16 +4,16 @@ CLS constraint), beside the paper, with each reading's gap to the paper."""
 
 import numpy as np
 
-from sampled_metrics.atomic import write_csv, write_text
-from sampled_metrics.claims import TOP_HEAVY
 from sampled_metrics.data import split_users
-from sampled_metrics.estimators import paper_methods
-from sampled_metrics.evaluation import protocol_sensitivity
-from sampled_metrics.intermediates import read_ranks
-from sampled_metrics.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
-from sampled_metrics.paper import published
-from sampled_metrics.report import label_keys, markdown_table
-from sampled_metrics.runs import start_job
+from sampled_metrics.estimation.estimators import paper_methods
+from sampled_metrics.estimation.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
+from sampled_metrics.io.atomic import write_csv, write_text
+from sampled_metrics.outputs.report import label_keys, markdown_table
+from sampled_metrics.pipeline.intermediates import read_ranks
+from sampled_metrics.pipeline.runs import start_job
+from sampled_metrics.reproduction.claims import TOP_HEAVY
+from sampled_metrics.reproduction.evaluation import protocol_sensitivity
+from sampled_metrics.reproduction.paper import published
 
 log = start_job(snakemake)
 p = snakemake.params

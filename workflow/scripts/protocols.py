@@ -6,18 +6,18 @@ from itertools import combinations
 
 import pandas as pd
 
-from sampled_metrics.atomic import write_csv, write_text
 from sampled_metrics.data import split_users
-from sampled_metrics.evaluation import estimator_errors, exact_metric, pair_agreement
-from sampled_metrics.intermediates import read_protocol_ranks, read_ranks
-from sampled_metrics.protocols import (
+from sampled_metrics.frameworks.protocols import (
     FRAMEWORK_PROTOCOLS,
     HANSEN_HURWITZ,
     protocol_estimates,
     protocol_table,
     protocols_markdown,
 )
-from sampled_metrics.runs import start_job
+from sampled_metrics.io.atomic import write_csv, write_text
+from sampled_metrics.pipeline.intermediates import read_protocol_ranks, read_ranks
+from sampled_metrics.pipeline.runs import start_job
+from sampled_metrics.reproduction.evaluation import estimator_errors, exact_metric, pair_agreement
 
 log = start_job(snakemake)
 p = snakemake.params

@@ -2,8 +2,8 @@
 
 import pandas as pd
 
-from sampled_metrics.plotting import protocols_figure, save_figure
-from sampled_metrics.runs import start_job
+from sampled_metrics.outputs.plotting import protocols_figure, save_figure
+from sampled_metrics.pipeline.runs import start_job
 
 start_job(snakemake)
 figure = protocols_figure(

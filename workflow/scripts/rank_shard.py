@@ -3,11 +3,11 @@ in one pass over their scores (block_pass.rank_users)."""
 
 import numpy as np
 
-from sampled_metrics.block_pass import rank_users, save_user_ranks, shard_bounds
 from sampled_metrics.data import load_split
+from sampled_metrics.passes.block_pass import rank_users, save_user_ranks, shard_bounds
+from sampled_metrics.passes.sampling import load_draw_plan
+from sampled_metrics.pipeline.runs import start_job
 from sampled_metrics.recommenders import load_model
-from sampled_metrics.runs import start_job
-from sampled_metrics.sampling import load_draw_plan
 
 log = start_job(snakemake)
 p = snakemake.params

@@ -4,19 +4,19 @@ cross-check of the repetitions' mean against the law's expectation."""
 import numpy as np
 import pandas as pd
 
-from sampled_metrics.atomic import write_csv
-from sampled_metrics.corrections import correction_vectors_by_n
 from sampled_metrics.data import split_users
-from sampled_metrics.estimators import paper_methods
-from sampled_metrics.evaluation import (
+from sampled_metrics.estimation.corrections import correction_vectors_by_n
+from sampled_metrics.estimation.estimators import paper_methods
+from sampled_metrics.estimation.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
+from sampled_metrics.io.atomic import write_csv
+from sampled_metrics.pipeline.intermediates import SAMPLING_COLUMNS, read_ranks, read_sampled_ranks
+from sampled_metrics.pipeline.runs import start_job
+from sampled_metrics.reproduction.evaluation import (
     expected_sampled_values,
     learned_estimates,
     sampled_metric_table,
     sampling_crosscheck,
 )
-from sampled_metrics.intermediates import SAMPLING_COLUMNS, read_ranks, read_sampled_ranks
-from sampled_metrics.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
-from sampled_metrics.runs import start_job
 
 log = start_job(snakemake)
 p = snakemake.params
@@ -35,7 +35,7 @@ n_values = (
     else [n_items]
 )
 # The paper's corrections are vectors over r~ (built once, applied to every repetition);
-# the learned estimators (sampled_metrics.estimators) learn from each repetition.
+# the learned estimators (sampled_metrics.estimation.estimators) learn from each repetition.
 fixed = paper_methods(p.methods)
 learned = [method for method in p.methods if method not in fixed]
 by_n = correction_vectors_by_n(

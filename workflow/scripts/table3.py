@@ -1,10 +1,7 @@
 """Rule table3: exact, sampled and corrected metrics (mean ± std) beside the paper."""
 
-from sampled_metrics.atomic import write_csv, write_text
-from sampled_metrics.evaluation import paper_rows, summary_table
-from sampled_metrics.intermediates import EXACT_COLUMNS, SAMPLING_COLUMNS, exact_keys, read_table
-from sampled_metrics.paper import published
-from sampled_metrics.report import (
+from sampled_metrics.io.atomic import write_csv, write_text
+from sampled_metrics.outputs.report import (
     PAPER_REPETITIONS,
     format_mean_std,
     latex_table,
@@ -13,7 +10,15 @@ from sampled_metrics.report import (
     method_groups,
     paper_layout,
 )
-from sampled_metrics.runs import start_job
+from sampled_metrics.pipeline.intermediates import (
+    EXACT_COLUMNS,
+    SAMPLING_COLUMNS,
+    exact_keys,
+    read_table,
+)
+from sampled_metrics.pipeline.runs import start_job
+from sampled_metrics.reproduction.evaluation import paper_rows, summary_table
+from sampled_metrics.reproduction.paper import published
 
 log = start_job(snakemake)
 dataset = snakemake.wildcards.dataset

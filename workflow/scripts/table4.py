@@ -2,11 +2,8 @@
 
 from itertools import combinations
 
-from sampled_metrics.atomic import write_csv, write_text
-from sampled_metrics.evaluation import pair_agreement, paper_rows
-from sampled_metrics.intermediates import EXACT_COLUMNS, SAMPLING_COLUMNS, exact_keys, read_table
-from sampled_metrics.paper import published
-from sampled_metrics.report import (
+from sampled_metrics.io.atomic import write_csv, write_text
+from sampled_metrics.outputs.report import (
     PAPER_REPETITIONS,
     comparison,
     latex_table,
@@ -14,7 +11,15 @@ from sampled_metrics.report import (
     method_groups,
     paper_layout,
 )
-from sampled_metrics.runs import start_job
+from sampled_metrics.pipeline.intermediates import (
+    EXACT_COLUMNS,
+    SAMPLING_COLUMNS,
+    exact_keys,
+    read_table,
+)
+from sampled_metrics.pipeline.runs import start_job
+from sampled_metrics.reproduction.evaluation import pair_agreement, paper_rows
+from sampled_metrics.reproduction.paper import published
 
 log = start_job(snakemake)
 dataset = snakemake.wildcards.dataset

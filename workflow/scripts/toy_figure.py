@@ -2,10 +2,11 @@
 
 import pandas as pd
 
-from sampled_metrics import plotting, toy_example
-from sampled_metrics.atomic import write_csv
-from sampled_metrics.plotting import save_figure
-from sampled_metrics.runs import start_job
+from sampled_metrics.io.atomic import write_csv
+from sampled_metrics.outputs import plotting
+from sampled_metrics.outputs.plotting import save_figure
+from sampled_metrics.pipeline.runs import start_job
+from sampled_metrics.reproduction import toy_example
 
 start_job(snakemake)
 toy, law, figure_name = snakemake.params.toy, snakemake.params.law, snakemake.wildcards.figure

@@ -12,7 +12,7 @@ from typing import IO
 
 from tqdm.auto import tqdm
 
-from ..atomic import atomic_path
+from ..io.atomic import atomic_path
 from .errors import DataError
 
 __all__ = ["check_md5", "download", "md5sum"]
@@ -57,7 +57,7 @@ def download(
     wrong md5 raises :class:`DataError`.
 
     Otherwise the body is streamed into a temporary file beside ``dest``
-    (:func:`sampled_metrics.atomic.atomic_path`), checked against the
+    (:func:`sampled_metrics.io.atomic.atomic_path`), checked against the
     Content-Length (when sent) and ``md5``, then renamed onto ``dest``. On any
     failure the temporary file is removed and ``dest`` is not created.
 

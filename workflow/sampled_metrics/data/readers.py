@@ -24,7 +24,7 @@ from typing import IO
 import numpy as np
 import pandas as pd
 
-from ..atomic import CORRUPT_FILE_ERRORS
+from ..io.atomic import CORRUPT_FILE_ERRORS
 from .errors import EVENT_COLUMNS, DataError, require_columns, require_file
 from .synthetic import SYNTHETIC_KEYS, synthetic_events
 
@@ -449,7 +449,7 @@ def read_events(path, entry: Mapping, *, max_bytes: int | None = None) -> pd.Dat
     """The events of one data set of config.yaml as its file holds them, before
     binarization (so that its ``facts`` count the file's rows and repeated pairs).
 
-    ``entry`` is a validated entry of ``datasets`` (``sampled_metrics.config``
+    ``entry`` is a validated entry of ``datasets`` (``sampled_metrics.pipeline.config``
     fills its defaults): ``format`` picks the loader, ``movielens_dat`` (with
     ``member`` inside a zip) or ``delimited`` (``sep``, ``header``, ``columns``,
     ``member``). A ``synthetic`` entry reads no file (``path`` is ignored, may be

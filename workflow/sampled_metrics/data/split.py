@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from ..atomic import CORRUPT_FILE_ERRORS, write_npz
+from ..io.atomic import CORRUPT_FILE_ERRORS, write_npz
 from .errors import EVENT_COLUMNS, DataError, require_columns, require_file
 
 __all__ = ["Split", "leave_last_out_split", "load_split", "SplitUsers", "save_split", "split_users"]
@@ -257,7 +257,7 @@ def split_users(path) -> SplitUsers:
     """The user ids, candidate counts and number of items of a saved split, read
     without its training pairs (cheap at any size): what a later stage checks its
     per-user files against, and the sizes checked at start-up
-    (``sampled_metrics.config.check_data_sizes``).
+    (``sampled_metrics.pipeline.config.check_data_sizes``).
 
     Parameters
     ----------

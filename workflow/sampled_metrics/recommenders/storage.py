@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pickle
 
-from ..atomic import write_atomic
+from ..io.atomic import write_atomic
 
 __all__ = ["load_model", "save_model"]
 

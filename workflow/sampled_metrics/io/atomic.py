@@ -5,7 +5,7 @@ Every output of the pipeline is written under a temporary name in the same
 folder and renamed into place, so an interrupted run never leaves a partial
 file under the final name. Its SHA-256 is recorded beside it, in
 ``<folder>/.checksums/<name>.sha256``; :func:`verify_checksum` (run on every
-input of every job, ``sampled_metrics.runs.start_job``) refuses a file whose
+input of every job, ``sampled_metrics.pipeline.runs.start_job``) refuses a file whose
 content no longer matches, e.g. one cut, overwritten or edited by hand.
 """
 

@@ -5,7 +5,7 @@ rank r~_u in 1..m_u + 1, the user's sample size m_u and ranked-set size n_u (the
 held-out item and the n_u - 1 items it competes with), and the sampling law
 (``binomial``: with replacement; ``hypergeometric``: without). Each estimates the
 mean exact metric over the users, (1/U) sum_u M(r_u, n_u) (eq 1 of the paper), for
-any metric of :mod:`sampled_metrics.metrics`:
+any metric of :mod:`sampled_metrics.estimation.metrics`:
 
 * **corrections** of Krichene & Rendle, section 5: ``sampled``, ``rank_estimate``,
   ``ls``, ``cls``, ``bv_<gamma>`` (a vector M^ over r~ per (m, n), eqs 20-25, uniform
@@ -511,8 +511,8 @@ def _learned_prior_vectors(metrics, specs, pi, data, nodes) -> dict:
     """{(m, n): {(metric, method): M^ over r~}} of the learned-prior corrections
     ``specs`` (method -> (family, gamma)) at the node values of n of each m: one law,
     prior and set of normal equations per node serve every metric and method."""
+    from ..reproduction.evaluation import interpolation_nodes
     from .corrections import _solve_bias_variance, normal_equations
-    from .evaluation import interpolation_nodes
 
     vectors = {}
     for m in np.unique(data.m):
@@ -538,7 +538,7 @@ def _learned_prior_vectors(metrics, specs, pi, data, nodes) -> dict:
 def _per_user_from_vectors(vectors: dict, key, data: SampledEvaluation) -> np.ndarray:
     """M^_{m_u, n_u}(r~_u) of ``key`` = (metric, method), linear in n between the node
     values of n of each m."""
-    from .evaluation import node_weights
+    from ..reproduction.evaluation import node_weights
 
     values = np.empty(data.n_users)
     for m in np.unique(data.m):
@@ -641,7 +641,7 @@ def estimate(metric: str, method: str, data: SampledEvaluation, **options) -> fl
     **options
         ``em_iterations``, ``maxent_gamma``, ``nodes`` (see ``ESTIMATOR_DEFAULTS``),
         ``rank_estimate_rounding``, ``cls_constraint`` (as
-        :func:`sampled_metrics.corrections.correction_vectors`).
+        :func:`sampled_metrics.estimation.corrections.correction_vectors`).
 
     Returns
     -------

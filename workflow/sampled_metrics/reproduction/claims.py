@@ -18,8 +18,8 @@ from itertools import combinations
 
 import pandas as pd
 
-from .recommenders import PAPER_RECOMMENDERS
-from .report import method_label, metric_label
+from ..outputs.report import method_label, metric_label
+from ..recommenders import PAPER_RECOMMENDERS
 
 TOP_HEAVY = ("recall@10", "ndcg@10", "ap")
 # The metric of the paper's Figure 6, whose thresholds in m the text gives (for X and Y).
@@ -463,11 +463,11 @@ def check_claims(
         Columns pair, metric, method, correct, repetitions.
     thresholds : pandas.DataFrame
         The Figure 6 thresholds: columns method, stays_right_from_m and
-        optionally pair ("a<b", as :func:`~sampled_metrics.evaluation.order_thresholds`
+        optionally pair ("a<b", as :func:`~sampled_metrics.reproduction.evaluation.order_thresholds`
         writes it; only the rows of ``fig6_pair`` are used).
     paper_thresholds : dict
         The m the paper's text gives per method ({"sampled": 1000, "bv_0.1": 60},
-        from ``sampled_metrics.paper.published("figure6")``).
+        from ``sampled_metrics.reproduction.paper.published("figure6")``).
     recommenders : tuple of str
         The paper's X, Y and Z, in that order.
     fig6_metric : str

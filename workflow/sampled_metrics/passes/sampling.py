@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .atomic import read_npz, write_npz
+from ..io.atomic import read_npz, write_npz
 from .ties import check_tie_policy, tie_order_keys, tie_term
 
 __all__ = [

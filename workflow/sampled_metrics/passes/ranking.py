@@ -126,7 +126,7 @@ def rank_from_scores(
     ``exact_ranks(..., tie_policy="random", seed=0)``): items 2 and 3 count when
     their keys are below item 1's.
 
-    >>> from sampled_metrics.ties import tie_order_keys
+    >>> from sampled_metrics.passes.ties import tie_order_keys
     >>> keys = tie_order_keys(0, [1, 2, 3], seed=0)
     >>> rank = rank_from_scores(s, None, 1, "random", users=0, tie_seed=0)
     >>> bool(rank == 2 + np.count_nonzero(keys[1:] < keys[0]))

@@ -2,7 +2,7 @@
 with a check of what they must be.
 
 Two guards stand between a damaged file and a wrong table. The checksum recorded
-when a file was written (``sampled_metrics.atomic.verify_checksum``, run on every
+when a file was written (``sampled_metrics.io.atomic.verify_checksum``, run on every
 input of every job) catches a file changed since. The readers here check the
 content itself, whatever wrote it: the columns, one row per user of the split in
 its order (:class:`~sampled_metrics.data.SplitUsers`), ranks within their range,
@@ -18,8 +18,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .atomic import CORRUPT_FILE_ERRORS, read_npz
-from .data.split import SplitUsers
+from ..data.split import SplitUsers
+from ..io.atomic import CORRUPT_FILE_ERRORS, read_npz
 
 __all__ = [
     "EXACT_COLUMNS",
@@ -268,17 +268,17 @@ def read_protocol_ranks(path, protocol, n_users: int, repetitions: int, recommen
     ----------
     path : str or Path
         ``results/<data set>/protocols/<protocol>.npz``.
-    protocol : sampled_metrics.protocols.Protocol
+    protocol : sampled_metrics.frameworks.protocols.Protocol
     n_users, repetitions, recommenders : int
 
     Returns
     -------
-    sampled_metrics.protocols.ProtocolRanks
+    sampled_metrics.frameworks.protocols.ProtocolRanks
 
     Examples
     --------
     >>> import tempfile, pathlib
-    >>> from sampled_metrics.protocols import FRAMEWORK_PROTOCOLS
+    >>> from sampled_metrics.frameworks.protocols import FRAMEWORK_PROTOCOLS
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "ncf.npz"
     >>> np.savez(path, sampled=np.full((2, 1, 3), 101), hansen_hurwitz=np.ones((0, 1, 3)),
     ...          weighted_rank=np.ones((1, 3)))
@@ -286,7 +286,7 @@ def read_protocol_ranks(path, protocol, n_users: int, repetitions: int, recommen
     Traceback (most recent call last):
     ValueError: ...ncf.npz: sampled ranks outside 1..100; delete it and rerun
     """
-    from .protocols import ProtocolRanks
+    from ..frameworks.protocols import ProtocolRanks
 
     arrays = read_npz(path, ("sampled", "hansen_hurwitz", "weighted_rank"), "file of ranks")
     sampled, hh, weighted = arrays["sampled"], arrays["hansen_hurwitz"], arrays["weighted_rank"]

@@ -15,7 +15,7 @@ recorded owner and every owner is a dead process of this host. Anything else
 so two live runs are still kept apart.
 
 Removing the incomplete markers is safe because every output of the workflow
-is written under a temporary name and renamed into place (``sampled_metrics.atomic``):
+is written under a temporary name and renamed into place (``sampled_metrics.io.atomic``):
 an output that exists is complete.
 
 :func:`package_versions`, :func:`versions_text` and :func:`config_yaml` describe
@@ -83,7 +83,7 @@ def start_log(path) -> logging.Logger:
 def start_job(snakemake) -> logging.Logger:
     """Set up a rule's script: :func:`start_log` on its log, then every input file
     checked against the checksum recorded when the pipeline wrote it
-    (``sampled_metrics.atomic.verify_checksum``), so that a file cut, overwritten
+    (``sampled_metrics.io.atomic.verify_checksum``), so that a file cut, overwritten
     or edited since stops the job with one line naming it, before any work.
 
     Parameters
@@ -105,7 +105,7 @@ def start_job(snakemake) -> logging.Logger:
     'sampled_metrics'
     >>> sys.stderr = sys.__stderr__
     """
-    from .atomic import verify_checksum
+    from ..io.atomic import verify_checksum
 
     log = start_log(snakemake.log[0])
     verified = [path for path in snakemake.input if Path(path).is_file() and verify_checksum(path)]
@@ -171,7 +171,7 @@ def clear_stale_locks(snakemake_dir=".snakemake", host: str | None = None) -> li
     return removed
 
 
-def library_fingerprint(package=Path(__file__).parent) -> str:
+def library_fingerprint(package=Path(__file__).parents[1]) -> str:
     """sha256 (first 16 hex digits) of the Python sources of ``package`` (default:
     this library), sub-packages included, each named by its relative path. The
     rules take it as a param, so that editing a metric, a correction or a loader

@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 # The repository this package lives in (workflow/sampled_metrics/ -> the top).
-_REPOSITORY = Path(__file__).resolve().parents[2]
+_REPOSITORY = Path(__file__).resolve().parents[3]
 CONFIG_FILE = _REPOSITORY / "config.yaml"
 SCHEMA_FILE = _REPOSITORY / "workflow" / "schemas" / "config.schema.yaml"
 
@@ -131,7 +131,7 @@ def check_config_files(paths) -> list[dict]:
     ...     _ = f.write("seed: 1\\nsampling:\\n  m: 5\\n  m: 6\\n")
     >>> check_config_files([f.name])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    sampled_metrics.config.ConfigError: ...yaml, line 4: key 'm' given twice (first on line 3)
+    sampled_metrics.pipeline.config.ConfigError: ...line 4: key 'm' given twice (first on line 3)
     >>> os.remove(f.name)
     """
     import yaml
@@ -261,7 +261,7 @@ def _fill_defaults(instance, schema: dict) -> None:
 
 
 def _fill_hyperparameters(recommenders: dict) -> None:
-    from .recommenders import hyperparameter_defaults, recommender_types
+    from ..recommenders import hyperparameter_defaults, recommender_types
 
     for spec in recommenders.values():
         if spec["type"] not in recommender_types():
@@ -273,8 +273,8 @@ def _fill_hyperparameters(recommenders: dict) -> None:
 def check_config(config: dict) -> None:
     """Raise ConfigError naming the first key whose value cannot work (on a
     configuration that passed the schema)."""
-    from .metrics import metric_by_name
-    from .recommenders import validate_spec
+    from ..estimation.metrics import metric_by_name
+    from ..recommenders import validate_spec
 
     for kind, names, pattern in (
         ("datasets", config["datasets"], DATASET_NAME),
@@ -318,7 +318,7 @@ def check_config(config: dict) -> None:
     _check_methods(fig6["methods"], "fig6.methods")
     _check_pair(fig6["pair"], config["recommenders"], "fig6.pair")
     toy = config["toy"]
-    from .toy_example import TOY_RANKS
+    from ..reproduction.toy_example import TOY_RANKS
 
     largest = max(max(ranks) for ranks in TOY_RANKS.values())
     if toy["n"] < largest:
@@ -332,7 +332,7 @@ def check_config(config: dict) -> None:
 
 
 def _check_protocols(protocols: dict) -> None:
-    from .protocols import FRAMEWORK_PROTOCOLS, HANSEN_HURWITZ
+    from ..frameworks.protocols import FRAMEWORK_PROTOCOLS, HANSEN_HURWITZ
 
     for name in protocols["run"]:
         if name not in FRAMEWORK_PROTOCOLS:
@@ -384,7 +384,7 @@ def _check_synthetic(name: str, entry: dict) -> None:
     """A ``format: synthetic`` entry: no file keys, and parameters that can work
     (``sampled_metrics.data.synthetic.check_synthetic``); another entry: no
     synthetic keys."""
-    from .data.synthetic import SYNTHETIC_KEYS, check_synthetic
+    from ..data.synthetic import SYNTHETIC_KEYS, check_synthetic
 
     key = f"datasets.{name}"
     if entry["format"] != "synthetic":
@@ -472,11 +472,11 @@ def check_data_sizes(
     >>> check_data_sizes(config, "ml-1m", 3706, 1391, "split")
     >>> check_data_sizes(config, "ml-1m", 3706, 50, "split")
     Traceback (most recent call last):
-    sampled_metrics.config.ConfigError: sampling.m: 100 is larger than the smallest
+    sampled_metrics.pipeline.config.ConfigError: sampling.m: 100 is larger than the smallest
     candidate pool, 50 items (ml-1m: 3706 items; split); lower sampling.m or set
     sampling.replacement: true
     """
-    from .laws import WITHOUT_REPLACEMENT
+    from ..estimation.laws import WITHOUT_REPLACEMENT
 
     sampling, corrections, fig6 = config["sampling"], config["corrections"], config["fig6"]
     m = sampling["m"]
@@ -508,7 +508,7 @@ def check_data_sizes(
             + (f"; {WITHOUT_REPLACEMENT} law" if WITHOUT_REPLACEMENT in laws else "")
             + "); drop the values above it"
         )
-    from .protocols import FRAMEWORK_PROTOCOLS
+    from ..frameworks.protocols import FRAMEWORK_PROTOCOLS
 
     for protocol in (FRAMEWORK_PROTOCOLS[p] for p in config["protocols"]["run"]):
         if not protocol.replacement and protocol.m > smallest_pool:
@@ -533,10 +533,10 @@ def _check_pair(pair, recommenders, key: str) -> None:
 
 def _check_methods(methods, key: str, estimators: bool = False) -> None:
     """Known method names: the paper's corrections, and with ``estimators`` also the
-    learned estimators of sampled_metrics.estimators (they have no fixed vector, so
+    learned estimators of sampled_metrics.estimation.estimators (they have no fixed vector, so
     Figure 6 and the toy example take the paper's only)."""
-    from .corrections import parse_method
-    from .estimators import parse_estimator
+    from ..estimation.corrections import parse_method
+    from ..estimation.estimators import parse_estimator
 
     for method in methods:
         _check(parse_estimator if estimators else parse_method, method, key)

@@ -14,7 +14,7 @@ independently, so
 
 which is the paper's law (eq 15) with (r - 1)/(n - 1) replaced by q_u. The
 **popularity-weighted rank** R^pi = 1 + (n_u - 1) q_u therefore satisfies the law of
-section 4.3 exactly, and every estimator of :mod:`sampled_metrics.estimators`
+section 4.3 exactly, and every estimator of :mod:`sampled_metrics.estimation.estimators`
 corrects a popularity-sampled metric into the metric of R^pi (under alpha = 0, R^pi
 is the rank itself).
 

@@ -15,7 +15,7 @@ import pandas as pd
 
 __all__ = ["PUBLISHED_FILE", "published"]
 
-PUBLISHED_FILE = Path(__file__).resolve().parents[1] / "resources" / "paper" / "published.csv"
+PUBLISHED_FILE = Path(__file__).resolve().parents[2] / "resources" / "paper" / "published.csv"
 _KEYS = ("recommender", "pair", "metric", "method")
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .atomic import read_npz, write_npz
+from ..io.atomic import read_npz, write_npz
 from .ranking import block_ranks, mask_training_items
 from .sampling import (
     DrawPlan,
@@ -250,7 +250,7 @@ def rank_users(
     Examples
     --------
     >>> from sampled_metrics.recommenders import PrecomputedScores
-    >>> from sampled_metrics.sampling import draw_plan, pool_sizes
+    >>> from sampled_metrics.passes.sampling import draw_plan, pool_sizes
     >>> train = sp.csr_matrix([[1, 0, 0, 0, 0], [0, 1, 0, 0, 0]])
     >>> test = np.array([1, 0])
     >>> plan = draw_plan(pool_sizes(excluded_items(train, test)), m=2, repetitions=3,

@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from .metrics import metric_by_name
+from ..estimation.metrics import metric_by_name
 
 __all__ = [
     "PAPER_REPETITIONS",
@@ -173,7 +173,7 @@ def metric_label(metric: str) -> str:
     Parameters
     ----------
     metric : str
-        A metric name as :func:`sampled_metrics.metrics.metric_by_name` takes it.
+        A metric name as :func:`sampled_metrics.estimation.metrics.metric_by_name` takes it.
 
     Returns
     -------

@@ -20,7 +20,7 @@ import pandas as pd
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
-from .atomic import atomic_path
+from ..io.atomic import atomic_path
 from .report import method_label, metric_label
 
 __all__ = [

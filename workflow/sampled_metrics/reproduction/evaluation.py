@@ -14,9 +14,9 @@ from functools import partial
 import numpy as np
 import pandas as pd
 
-from .corrections import correction_vectors
-from .laws import WITHOUT_REPLACEMENT, sampled_rank_pmf
-from .metrics import metric_by_name
+from ..estimation.corrections import correction_vectors
+from ..estimation.laws import WITHOUT_REPLACEMENT, sampled_rank_pmf
+from ..estimation.metrics import metric_by_name
 
 # Every standard deviation over repetitions (Tables 2 and 3, the cross-check) is the
 # sample standard deviation. The paper does not say which it used; at its 100 and
@@ -140,7 +140,7 @@ def learned_estimates(
     sampled_ranks, n, m: int, law: str, metrics, methods, *, workers: int = 1, progress=False
 ) -> pd.DataFrame:
     """Per repetition, the estimates of the learned estimators (``em``, ``maxent``,
-    ``bv_em_<gamma>``, ...: :mod:`sampled_metrics.estimators`), each repetition's
+    ``bv_em_<gamma>``, ...: :mod:`sampled_metrics.estimation.estimators`), each repetition's
     distribution learned from that repetition alone.
 
     Parameters
@@ -199,7 +199,7 @@ def learned_estimates(
 def _learned_at(ranks, n, m, law, metrics, methods, rep) -> pd.DataFrame:
     from threadpoolctl import threadpool_limits
 
-    from .estimators import estimate_table, sampled_evaluation
+    from ..estimation.estimators import estimate_table, sampled_evaluation
 
     with threadpool_limits(1):
         table = estimate_table(
@@ -316,7 +316,7 @@ def expected_sampled_value(vector, ranks, n_candidates, law: str = WITHOUT_REPLA
 
 def paper_rows(sampling: pd.DataFrame) -> pd.DataFrame:
     """The rows of the paper's estimators (no correction and the corrections of
-    section 5), without the learned ones of :mod:`sampled_metrics.estimators`: Tables
+    section 5), without the learned ones of :mod:`sampled_metrics.estimation.estimators`: Tables
     3 and 4 are the paper's; every estimator is compared in the estimators table.
 
     Parameters
@@ -334,7 +334,7 @@ def paper_rows(sampling: pd.DataFrame) -> pd.DataFrame:
     >>> paper_rows(frame)["method"].tolist()
     ['sampled', 'bv_0.1']
     """
-    from .estimators import paper_methods
+    from ..estimation.estimators import paper_methods
 
     return sampling[sampling["method"].isin(paper_methods(sampling["method"].unique()))]
 
@@ -729,8 +729,8 @@ def protocol_sensitivity(
     >>> sorted(set(table["expected"].round(12)))
     [0.5]
     """
-    from .corrections import CLS_CONSTRAINTS
-    from .laws import LAWS
+    from ..estimation.corrections import CLS_CONSTRAINTS
+    from ..estimation.laws import LAWS
 
     all_n = np.concatenate([np.asarray(c) for _, c in ranks.values()])
     other = [c for c in CLS_CONSTRAINTS if c != cls_constraint]

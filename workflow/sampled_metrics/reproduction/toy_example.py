@@ -10,12 +10,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .corrections import corrected_metric
+from ..estimation.corrections import corrected_metric
+from ..estimation.expected import expected_sampled_metric, metric_on_sample
+from ..estimation.laws import sampled_rank_pmf
+from ..estimation.metrics import metric_by_name, metric_vector
+from ..passes.sampling import draw_positions
 from .evaluation import STD_DDOF
-from .expected import expected_sampled_metric, metric_on_sample
-from .laws import sampled_rank_pmf
-from .metrics import metric_by_name, metric_vector
-from .sampling import draw_positions
 
 TOY_RANKS = {
     "A": [100, 100, 100, 100, 100],

@@ -40,16 +40,16 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .atomic import write_npz
-from .block_pass import SCORE_CHUNK, score_users, users_per_block
-from .corrections import correction_vectors
-from .estimators import paper_methods
-from .evaluation import interpolation_nodes, learned_estimates, node_weights
-from .laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
-from .metrics import metric_by_name
-from .ranking import mask_training_items
-from .report import markdown_table
-from .ties import check_tie_policy, tie_order_keys
+from ..estimation.corrections import correction_vectors
+from ..estimation.estimators import paper_methods
+from ..estimation.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
+from ..estimation.metrics import metric_by_name
+from ..io.atomic import write_npz
+from ..outputs.report import markdown_table
+from ..passes.block_pass import SCORE_CHUNK, score_users, users_per_block
+from ..passes.ranking import mask_training_items
+from ..passes.ties import check_tie_policy, tie_order_keys
+from ..reproduction.evaluation import interpolation_nodes, learned_estimates, node_weights
 
 __all__ = [
     "FRAMEWORK_PROTOCOLS",
@@ -611,7 +611,7 @@ def save_protocol_ranks(ranks: ProtocolRanks, path) -> None:
     Examples
     --------
     >>> import tempfile, pathlib
-    >>> from sampled_metrics.intermediates import read_protocol_ranks
+    >>> from sampled_metrics.pipeline.intermediates import read_protocol_ranks
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "ncf.npz"
     >>> r = ProtocolRanks(0, np.ones((2, 1, 3), np.int16), np.ones((0, 1, 3)), np.ones((1, 3)))
     >>> save_protocol_ranks(r, path)

@@ -1,0 +1,8 @@
+"""Passes over a model's scores: ties, exact ranks, sampled ranks and the block pass
+that takes them all from one computation of each block of users' scores.
+
+* :mod:`.ties`        tie policies and the seeded tie order (section 6.1)
+* :mod:`.ranking`     exact ranks of held-out items (section 6.1)
+* :mod:`.sampling`    sampled ranks with real scores, the draw plan (sections 4, 6.2)
+* :mod:`.block_pass`  exact, pessimistic and sampled ranks by blocks of users, by shard
+"""
