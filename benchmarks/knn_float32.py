@@ -26,10 +26,10 @@ from offline_data import load_leave_last_out  # noqa: E402
 
 from sampled_metrics.estimation.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT  # noqa: E402
 from sampled_metrics.estimation.metrics import metric_vector  # noqa: E402
+from sampled_metrics.estimation.population import exact_metric, expected_sampled_value
 from sampled_metrics.passes.ranking import exact_ranks  # noqa: E402
 from sampled_metrics.pipeline.config import load_config  # noqa: E402
 from sampled_metrics.recommenders import fit_recommender  # noqa: E402
-from sampled_metrics.reproduction.evaluation import exact_metric, expected_sampled_value  # noqa: E402
 
 CONFIG = load_config()
 SEED = CONFIG["seed"]  # of the random tie order, as in the workflow

@@ -39,6 +39,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 from offline_data import DEFAULT_DATA, load_leave_last_out  # noqa: E402
 
+from sampled_metrics.estimation.population import exact_metric
 from sampled_metrics.io.atomic import write_text  # noqa: E402
 from sampled_metrics.passes.ranking import exact_ranks  # noqa: E402
 from sampled_metrics.passes.ties import TIE_POLICIES  # noqa: E402
@@ -51,7 +52,6 @@ from sampled_metrics.recommenders import (  # noqa: E402
     fit_recommender,
     validate_spec,
 )
-from sampled_metrics.reproduction.evaluation import exact_metric  # noqa: E402
 from sampled_metrics.reproduction.paper import published  # noqa: E402
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "knn_variants.md"

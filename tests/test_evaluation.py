@@ -6,17 +6,18 @@ import pytest
 
 from sampled_metrics.estimation.corrections import correction_vectors
 from sampled_metrics.estimation.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
-from sampled_metrics.reproduction.claims import check_claims, crosscheck_claim
-from sampled_metrics.reproduction.evaluation import (
+from sampled_metrics.estimation.nodes import interpolation_nodes, node_weights
+from sampled_metrics.estimation.population import (
     exact_metric,
     expected_sampled_value,
     expected_sampled_values,
-    interpolation_nodes,
-    node_weights,
+    sampled_metric_table,
+)
+from sampled_metrics.reproduction.claims import check_claims, crosscheck_claim
+from sampled_metrics.reproduction.evaluation import (
     order_thresholds,
     pair_agreement,
     sample_size_curves,
-    sampled_metric_table,
     sampling_crosscheck,
     summary_table,
 )

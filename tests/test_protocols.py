@@ -14,6 +14,7 @@ import scipy.sparse as sp
 from scipy import stats
 
 from sampled_metrics.estimation.laws import sampled_rank_pmf
+from sampled_metrics.estimation.population import exact_metric
 from sampled_metrics.frameworks.protocols import (
     FRAMEWORK_PROTOCOLS,
     HANSEN_HURWITZ,
@@ -32,7 +33,6 @@ from sampled_metrics.passes.ranking import block_ranks
 from sampled_metrics.pipeline.config import ConfigError, load_config, validate_config
 from sampled_metrics.pipeline.intermediates import read_protocol_ranks
 from sampled_metrics.recommenders import PrecomputedScores
-from sampled_metrics.reproduction.evaluation import exact_metric
 
 
 def chi2_pvalue(observed, expected) -> float:

@@ -1,4 +1,5 @@
-"""The tables as a reader sees them (sampled_metrics.outputs.report), on small hand-made frames:
+"""The tables as a reader sees them (sampled_metrics.outputs.tables and .labels), on small
+hand-made frames:
 no "-0.00", the paper's numbers and the gap in standard errors beside ours, LaTeX as a
 paper typesets it, the paper's names in one place."""
 
@@ -11,15 +12,15 @@ import pandas as pd
 import pytest
 from test_public_api import missing_sections
 
-from sampled_metrics.outputs import report
-from sampled_metrics.outputs.report import (
+from sampled_metrics.outputs import labels, tables
+from sampled_metrics.outputs.labels import method_groups
+from sampled_metrics.outputs.tables import (
     comparison,
     format_mean_std,
     format_number,
     latex_table,
     markdown_table,
     mean_std_comparison,
-    method_groups,
     paper_layout,
     standard_error_gap,
 )
@@ -197,22 +198,30 @@ def test_latex_is_typeset_as_a_paper_would():
 
 
 def test_paper_names_have_one_home():
-    assert [report.method_label(m) for m in METHODS] == PAPER_NAMES
-    assert [report.metric_label(m) for m in ("recall@10", "ndcg@10", "ap", "auc")] == [
+    assert [labels.method_label(m) for m in METHODS] == PAPER_NAMES
+    assert [labels.metric_label(m) for m in ("recall@10", "ndcg@10", "ap", "auc")] == [
         "Recall@10",
         "NDCG@10",
         "AP",
         "AUC",
     ]
-    assert claims.method_label is report.method_label
-    assert claims.metric_label is report.metric_label
-    assert report.pair_label("Y<Z") == "Y vs Z"
+    assert claims.method_label is labels.method_label
+    assert claims.metric_label is labels.metric_label
+    assert labels.pair_label("Y<Z") == "Y vs Z"
     assert method_groups(METHODS) == [("", 1), ("Sampled", 1), ("Sampled with correction", 6)]
 
 
 @pytest.mark.parametrize(
     "name",
-    sorted(n for n in report.__all__ if inspect.isfunction(getattr(report, n))),
+    sorted(
+        f"{module.__name__}.{n}"
+        for module in (labels, tables)
+        for n in module.__all__
+        if inspect.isfunction(getattr(module, n))
+    ),
 )
-def test_every_function_of_report_has_a_numpy_docstring(name):
-    assert missing_sections(getattr(report, name)) == []
+def test_every_function_of_the_tables_and_labels_has_a_numpy_docstring(name):
+    module, function = name.rsplit(".", 1)
+    assert (
+        missing_sections(getattr({m.__name__: m for m in (labels, tables)}[module], function)) == []
+    )

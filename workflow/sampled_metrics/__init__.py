@@ -102,7 +102,7 @@ _API = {
         "block_positions",
     ),
     "passes.block_pass": ("rank_users", "shard_bounds"),
-    "reproduction.evaluation": ("exact_metric", "expected_sampled_value"),
+    "estimation.population": ("exact_metric", "expected_sampled_value"),
     "estimation.estimators": (
         "sampled_evaluation",
         "SampledEvaluation",

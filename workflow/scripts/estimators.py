@@ -6,7 +6,7 @@ right: Tables 3 and 4 extended to the later estimators."""
 from itertools import combinations
 
 from sampled_metrics.io.atomic import write_csv, write_text
-from sampled_metrics.outputs.report import markdown_table
+from sampled_metrics.outputs.tables import markdown_table
 from sampled_metrics.pipeline.intermediates import (
     EXACT_COLUMNS,
     SAMPLING_COLUMNS,

@@ -3,11 +3,11 @@
 import pandas as pd
 
 from sampled_metrics.data import split_users
+from sampled_metrics.estimation.population import exact_metric
 from sampled_metrics.io.atomic import write_csv, write_text
-from sampled_metrics.outputs.report import comparison, markdown_table
+from sampled_metrics.outputs.tables import comparison, markdown_table
 from sampled_metrics.pipeline.intermediates import EXACT_COLUMNS, read_ranks
 from sampled_metrics.pipeline.runs import start_job
-from sampled_metrics.reproduction.evaluation import exact_metric
 from sampled_metrics.reproduction.paper import published
 
 log = start_job(snakemake)

@@ -8,7 +8,8 @@ from sampled_metrics.data import split_users
 from sampled_metrics.estimation.estimators import paper_methods
 from sampled_metrics.estimation.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
 from sampled_metrics.io.atomic import write_csv, write_text
-from sampled_metrics.outputs.report import label_keys, markdown_table
+from sampled_metrics.outputs.labels import label_keys
+from sampled_metrics.outputs.tables import markdown_table
 from sampled_metrics.pipeline.intermediates import read_ranks
 from sampled_metrics.pipeline.runs import start_job
 from sampled_metrics.reproduction.claims import TOP_HEAVY

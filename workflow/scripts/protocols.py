@@ -7,6 +7,7 @@ from itertools import combinations
 import pandas as pd
 
 from sampled_metrics.data import split_users
+from sampled_metrics.estimation.population import exact_metric
 from sampled_metrics.frameworks.protocols import (
     FRAMEWORK_PROTOCOLS,
     HANSEN_HURWITZ,
@@ -17,7 +18,7 @@ from sampled_metrics.frameworks.protocols import (
 from sampled_metrics.io.atomic import write_csv, write_text
 from sampled_metrics.pipeline.intermediates import read_protocol_ranks, read_ranks
 from sampled_metrics.pipeline.runs import start_job
-from sampled_metrics.reproduction.evaluation import estimator_errors, exact_metric, pair_agreement
+from sampled_metrics.reproduction.evaluation import estimator_errors, pair_agreement
 
 log = start_job(snakemake)
 p = snakemake.params

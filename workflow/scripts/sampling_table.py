@@ -8,15 +8,15 @@ from sampled_metrics.data import split_users
 from sampled_metrics.estimation.corrections import correction_vectors_by_n
 from sampled_metrics.estimation.estimators import paper_methods
 from sampled_metrics.estimation.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
-from sampled_metrics.io.atomic import write_csv
-from sampled_metrics.pipeline.intermediates import SAMPLING_COLUMNS, read_ranks, read_sampled_ranks
-from sampled_metrics.pipeline.runs import start_job
-from sampled_metrics.reproduction.evaluation import (
+from sampled_metrics.estimation.population import (
     expected_sampled_values,
     learned_estimates,
     sampled_metric_table,
-    sampling_crosscheck,
 )
+from sampled_metrics.io.atomic import write_csv
+from sampled_metrics.pipeline.intermediates import SAMPLING_COLUMNS, read_ranks, read_sampled_ranks
+from sampled_metrics.pipeline.runs import start_job
+from sampled_metrics.reproduction.evaluation import sampling_crosscheck
 
 log = start_job(snakemake)
 p = snakemake.params

@@ -1,13 +1,12 @@
 """Rule table3: exact, sampled and corrected metrics (mean ± std) beside the paper."""
 
 from sampled_metrics.io.atomic import write_csv, write_text
-from sampled_metrics.outputs.report import (
-    PAPER_REPETITIONS,
+from sampled_metrics.outputs.labels import method_groups
+from sampled_metrics.outputs.tables import (
     format_mean_std,
     latex_table,
     markdown_table,
     mean_std_comparison,
-    method_groups,
     paper_layout,
 )
 from sampled_metrics.pipeline.intermediates import (
@@ -18,7 +17,7 @@ from sampled_metrics.pipeline.intermediates import (
 )
 from sampled_metrics.pipeline.runs import start_job
 from sampled_metrics.reproduction.evaluation import paper_rows, summary_table
-from sampled_metrics.reproduction.paper import published
+from sampled_metrics.reproduction.paper import PAPER_REPETITIONS, published
 
 log = start_job(snakemake)
 dataset = snakemake.wildcards.dataset

@@ -3,14 +3,8 @@
 from itertools import combinations
 
 from sampled_metrics.io.atomic import write_csv, write_text
-from sampled_metrics.outputs.report import (
-    PAPER_REPETITIONS,
-    comparison,
-    latex_table,
-    markdown_table,
-    method_groups,
-    paper_layout,
-)
+from sampled_metrics.outputs.labels import method_groups
+from sampled_metrics.outputs.tables import comparison, latex_table, markdown_table, paper_layout
 from sampled_metrics.pipeline.intermediates import (
     EXACT_COLUMNS,
     SAMPLING_COLUMNS,
@@ -19,7 +13,7 @@ from sampled_metrics.pipeline.intermediates import (
 )
 from sampled_metrics.pipeline.runs import start_job
 from sampled_metrics.reproduction.evaluation import pair_agreement, paper_rows
-from sampled_metrics.reproduction.paper import published
+from sampled_metrics.reproduction.paper import PAPER_REPETITIONS, published
 
 log = start_job(snakemake)
 dataset = snakemake.wildcards.dataset

@@ -1,8 +1,7 @@
 """Rule toy_tables: Tables 1 and 2 (the toy example of sections 3.2 and 4.2)."""
 
 from sampled_metrics.io.atomic import write_csv, write_text
-from sampled_metrics.outputs.report import (
-    PAPER_REPETITIONS,
+from sampled_metrics.outputs.tables import (
     comparison,
     format_mean_std,
     latex_table,
@@ -11,7 +10,7 @@ from sampled_metrics.outputs.report import (
     paper_layout,
 )
 from sampled_metrics.pipeline.runs import start_job
-from sampled_metrics.reproduction.paper import published
+from sampled_metrics.reproduction.paper import PAPER_REPETITIONS, published
 from sampled_metrics.reproduction.toy_example import TOY_RANKS, exact_table, sampled_table
 
 log = start_job(snakemake)

@@ -511,8 +511,8 @@ def _learned_prior_vectors(metrics, specs, pi, data, nodes) -> dict:
     """{(m, n): {(metric, method): M^ over r~}} of the learned-prior corrections
     ``specs`` (method -> (family, gamma)) at the node values of n of each m: one law,
     prior and set of normal equations per node serve every metric and method."""
-    from ..reproduction.evaluation import interpolation_nodes
     from .corrections import _solve_bias_variance, normal_equations
+    from .nodes import interpolation_nodes
 
     vectors = {}
     for m in np.unique(data.m):
@@ -538,7 +538,7 @@ def _learned_prior_vectors(metrics, specs, pi, data, nodes) -> dict:
 def _per_user_from_vectors(vectors: dict, key, data: SampledEvaluation) -> np.ndarray:
     """M^_{m_u, n_u}(r~_u) of ``key`` = (metric, method), linear in n between the node
     values of n of each m."""
-    from ..reproduction.evaluation import node_weights
+    from .nodes import node_weights
 
     values = np.empty(data.n_users)
     for m in np.unique(data.m):

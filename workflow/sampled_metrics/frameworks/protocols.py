@@ -44,12 +44,13 @@ from ..estimation.corrections import correction_vectors
 from ..estimation.estimators import paper_methods
 from ..estimation.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
 from ..estimation.metrics import metric_by_name
+from ..estimation.nodes import interpolation_nodes, node_weights
+from ..estimation.population import learned_estimates
 from ..io.atomic import write_npz
-from ..outputs.report import markdown_table
+from ..outputs.tables import markdown_table
 from ..passes.block_pass import SCORE_CHUNK, score_users, users_per_block
 from ..passes.ranking import mask_training_items
 from ..passes.ties import check_tie_policy, tie_order_keys
-from ..reproduction.evaluation import interpolation_nodes, learned_estimates, node_weights
 
 __all__ = [
     "FRAMEWORK_PROTOCOLS",

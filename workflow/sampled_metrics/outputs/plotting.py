@@ -21,7 +21,7 @@ from matplotlib.lines import Line2D
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
 from ..io.atomic import atomic_path
-from .report import method_label, metric_label
+from .labels import method_label, metric_label
 
 __all__ = [
     "DPI",

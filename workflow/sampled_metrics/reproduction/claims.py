@@ -18,7 +18,7 @@ from itertools import combinations
 
 import pandas as pd
 
-from ..outputs.report import method_label, metric_label
+from ..outputs.labels import method_label, metric_label
 from ..recommenders import PAPER_RECOMMENDERS
 
 TOP_HEAVY = ("recall@10", "ndcg@10", "ap")

@@ -13,10 +13,13 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["PUBLISHED_FILE", "published"]
+__all__ = ["PAPER_REPETITIONS", "PUBLISHED_FILE", "published"]
 
 PUBLISHED_FILE = Path(__file__).resolve().parents[2] / "resources" / "paper" / "published.csv"
 _KEYS = ("recommender", "pair", "metric", "method")
+# Repetitions behind the paper's means and stds: Table 2 "repeated 1000 times"
+# (section 4.2), Tables 3 and 4 "repeated the sampling experiment 100 times" (footnote 5).
+PAPER_REPETITIONS = {"table2": 1000, "table3": 100, "table4": 100}
 
 
 def published(source: str, path=PUBLISHED_FILE) -> pd.DataFrame:
