@@ -10,7 +10,12 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from .laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT, check_law_arguments, sampled_rank_pmf
+from .laws import (
+    WITHOUT_REPLACEMENT,
+    check_law_arguments,
+    sampled_rank_pmf,
+    sampling_law,
+)
 from .metrics import MetricFn, metric_vector
 
 __all__ = [
@@ -116,7 +121,7 @@ def expected_recall_closed_form(
     k : int
         The cut-off of Recall@k.
     law : {"hypergeometric", "binomial"}, default "hypergeometric"
-        "binomial" uses scipy.stats.binom; any other value scipy.stats.hypergeom.
+        A law with replacement uses scipy.stats.binom, one without scipy.stats.hypergeom.
 
     Returns
     -------
@@ -137,7 +142,7 @@ def expected_recall_closed_form(
     """
     check_law_arguments(ranks, n, m, law)
     r = np.asarray(ranks, dtype=float)
-    if law == WITH_REPLACEMENT:
+    if sampling_law(law).replacement:
         return stats.binom.cdf(k - 1, m, (r - 1) / (n - 1))
     return stats.hypergeom.cdf(k - 1, n - 1, r - 1, m)
 
@@ -171,7 +176,7 @@ def expected_ap_closed_form(ranks, n, m: int) -> np.ndarray:
     [1.0, 0.75, 0.5]
     >>> v, r = metric_on_sample("ap", 10), [1, 5, 50]
     >>> bool(np.allclose(expected_ap_closed_form(r, 100, 10),
-    ...                  expected_sampled_metric(v, r, 100, law=WITH_REPLACEMENT)))
+    ...                  expected_sampled_metric(v, r, 100, law="binomial")))
     True
     """
     r = np.asarray(ranks, dtype=float)

@@ -16,28 +16,35 @@ terms), then each row is normalized. This agrees with scipy.stats.binom and
 scipy.stats.hypergeom to ~1e-12 and is ~100x faster than
 scipy.stats.hypergeom.pmf, which matters for Figure 6 (m up to n - 1).
 
-Constants: ``WITH_REPLACEMENT = "binomial"``, ``WITHOUT_REPLACEMENT =
-"hypergeometric"`` and ``LAWS``, the tuple of both: the values of the
-``law`` arguments of the package.
+The laws are records of one registry, :data:`SAMPLING_LAWS` (name -> :class:`SamplingLaw`):
+a new law is one entry there, with the log-pmf of r~ - 1. Constants:
+``WITH_REPLACEMENT = "binomial"``, ``WITHOUT_REPLACEMENT = "hypergeometric"`` and
+``LAWS``, the tuple of the registered names: the values of the ``law`` arguments of
+the package.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import special
 
 __all__ = [
     "LAWS",
+    "SAMPLING_LAWS",
+    "SamplingLaw",
     "WITHOUT_REPLACEMENT",
     "WITH_REPLACEMENT",
     "check_law_arguments",
+    "sampling_law",
     "sampled_rank_law",
     "sampled_rank_pmf",
 ]
 
 WITH_REPLACEMENT = "binomial"
 WITHOUT_REPLACEMENT = "hypergeometric"
-LAWS = (WITH_REPLACEMENT, WITHOUT_REPLACEMENT)
 
 
 def _log_binomial_coefficient(a, b):
@@ -78,8 +85,7 @@ def check_law_arguments(ranks, n, m: int, law: str):
     Traceback (most recent call last):
     ValueError: m must be a positive integer, got 0
     """
-    if law not in LAWS:
-        raise ValueError(f"unknown law {law!r}; choose one of {LAWS}")
+    replacement = sampling_law(law).replacement
     r = np.atleast_1d(np.asarray(ranks, dtype=float))
     n = np.broadcast_to(np.asarray(n, dtype=float), r.shape)
     if np.any(r != np.round(r)):
@@ -93,7 +99,7 @@ def check_law_arguments(ranks, n, m: int, law: str):
         raise ValueError("true ranks must lie in 1..n")
     if int(m) != m or m < 1:
         raise ValueError(f"m must be a positive integer, got {m!r}")
-    if law == WITHOUT_REPLACEMENT and np.any(m > n - 1):
+    if not replacement and np.any(m > n - 1):
         raise ValueError(
             f"cannot draw m={m} items without replacement from n - 1 = {int(n.min()) - 1}"
         )
@@ -144,23 +150,21 @@ def sampled_rank_pmf(ranks, n, m: int, law: str = WITHOUT_REPLACEMENT) -> np.nda
     r, n, m = check_law_arguments(ranks, n, m, law)
     above = (r - 1.0)[:, None]  # items ranked above the relevant one
     others = (n - 1.0)[:, None]  # the pool the m items are drawn from
-    if law == WITH_REPLACEMENT:
-        log_pmf = _binomial_log_pmf(above / others, m)
-    else:
-        log_pmf = _hypergeometric_log_pmf(above, others, m)
+    log_pmf = SAMPLING_LAWS[law].log_pmf(above, others, m)
     log_pmf -= log_pmf.max(axis=1, keepdims=True)
     pmf = np.exp(log_pmf)
     return pmf / pmf.sum(axis=1, keepdims=True)
 
 
-def _binomial_log_pmf(p, m: int) -> np.ndarray:
-    """log P(k of m draws are above) for k = 0..m, Binomial(m, p), p a column.
+def _binomial_log_pmf(above, others, m: int) -> np.ndarray:
+    """log P(k of m draws are above) for k = 0..m, Binomial(m, p), p = above / others
+    a column.
 
     log C(m, k) + m log(1 - p) + k log(p / (1 - p)): one multiply-add per entry;
     the rows with p = 0 or 1 are point masses.
     """
     k = np.arange(m + 1, dtype=float)[None, :]
-    p = p[:, 0]
+    p = (above / others)[:, 0]
     inner = (p > 0) & (p < 1)
     log_pmf = np.full((p.size, m + 1), -np.inf)
     log_pmf[p == 0, 0] = 0.0
@@ -230,3 +234,69 @@ def sampled_rank_law(n: int, m: int, law: str = WITHOUT_REPLACEMENT) -> np.ndarr
     [[1.0, 0.0], [0.6667, 0.3333], [0.3333, 0.6667], [0.0, 1.0]]
     """
     return sampled_rank_pmf(np.arange(1, int(n) + 1), n, m, law)
+
+
+@dataclass(frozen=True)
+class SamplingLaw:
+    """One law of the sampled rank: how r~ - 1 is distributed given r, n and m.
+
+    Parameters
+    ----------
+    name : str
+        The value of the package's ``law`` arguments.
+    replacement : bool
+        Whether the m items are drawn with replacement (then m may exceed n - 1).
+    log_pmf : callable
+        ``log_pmf(above, others, m)``: for columns ``above`` = r - 1 and ``others`` =
+        n - 1, the rows log P(r~ - 1 = k), k = 0..m, up to a constant per row.
+
+    Examples
+    --------
+    >>> SAMPLING_LAWS["binomial"].replacement, sampling_law("hypergeometric").replacement
+    (True, False)
+    """
+
+    name: str
+    replacement: bool
+    log_pmf: Callable[[np.ndarray, np.ndarray, int], np.ndarray]
+
+
+# The registry of laws: one entry each.
+SAMPLING_LAWS = {
+    law.name: law
+    for law in (
+        SamplingLaw(WITH_REPLACEMENT, True, _binomial_log_pmf),
+        SamplingLaw(WITHOUT_REPLACEMENT, False, _hypergeometric_log_pmf),
+    )
+}
+LAWS = tuple(SAMPLING_LAWS)
+
+
+def sampling_law(name: str) -> SamplingLaw:
+    """The registered law of that name.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`SAMPLING_LAWS`.
+
+    Returns
+    -------
+    SamplingLaw
+
+    Raises
+    ------
+    ValueError
+        For an unknown name, naming it and the known ones.
+
+    Examples
+    --------
+    >>> sampling_law("binomial").replacement
+    True
+    >>> sampling_law("poisson")
+    Traceback (most recent call last):
+    ValueError: unknown law 'poisson'; choose one of ('binomial', 'hypergeometric')
+    """
+    if name not in SAMPLING_LAWS:
+        raise ValueError(f"unknown law {name!r}; choose one of {LAWS}")
+    return SAMPLING_LAWS[name]
