@@ -13,8 +13,8 @@ from sampled_metrics.pipeline.config import (
     DATASET_NAME,
     RECOMMENDER_NAME,
     check_config_files,
-    validate_config,
 )
+from sampled_metrics.pipeline.validation import validate_config
 
 min_version("9.0")
 

@@ -28,7 +28,7 @@ from sampled_metrics.estimation.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMEN
 from sampled_metrics.estimation.metrics import metric_vector  # noqa: E402
 from sampled_metrics.estimation.population import exact_metric, expected_sampled_value
 from sampled_metrics.passes.ranking import exact_ranks  # noqa: E402
-from sampled_metrics.pipeline.config import load_config  # noqa: E402
+from sampled_metrics.pipeline.validation import load_config  # noqa: E402
 from sampled_metrics.recommenders import fit_recommender  # noqa: E402
 
 CONFIG = load_config()

@@ -43,7 +43,7 @@ from sampled_metrics.estimation.population import exact_metric
 from sampled_metrics.io.atomic import write_text  # noqa: E402
 from sampled_metrics.passes.ranking import exact_ranks  # noqa: E402
 from sampled_metrics.passes.ties import TIE_POLICIES  # noqa: E402
-from sampled_metrics.pipeline.config import load_config  # noqa: E402
+from sampled_metrics.pipeline.validation import load_config  # noqa: E402
 from sampled_metrics.recommenders import (  # noqa: E402
     ITEM_KNN_DEFAULTS,
     PAPER_RECOMMENDERS,

@@ -3,7 +3,8 @@
 library itself (the same loader and split as the workflow's rule `split`)."""
 
 from sampled_metrics.data import check_facts, leave_last_out_split, load_events
-from sampled_metrics.pipeline.config import CONFIG_FILE, load_config
+from sampled_metrics.pipeline.config import CONFIG_FILE
+from sampled_metrics.pipeline.validation import load_config
 
 DATASET = "ml-1m-offline"
 ENTRY = load_config()["datasets"][DATASET]

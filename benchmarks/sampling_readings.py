@@ -35,7 +35,7 @@ from offline_data import DEFAULT_DATA, load_leave_last_out  # noqa: E402
 from sampled_metrics.estimation.expected import metric_on_sample  # noqa: E402
 from sampled_metrics.estimation.laws import WITHOUT_REPLACEMENT, sampled_rank_pmf  # noqa: E402
 from sampled_metrics.passes.ties import tie_order_keys  # noqa: E402
-from sampled_metrics.pipeline.config import load_config  # noqa: E402
+from sampled_metrics.pipeline.validation import load_config  # noqa: E402
 from sampled_metrics.recommenders import all_scores, fit_recommender  # noqa: E402
 from sampled_metrics.reproduction.paper import published  # noqa: E402
 

@@ -38,7 +38,8 @@ import pytest
 import yaml
 from hypothesis import settings
 
-from sampled_metrics.pipeline.config import CONFIG_FILE, load_config
+from sampled_metrics.pipeline.config import CONFIG_FILE
+from sampled_metrics.pipeline.validation import load_config
 from sampled_metrics.recommenders import PAPER_RECOMMENDERS
 from sampled_metrics.reproduction.paper import published
 

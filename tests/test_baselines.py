@@ -93,7 +93,7 @@ def test_bpr_is_reproducible_from_its_seed_and_learns_a_planted_structure():
 def test_the_baselines_are_entries_of_the_shipped_configuration():
     """config.yaml evaluates Pop, EASE and BPR beside X, Y, Z, one entry each, with
     their types' defaults."""
-    from sampled_metrics.pipeline.config import load_config
+    from sampled_metrics.pipeline.validation import load_config
 
     recommenders = load_config()["recommenders"]
     assert list(recommenders) == ["X", "Y", "Z", "Pop", "EASE", "BPR"]

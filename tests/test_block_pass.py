@@ -18,16 +18,18 @@ from sampled_metrics.passes.block_pass import (
     shard_bounds,
     users_per_block,
 )
-from sampled_metrics.passes.ranking import exact_ranks
-from sampled_metrics.passes.sampling import (
+from sampled_metrics.passes.draw_plan import (
     block_positions,
     draw_plan,
+    load_draw_plan,
+    save_draw_plan,
+)
+from sampled_metrics.passes.ranking import exact_ranks
+from sampled_metrics.passes.sampling import (
     draw_positions,
     excluded_items,
-    load_draw_plan,
     pool_sizes,
     sampled_ranks,
-    save_draw_plan,
 )
 from sampled_metrics.passes.ties import TIE_POLICIES
 from sampled_metrics.recommenders import PrecomputedScores

@@ -30,7 +30,8 @@ from sampled_metrics.data import (
     read_events,
     save_split,
 )
-from sampled_metrics.pipeline.config import CONFIG_FILE, SCHEMA_FILE, load_config
+from sampled_metrics.pipeline.config import CONFIG_FILE, SCHEMA_FILE
+from sampled_metrics.pipeline.validation import load_config
 
 RATINGS = "1::1193::5::978300760\n1::661::3::978302109\n2::1357::4.5::978298709\n"
 

@@ -15,8 +15,9 @@ import yaml
 from conftest import TARGETS, TINY_CONFIG, assert_same_files, finished, run, tiny_config
 from snakemake.utils import update_config
 
-from sampled_metrics.pipeline.config import CONFIG_FILE, validate_config
+from sampled_metrics.pipeline.config import CONFIG_FILE
 from sampled_metrics.pipeline.runs import PACKAGES
+from sampled_metrics.pipeline.validation import validate_config
 
 pytestmark = pytest.mark.slow
 

@@ -18,8 +18,6 @@ from sampled_metrics.estimation.corrections import (
     posterior_mean_correction,
 )
 from sampled_metrics.estimation.estimators import (
-    _likelihood,
-    _prior_on_ranks,
     compare,
     estimate,
     estimate_table,
@@ -28,6 +26,7 @@ from sampled_metrics.estimation.estimators import (
     parse_estimator,
     sampled_evaluation,
 )
+from sampled_metrics.estimation.estimators.learned import _likelihood, _prior_on_ranks
 from sampled_metrics.estimation.laws import sampled_rank_law
 from sampled_metrics.estimation.metrics import metric_by_name, metric_vector
 

@@ -14,14 +14,9 @@ from sampled_metrics.estimation.population import (
     sampled_metric_table,
 )
 from sampled_metrics.reproduction.claims import check_claims, crosscheck_claim
-from sampled_metrics.reproduction.evaluation import (
-    order_thresholds,
-    pair_agreement,
-    sample_size_curves,
-    sampling_crosscheck,
-    summary_table,
-)
+from sampled_metrics.reproduction.curves import order_thresholds, sample_size_curves
 from sampled_metrics.reproduction.paper import published
+from sampled_metrics.reproduction.tables import pair_agreement, sampling_crosscheck, summary_table
 
 # The sample sizes the paper's text gives for Figure 6 (uncorrected and BV 0.1).
 PAPER_THRESHOLDS = dict(
@@ -279,7 +274,7 @@ def test_figure6_catalogue_n_builds_every_correction_with_it():
 
 def test_expected_values_in_blocks_of_users_equal_one_block(monkeypatch):
     """Figure 6's per-user laws are taken block by block (bounded memory): same values."""
-    import sampled_metrics.reproduction.evaluation as E
+    import sampled_metrics.reproduction.curves as E
 
     ranks, n = _users(4, size=50)
     at_nodes = [correction_vectors(["ap"], ["sampled", "bv_0.1"], int(k), 7) for k in (40, 51)]

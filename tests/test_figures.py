@@ -1,5 +1,5 @@
 """The figures as a reader sees them, built from small synthetic frames through the
-plotting functions (no pipeline run): labels, legends, subtitles, marks, the
+figure functions (no pipeline run): labels, legends, subtitles, marks, the
 saved resolution, and no change to global matplotlib settings."""
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from sampled_metrics.outputs import plotting
-from sampled_metrics.pipeline.config import load_config
+from sampled_metrics.outputs import figures
+from sampled_metrics.outputs.figures.rank_distribution import EMPTY_BUCKET
+from sampled_metrics.pipeline.validation import load_config
 from sampled_metrics.reproduction import toy_example
-from sampled_metrics.reproduction.evaluation import order_thresholds, sample_size_curves
+from sampled_metrics.reproduction.curves import order_thresholds, sample_size_curves
 
 RNG = np.random.default_rng(0)
 N_ITEMS = 400
@@ -53,7 +54,7 @@ def fig6_inputs():
 
 def figure_6():
     curves, exact, orders = fig6_inputs()
-    return plotting.sample_size_figure(
+    return figures.sample_size_figure(
         curves,
         exact,
         "recall@10",
@@ -66,29 +67,29 @@ def figure_6():
 
 
 def figure_5():
-    return plotting.rank_distribution_figure(RANKS, pessimistic=PESSIMISTIC, dataset="synthetic")
+    return figures.rank_distribution_figure(RANKS, pessimistic=PESSIMISTIC, dataset="synthetic")
 
 
 def figure_1():
-    return plotting.metric_curves_figure(toy_example.metric_curves(500))
+    return figures.metric_curves_figure(toy_example.metric_curves(500))
 
 
 def figure_2():
     data = toy_example.expected_vs_sample_size(
         toy_example.TOY_RANKS, 10_000, [1, 3, 10, 30, 99, 300, 1000, 9999], "binomial"
     )
-    return plotting.expected_vs_sample_size_figure(data, 10_000, "binomial", marked_m=99)
+    return figures.expected_vs_sample_size_figure(data, 10_000, "binomial", marked_m=99)
 
 
 def figure_3():
     data = toy_example.expected_vs_true_rank(1000, [10, 100], 200, "binomial")
-    return plotting.expected_vs_true_rank_figure(data, 1000, "binomial")
+    return figures.expected_vs_true_rank_figure(data, 1000, "binomial")
 
 
 def figure_4():
     methods = ["sampled", "rank_estimate", "ls", "cls", "bv_0.1"]
     on_sample, expected = toy_example.corrected_ap_curves(1000, 20, methods, "binomial", 1000)
-    return plotting.corrected_ap_figure(
+    return figures.corrected_ap_figure(
         on_sample, expected, 1000, 20, "binomial", "monotone_in_range"
     )
 
@@ -177,8 +178,8 @@ def test_every_figure_has_a_subtitle_labelled_axes_and_a_legend(build, name):
 def test_save_figure_writes_pngs_at_300_dpi(tmp_path, build):
     before = dict(mpl.rcParams)
     fig = build("fig6")
-    plotting.save_figure(fig, tmp_path / "fig.png", tmp_path / "fig.pdf")
-    assert plotting.DPI == 300
+    figures.save_figure(fig, tmp_path / "fig.png", tmp_path / "fig.pdf")
+    assert figures.DPI == 300
     with Image.open(tmp_path / "fig.png") as image:
         assert [round(d) for d in image.info["dpi"]] == [300, 300]
         assert image.width > 10 * 250  # a 10-inch figure at 300 dpi
@@ -264,7 +265,7 @@ def test_figure_5_loses_no_bucket_on_the_log_axis(build):
     for ax, ranks in ((fig.axes[0], RANKS), (fig.axes[2], PESSIMISTIC)):
         assert ax.get_yscale() == "log"
         low, high = ax.get_ylim()
-        edges = plotting.rank_buckets(N_ITEMS, 100)
+        edges = figures.rank_buckets(N_ITEMS, 100)
         markers = {line.get_gid(): line for line in ax.get_lines() if line.get_gid()}
         for name, frame in ranks.items():
             y = np.asarray(markers[f"counts {name}"].get_ydata())
@@ -272,7 +273,7 @@ def test_figure_5_loses_no_bucket_on_the_log_axis(build):
             assert len(y) == len(counts)  # one mark per bucket, empty ones too
             assert np.all((y > low) & (y < high))
             np.testing.assert_array_equal(y[counts > 0], counts[counts > 0])
-            assert np.all(y[counts == 0] == plotting.EMPTY_BUCKET)
+            assert np.all(y[counts == 0] == EMPTY_BUCKET)
         assert "0" in visible_ticklabels(ax)
     # the three recommenders' marks are apart within each bucket
     xs = [np.asarray(line.get_xdata()) for line in fig.axes[0].get_lines() if line.get_gid()]
@@ -280,7 +281,7 @@ def test_figure_5_loses_no_bucket_on_the_log_axis(build):
 
 
 def test_figure_5_facts_name_the_pessimistic_columns():
-    facts = plotting.rank_distribution_facts(RANKS, pessimistic=PESSIMISTIC)
+    facts = figures.rank_distribution_facts(RANKS, pessimistic=PESSIMISTIC)
     assert list(facts.columns) == [
         "recommender",
         "users",

@@ -19,13 +19,13 @@ from conftest import TARGETS, run
 
 from sampled_metrics.data import SplitUsers
 from sampled_metrics.io.atomic import checksum_path, verify_checksum, write_csv, write_npy
-from sampled_metrics.pipeline.config import load_config
 from sampled_metrics.pipeline.intermediates import (
     read_pessimistic_ranks,
     read_ranks,
     read_sampled_ranks,
     read_table,
 )
+from sampled_metrics.pipeline.validation import load_config
 
 USERS = SplitUsers(np.array([7, 3, 11]), np.array([40, 35, 38]), 45)
 

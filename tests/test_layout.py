@@ -9,8 +9,9 @@ from pathlib import Path
 
 import yaml
 
-from sampled_metrics.pipeline.config import CONFIG_FILE, SCHEMA_FILE, load_config
+from sampled_metrics.pipeline.config import CONFIG_FILE, SCHEMA_FILE
 from sampled_metrics.pipeline.runs import library_fingerprint
+from sampled_metrics.pipeline.validation import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 LIBRARY = REPO / "workflow" / "sampled_metrics"
@@ -25,11 +26,14 @@ def test_the_library_never_imports_snakemake():
     assert offenders == []
 
 
-def test_importing_plotting_changes_no_global_matplotlib_setting():
+def test_importing_the_figures_changes_no_global_matplotlib_setting():
+    modules = sorted(path.stem for path in (LIBRARY / "outputs" / "figures").glob("[!_]*.py"))
+    assert "style" in modules
     code = (
         "import matplotlib as mpl; before = dict(mpl.rcParams); backend = mpl.get_backend();"
-        "import sampled_metrics.outputs.plotting;"
-        "changed = [k for k in before if mpl.rcParams[k] != before[k]];"
+        "import sampled_metrics.outputs.figures;"
+        + "".join(f"import sampled_metrics.outputs.figures.{name};" for name in modules)
+        + "changed = [k for k in before if mpl.rcParams[k] != before[k]];"
         "assert not changed and mpl.get_backend() == backend, changed"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

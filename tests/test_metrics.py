@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sampled_metrics.estimation import metrics as M
+from sampled_metrics.estimation import set_metrics as S
 from sampled_metrics.reproduction.paper import published
 from sampled_metrics.reproduction.toy_example import TOY_RANKS
 
@@ -71,45 +72,45 @@ def test_set_metrics_by_hand():
     R, n = [3, 5], 10
     # eq 2: pairs (relevant, irrelevant) correctly ordered:
     # 3 beats 6 of 8 (not 1, 2), 5 beats 5 of 8
-    assert M.set_auc(R, n) == pytest.approx(11 / 16)
-    assert M.set_precision_at_k(R, 5) == pytest.approx(2 / 5)
-    assert M.set_recall_at_k(R, 4) == pytest.approx(1 / 2)
-    assert M.set_average_precision_at_k(R, 10) == pytest.approx((1 / 3 + 2 / 5) / 2)
-    assert M.set_average_precision_at_k(R, 4) == pytest.approx((1 / 3) / 2)
+    assert S.set_auc(R, n) == pytest.approx(11 / 16)
+    assert S.set_precision_at_k(R, 5) == pytest.approx(2 / 5)
+    assert S.set_recall_at_k(R, 4) == pytest.approx(1 / 2)
+    assert S.set_average_precision_at_k(R, 10) == pytest.approx((1 / 3 + 2 / 5) / 2)
+    assert S.set_average_precision_at_k(R, 4) == pytest.approx((1 / 3) / 2)
     ideal = 1 + 1 / np.log2(3)
-    assert M.set_ndcg_at_k(R, 10) == pytest.approx((1 / np.log2(4) + 1 / np.log2(6)) / ideal)
+    assert S.set_ndcg_at_k(R, 10) == pytest.approx((1 / np.log2(4) + 1 / np.log2(6)) / ideal)
 
 
 def test_chapter_example_map_and_ndcg():
     """The background chapter's example: relevant at positions 2, 3, 5 of 5."""
-    assert M.set_average_precision_at_k([2, 3, 5], 5) == pytest.approx((1 / 2 + 2 / 3 + 3 / 5) / 3)
+    assert S.set_average_precision_at_k([2, 3, 5], 5) == pytest.approx((1 / 2 + 2 / 3 + 3 / 5) / 3)
     dcg = 1 / np.log2(3) + 1 / np.log2(4) + 1 / np.log2(6)  # the chapter's 0.63 + 0.5 + 0.39
     idcg = 1 + 1 / np.log2(3) + 1 / np.log2(4)  # its 2.13
-    assert M.set_ndcg_at_k([2, 3, 5], 5) == pytest.approx(dcg / idcg)
-    assert round(M.set_ndcg_at_k([2, 3, 5], 5), 2) == 0.71  # the chapter's rounded value
-    assert M.graded_ndcg_at_k([0, 1, 1, 0, 1], 5) == pytest.approx(M.set_ndcg_at_k([2, 3, 5], 5))
+    assert S.set_ndcg_at_k([2, 3, 5], 5) == pytest.approx(dcg / idcg)
+    assert round(S.set_ndcg_at_k([2, 3, 5], 5), 2) == 0.71  # the chapter's rounded value
+    assert S.graded_ndcg_at_k([0, 1, 1, 0, 1], 5) == pytest.approx(S.set_ndcg_at_k([2, 3, 5], 5))
 
 
 def test_graded_ndcg_by_hand():
     # gains 3, 2 at positions 2, 1 -> DCG = 2 + 3/log2(3); ideal = 3 + 2/log2(3)
     expected = (2 + 3 / np.log2(3)) / (3 + 2 / np.log2(3))
-    assert M.graded_ndcg_at_k([2, 3, 0], 3) == pytest.approx(expected)
+    assert S.graded_ndcg_at_k([2, 3, 0], 3) == pytest.approx(expected)
     exp_expected = (3 + 7 / np.log2(3)) / (7 + 3 / np.log2(3))
-    assert M.graded_ndcg_at_k([2, 3, 0], 3, exponential=True) == pytest.approx(exp_expected)
-    assert M.graded_ndcg_at_k([0, 0], 2) == 0.0
+    assert S.graded_ndcg_at_k([2, 3, 0], 3, exponential=True) == pytest.approx(exp_expected)
+    assert S.graded_ndcg_at_k([0, 0], 2) == 0.0
 
 
 @given(st.integers(1, 500), st.integers(2, 500))
 def test_set_forms_reduce_to_single_item_forms(r, n):
     r = min(r, n)
-    assert M.set_auc([r], n) == pytest.approx(M.auc(r, n))
+    assert S.set_auc([r], n) == pytest.approx(M.auc(r, n))
     for k in (1, 5, 10):
-        assert M.set_recall_at_k([r], k) == M.recall_at_k(r, k=k)
-        assert M.set_precision_at_k([r], k) == M.precision_at_k(r, k=k)
-        assert M.set_average_precision_at_k([r], k) == pytest.approx(
+        assert S.set_recall_at_k([r], k) == M.recall_at_k(r, k=k)
+        assert S.set_precision_at_k([r], k) == M.precision_at_k(r, k=k)
+        assert S.set_average_precision_at_k([r], k) == pytest.approx(
             M.average_precision_at_k(r, k=k)
         )
-        assert M.set_ndcg_at_k([r], k) == pytest.approx(M.ndcg_at_k(r, k=k))
+        assert S.set_ndcg_at_k([r], k) == pytest.approx(M.ndcg_at_k(r, k=k))
 
 
 @given(st.lists(st.integers(1, 60), min_size=1, max_size=20, unique=True), st.integers(60, 100))
@@ -117,7 +118,7 @@ def test_set_auc_equals_pair_counting(R, n):
     """Eq 2, first line (pair counting) against its closed form (second line)."""
     irrelevant = np.setdiff1d(np.arange(1, n + 1), R)
     pairs = np.mean(np.asarray(R)[:, None] < irrelevant[None, :])
-    assert M.set_auc(R, n) == pytest.approx(pairs)
+    assert S.set_auc(R, n) == pytest.approx(pairs)
 
 
 @given(

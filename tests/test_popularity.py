@@ -14,13 +14,13 @@ from sampled_metrics.estimation.estimators import estimate, sampled_evaluation
 from sampled_metrics.estimation.laws import sampled_rank_pmf
 from sampled_metrics.estimation.popularity import (
     binomial_law_of_weighted_rank,
-    draw_negatives,
     hansen_hurwitz_rank,
     popularity_probabilities,
     sampled_rank_from_draws,
     successive_beaten_law,
     weighted_rank,
 )
+from sampled_metrics.frameworks.draws import draw_negatives
 
 
 def catalogue(items=200, seed=0):
@@ -41,7 +41,7 @@ def test_the_sampled_rank_with_replacement_is_binomial_in_the_beaten_mass(alpha)
     m, draws = 10, 20000
     rng = np.random.default_rng(1)
     sampled = np.array(
-        [sampled_rank_from_draws(draw_negatives(pi, m, rng), above) for _ in range(draws)]
+        [sampled_rank_from_draws(drawn, above) for drawn in draw_negatives(pi, m, rng, size=draws)]
     )
     q = pi[above].sum()
     law = binomial_law_of_weighted_rank(q, m)
@@ -76,7 +76,7 @@ def test_hansen_hurwitz_is_unbiased_for_the_standard_rank_and_knows_its_variance
     m, draws = 20, 20000
     rng = np.random.default_rng(3)
     results = np.array(
-        [hansen_hurwitz_rank(draw_negatives(pi, m, rng), above, pi) for _ in range(draws)]
+        [hansen_hurwitz_rank(drawn, above, pi) for drawn in draw_negatives(pi, m, rng, size=draws)]
     )
     truth = 1 + above.sum()
     variance = (np.sum(1 / pi[above]) - above.sum() ** 2) / m
@@ -107,8 +107,8 @@ def test_successive_sampling_is_close_to_its_conditional_poisson_approximation(m
     rng = np.random.default_rng(6)
     sampled = np.array(
         [
-            sampled_rank_from_draws(draw_negatives(pi, m, rng, replacement=False), above)
-            for _ in range(20000)
+            sampled_rank_from_draws(drawn, above)
+            for drawn in draw_negatives(pi, m, rng, replacement=False, size=20000)
         ]
     )
     observed = np.bincount(sampled - 1, minlength=m + 1) / sampled.size

@@ -1,4 +1,4 @@
-"""The frameworks' sampling protocols (sampled_metrics.frameworks.protocols), tested from first
+"""The frameworks' sampling protocols (sampled_metrics.frameworks), tested from first
 principles: the draws against their exact laws (chi-square), the simulated sampled
 rank against the paper's laws where they hold, the popularity-weighted rank and the
 Hansen-Hurwitz estimate against their definitions, the beaten items against the exact
@@ -15,23 +15,22 @@ from scipy import stats
 
 from sampled_metrics.estimation.laws import sampled_rank_pmf
 from sampled_metrics.estimation.population import exact_metric
-from sampled_metrics.frameworks.protocols import (
-    FRAMEWORK_PROTOCOLS,
-    HANSEN_HURWITZ,
-    Protocol,
+from sampled_metrics.frameworks.draws import draw_items
+from sampled_metrics.frameworks.estimates import HANSEN_HURWITZ, protocol_estimates
+from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS, Protocol
+from sampled_metrics.frameworks.simulate import (
     ProtocolRanks,
     beaten_items,
-    draw_items,
     interaction_counts,
-    protocol_estimates,
     save_protocol_ranks,
     simulate,
     simulate_protocols,
 )
 from sampled_metrics.passes.block_pass import SCORE_CHUNK
 from sampled_metrics.passes.ranking import block_ranks
-from sampled_metrics.pipeline.config import ConfigError, load_config, validate_config
+from sampled_metrics.pipeline.config import ConfigError
 from sampled_metrics.pipeline.intermediates import read_protocol_ranks
+from sampled_metrics.pipeline.validation import load_config, validate_config
 from sampled_metrics.recommenders import PrecomputedScores
 
 
@@ -331,7 +330,7 @@ def test_the_configuration_of_the_study_is_checked():
 
 
 def test_a_protocol_larger_than_the_pool_stops_before_work():
-    from sampled_metrics.pipeline.config import check_data_sizes
+    from sampled_metrics.pipeline.validation import check_data_sizes
 
     config = load_config()
     check_data_sizes(config, "ml-1m", 3706, 1391, "split")

@@ -28,7 +28,8 @@ from sampled_metrics.data import (
     load_movielens_dat,
     read_events,
 )
-from sampled_metrics.pipeline.config import CONFIG_FILE, ConfigError, load_config, validate_config
+from sampled_metrics.pipeline.config import CONFIG_FILE, ConfigError
+from sampled_metrics.pipeline.validation import load_config, validate_config
 
 DECOMPRESSED_KEY = "limits.decompressed_mb"
 DOWNLOAD_KEY = "limits.download_seconds"

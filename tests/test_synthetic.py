@@ -27,7 +27,8 @@ from sampled_metrics.data import (
     synthetic_events,
 )
 from sampled_metrics.data import synthetic as synthetic_module
-from sampled_metrics.pipeline.config import CONFIG_FILE, ConfigError, source_file, validate_config
+from sampled_metrics.pipeline.config import CONFIG_FILE, ConfigError, source_file
+from sampled_metrics.pipeline.validation import validate_config
 
 SMALL = "synthetic-small"
 PRESETS = (SMALL, "ml-20m-like", "netflix-like")

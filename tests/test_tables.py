@@ -24,7 +24,7 @@ from sampled_metrics.outputs.tables import (
     paper_layout,
     standard_error_gap,
 )
-from sampled_metrics.reproduction import claims
+from sampled_metrics.reproduction.claims import table_claims
 
 METHODS = ["exact", "sampled", "rank_estimate", "cls", "bv_1", "bv_0.1", "bv_0.01", "bv_0.001"]
 PAPER_NAMES = [
@@ -205,8 +205,8 @@ def test_paper_names_have_one_home():
         "AP",
         "AUC",
     ]
-    assert claims.method_label is labels.method_label
-    assert claims.metric_label is labels.metric_label
+    assert table_claims.method_label is labels.method_label
+    assert table_claims.metric_label is labels.metric_label
     assert labels.pair_label("Y<Z") == "Y vs Z"
     assert method_groups(METHODS) == [("", 1), ("Sampled", 1), ("Sampled with correction", 6)]
 

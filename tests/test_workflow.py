@@ -16,7 +16,7 @@ from conftest import (
     tiny_config,
 )
 
-from sampled_metrics.pipeline.config import load_config
+from sampled_metrics.pipeline.validation import load_config
 
 pytestmark = pytest.mark.slow
 

@@ -4,12 +4,12 @@ import os
 import re
 
 from sampled_metrics.pipeline.config import (
-    check_data_sizes,
     datasets_to_run,
     fig6_m_values,
     sampling_seed,
     source_file,
 )
+from sampled_metrics.pipeline.validation import check_data_sizes
 from sampled_metrics.data import split_users
 from sampled_metrics.reproduction.paper import PUBLISHED_FILE
 from sampled_metrics.pipeline.runs import library_fingerprint
@@ -96,7 +96,7 @@ def fit_threads(wildcards):
 
 def check_existing_splits():
     """Before any job: a data set split earlier has known sizes, so what the
-    configuration asks of them is checked now (config.check_data_sizes; the split
+    configuration asks of them is checked now (validation.check_data_sizes; the split
     rule checks a new split, a synthetic entry is checked from its keys)."""
     for name in DATASETS:
         path = SPLIT.format(dataset=name)

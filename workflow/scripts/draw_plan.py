@@ -1,15 +1,16 @@
 """Rule draw_plan: draw every repetition's sampled items once for all users and
-record where each block of users finds its draws (sampling.DrawPlan)."""
+record where each block of users finds its draws (draw_plan.DrawPlan)."""
 
 from sampled_metrics.data import load_split
 from sampled_metrics.passes.block_pass import SCORE_CHUNK
-from sampled_metrics.passes.sampling import draw_plan, excluded_items, pool_sizes, save_draw_plan
+from sampled_metrics.passes.draw_plan import draw_plan, save_draw_plan
+from sampled_metrics.passes.sampling import excluded_items, pool_sizes
 from sampled_metrics.pipeline.runs import start_job
 
 log = start_job(snakemake)
 p = snakemake.params
 split = load_split(snakemake.input[0])
-# sampling.m fits every pool: config.check_data_sizes ran at start-up or after the split.
+# sampling.m fits every pool: validation.check_data_sizes ran at start-up or after the split.
 pool = pool_sizes(excluded_items(split.train, split.test_items))
 plan = draw_plan(
     pool, p.m, p.repetitions, p.seed, chunk=SCORE_CHUNK, replacement=p.replacement, progress=True

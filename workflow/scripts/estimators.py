@@ -14,7 +14,7 @@ from sampled_metrics.pipeline.intermediates import (
     read_table,
 )
 from sampled_metrics.pipeline.runs import start_job
-from sampled_metrics.reproduction.evaluation import estimator_errors, pair_agreement
+from sampled_metrics.reproduction.tables import estimator_errors, pair_agreement
 
 log = start_job(snakemake)
 dataset = snakemake.wildcards.dataset

@@ -3,7 +3,7 @@ as the pipeline breaks them and pessimistic (every tied item above the held-out 
 
 from sampled_metrics.data import split_users
 from sampled_metrics.io.atomic import write_csv
-from sampled_metrics.outputs.plotting import (
+from sampled_metrics.outputs.figures import (
     rank_distribution_facts,
     rank_distribution_figure,
     save_figure,

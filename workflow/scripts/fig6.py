@@ -4,7 +4,7 @@ import pandas as pd
 
 from sampled_metrics.data import split_users
 from sampled_metrics.estimation.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
-from sampled_metrics.outputs.plotting import sample_size_figure, save_figure
+from sampled_metrics.outputs.figures import sample_size_figure, save_figure
 from sampled_metrics.pipeline.runs import start_job
 
 start_job(snakemake)

@@ -5,7 +5,7 @@ from sampled_metrics.estimation.population import exact_metric
 from sampled_metrics.io.atomic import write_csv
 from sampled_metrics.pipeline.intermediates import read_ranks
 from sampled_metrics.pipeline.runs import start_job
-from sampled_metrics.reproduction.evaluation import order_thresholds, sample_size_curves
+from sampled_metrics.reproduction.curves import order_thresholds, sample_size_curves
 
 log = start_job(snakemake)
 f = snakemake.params.fig6

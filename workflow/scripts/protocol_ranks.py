@@ -1,12 +1,9 @@
 """Rule protocol_ranks: the sampled ranks every protocol of protocols.run gives every
-recommender, simulated on their real scores (sampled_metrics.frameworks.protocols)."""
+recommender, simulated on their real scores (sampled_metrics.frameworks.simulate)."""
 
 from sampled_metrics.data import load_split
-from sampled_metrics.frameworks.protocols import (
-    FRAMEWORK_PROTOCOLS,
-    save_protocol_ranks,
-    simulate_protocols,
-)
+from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
+from sampled_metrics.frameworks.simulate import save_protocol_ranks, simulate_protocols
 from sampled_metrics.pipeline.intermediates import read_ranks
 from sampled_metrics.pipeline.runs import start_job
 from sampled_metrics.recommenders import load_model

@@ -13,8 +13,8 @@ from sampled_metrics.outputs.tables import markdown_table
 from sampled_metrics.pipeline.intermediates import read_ranks
 from sampled_metrics.pipeline.runs import start_job
 from sampled_metrics.reproduction.claims import TOP_HEAVY
-from sampled_metrics.reproduction.evaluation import protocol_sensitivity
 from sampled_metrics.reproduction.paper import published
+from sampled_metrics.reproduction.sensitivity import protocol_sensitivity
 
 log = start_job(snakemake)
 p = snakemake.params

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from sampled_metrics.outputs.plotting import protocols_figure, save_figure
+from sampled_metrics.outputs.figures import protocols_figure, save_figure
 from sampled_metrics.pipeline.runs import start_job
 
 start_job(snakemake)

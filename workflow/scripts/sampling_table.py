@@ -16,7 +16,7 @@ from sampled_metrics.estimation.population import (
 from sampled_metrics.io.atomic import write_csv
 from sampled_metrics.pipeline.intermediates import SAMPLING_COLUMNS, read_ranks, read_sampled_ranks
 from sampled_metrics.pipeline.runs import start_job
-from sampled_metrics.reproduction.evaluation import sampling_crosscheck
+from sampled_metrics.reproduction.tables import sampling_crosscheck
 
 log = start_job(snakemake)
 p = snakemake.params

@@ -16,8 +16,8 @@ from sampled_metrics.pipeline.intermediates import (
     read_table,
 )
 from sampled_metrics.pipeline.runs import start_job
-from sampled_metrics.reproduction.evaluation import paper_rows, summary_table
 from sampled_metrics.reproduction.paper import PAPER_REPETITIONS, published
+from sampled_metrics.reproduction.tables import paper_rows, summary_table
 
 log = start_job(snakemake)
 dataset = snakemake.wildcards.dataset

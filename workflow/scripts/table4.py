@@ -12,8 +12,8 @@ from sampled_metrics.pipeline.intermediates import (
     read_table,
 )
 from sampled_metrics.pipeline.runs import start_job
-from sampled_metrics.reproduction.evaluation import pair_agreement, paper_rows
 from sampled_metrics.reproduction.paper import PAPER_REPETITIONS, published
+from sampled_metrics.reproduction.tables import pair_agreement, paper_rows
 
 log = start_job(snakemake)
 dataset = snakemake.wildcards.dataset

@@ -3,6 +3,8 @@
 * :mod:`.download`  fetch an archive atomically, with retries and an md5 check
 * :mod:`.readers`   raw file -> events frame (``user``, ``item``, ``time``,
   optional ``rating``), binarization, a data set of config.yaml
+* :mod:`.formats`   one loader per file format (MovieLens .dat, delimited)
+* :mod:`.compressed` opening .gz files and .zip members within the decompressed-size limit
 * :mod:`.synthetic` generated events of any size (``format: synthetic``): long-tailed
   item popularity and user activity
 * :mod:`.split`     events -> :class:`Split` (section 9's leave-last-out), and its file
@@ -15,14 +17,8 @@ names the file (and the line where it applies).
 from .download import check_md5, download, md5sum
 from .errors import DataError
 from .facts import check_facts
-from .readers import (
-    as_interactions,
-    binarize,
-    load_delimited,
-    load_events,
-    load_movielens_dat,
-    read_events,
-)
+from .formats import load_delimited, load_movielens_dat
+from .readers import as_interactions, binarize, load_events, read_events
 from .split import (
     Split,
     SplitUsers,

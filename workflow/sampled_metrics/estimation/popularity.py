@@ -41,7 +41,6 @@ from scipy import optimize, stats
 
 __all__ = [
     "binomial_law_of_weighted_rank",
-    "draw_negatives",
     "hansen_hurwitz_rank",
     "popularity_probabilities",
     "sampled_rank_from_draws",
@@ -117,35 +116,6 @@ def weighted_rank(above, pi, n: int) -> float:
     """
     q = float(np.sum(np.asarray(pi, dtype=float)[np.asarray(above, dtype=bool)]))
     return 1.0 + (n - 1) * q
-
-
-def draw_negatives(pi, m: int, rng: np.random.Generator, replacement: bool = True) -> np.ndarray:
-    """m negatives drawn with probabilities pi: independently (with replacement), or
-    successively, each draw over the items left, renormalised (without replacement:
-    numpy's ``choice(replace=False, p=pi)``, BERT4Rec's sampler).
-
-    Parameters
-    ----------
-    pi : array_like
-        Probabilities over the items (0 for the ineligible ones).
-    m : int
-    rng : numpy.random.Generator
-    replacement : bool, default True
-
-    Returns
-    -------
-    numpy.ndarray of int
-        The drawn item indices.
-
-    Examples
-    --------
-    >>> draw_negatives([0.5, 0.5, 0.0], 2, np.random.default_rng(0), replacement=False).tolist()
-    [1, 0]
-    """
-    pi = np.asarray(pi, dtype=float)
-    if not replacement and m > np.count_nonzero(pi):
-        raise ValueError(f"m = {m} exceeds the {np.count_nonzero(pi)} items with pi > 0")
-    return rng.choice(pi.size, size=m, replace=replacement, p=pi)
 
 
 def sampled_rank_from_draws(drawn, above) -> int:

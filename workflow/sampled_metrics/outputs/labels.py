@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from ..estimation.metrics import metric_by_name
+from ..estimation.registry import estimator_label, find_estimator
 
 __all__ = [
     "column_label",
@@ -28,12 +29,12 @@ _COLUMN_LABELS = {
 }
 
 
-_METHOD_LABELS = {
+# The estimators' labels are the registry's (estimation.registry). These two columns
+# stand beside the estimators but are none (parse_estimator refuses them): the exact
+# metric itself, and the Hansen-Hurwitz rank estimate of popularity-sampled negatives
+# (estimation.popularity), which no config lists as a method.
+_NOT_ESTIMATOR_LABELS = {
     "exact": "Exact",
-    "sampled": "Uncorrected",
-    "rank_estimate": "Rank Estimate",
-    "cls": "CLS",
-    "ls": "LS",
     "hansen_hurwitz": "Hansen-Hurwitz",
 }
 
@@ -55,8 +56,10 @@ def method_label(method: str) -> str:
     Parameters
     ----------
     method : str
-        "exact", "sampled", "rank_estimate", "ls", "cls" or "bv_<gamma>"; another
-        name is returned as it is.
+        "exact", "hansen_hurwitz", or an estimator ("sampled", "rank_estimate", "ls",
+        "cls", "bv_<gamma>", ...: its label is the registry's,
+        :func:`sampled_metrics.estimation.registry.estimator_label`); another name is
+        returned as it is.
 
     Returns
     -------
@@ -67,9 +70,10 @@ def method_label(method: str) -> str:
     >>> [method_label(m) for m in ("exact", "sampled", "rank_estimate", "cls", "bv_0.1", "ls")]
     ['Exact', 'Uncorrected', 'Rank Estimate', 'CLS', 'BV 0.1', 'LS']
     """
-    if method.startswith("bv_"):
-        return f"BV {method[3:]}"
-    return _METHOD_LABELS.get(method, method)
+    if method in _NOT_ESTIMATOR_LABELS:
+        return _NOT_ESTIMATOR_LABELS[method]
+    label = estimator_label(method)
+    return method if label is None else label
 
 
 def metric_label(metric: str) -> str:
@@ -135,7 +139,7 @@ def column_label(column: str) -> str:
     """
     if column in _COLUMN_LABELS:
         return _COLUMN_LABELS[column]
-    if column in _METHOD_LABELS or column.startswith("bv_"):
+    if column in _NOT_ESTIMATOR_LABELS or find_estimator(column) is not None:
         return method_label(column)
     try:
         metric_by_name(column)

@@ -12,7 +12,7 @@ The result does not depend on how the users are cut into blocks or shards:
   of it (the last bits of a BLAS product depend on its shape), and blocks and
   shards are unions of chunks;
 * a block's sampled items are those of the draw for all users at once
-  (:class:`.sampling.DrawPlan`).
+  (:class:`.draw_plan.DrawPlan`).
 """
 
 from __future__ import annotations
@@ -23,15 +23,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..io.atomic import read_npz, write_npz
+from .draw_plan import DrawPlan, block_positions
 from .ranking import block_ranks, mask_training_items
-from .sampling import (
-    DrawPlan,
-    block_positions,
-    excluded_items,
-    free_item_lookup,
-    ranks_among_sampled,
-    sampled_rank_dtype,
-)
+from .sampling import excluded_items, free_item_lookup, ranks_among_sampled, sampled_rank_dtype
 from .ties import check_tie_policy
 
 __all__ = [
@@ -220,7 +214,7 @@ def rank_users(
         Its nonzeros are the training items, which are not ranked nor sampled.
     test_items : array_like of int (n_users,)
         The held-out item of every user.
-    plan : sampling.DrawPlan
+    plan : draw_plan.DrawPlan
         The draws of every repetition (``plan.chunk`` must be :data:`SCORE_CHUNK`).
     start, stop : int
         The users; ``start`` a multiple of :data:`SCORE_CHUNK`.
@@ -250,7 +244,8 @@ def rank_users(
     Examples
     --------
     >>> from sampled_metrics.recommenders import PrecomputedScores
-    >>> from sampled_metrics.passes.sampling import draw_plan, pool_sizes
+    >>> from sampled_metrics.passes.draw_plan import draw_plan
+    >>> from sampled_metrics.passes.sampling import pool_sizes
     >>> train = sp.csr_matrix([[1, 0, 0, 0, 0], [0, 1, 0, 0, 0]])
     >>> test = np.array([1, 0])
     >>> plan = draw_plan(pool_sizes(excluded_items(train, test)), m=2, repetitions=3,

@@ -268,17 +268,17 @@ def read_protocol_ranks(path, protocol, n_users: int, repetitions: int, recommen
     ----------
     path : str or Path
         ``results/<data set>/protocols/<protocol>.npz``.
-    protocol : sampled_metrics.frameworks.protocols.Protocol
+    protocol : sampled_metrics.frameworks.registry.Protocol
     n_users, repetitions, recommenders : int
 
     Returns
     -------
-    sampled_metrics.frameworks.protocols.ProtocolRanks
+    sampled_metrics.frameworks.simulate.ProtocolRanks
 
     Examples
     --------
     >>> import tempfile, pathlib
-    >>> from sampled_metrics.frameworks.protocols import FRAMEWORK_PROTOCOLS
+    >>> from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "ncf.npz"
     >>> np.savez(path, sampled=np.full((2, 1, 3), 101), hansen_hurwitz=np.ones((0, 1, 3)),
     ...          weighted_rank=np.ones((1, 3)))
@@ -286,7 +286,7 @@ def read_protocol_ranks(path, protocol, n_users: int, repetitions: int, recommen
     Traceback (most recent call last):
     ValueError: ...ncf.npz: sampled ranks outside 1..100; delete it and rerun
     """
-    from ..frameworks.protocols import ProtocolRanks
+    from ..frameworks.simulate import ProtocolRanks
 
     arrays = read_npz(path, ("sampled", "hansen_hurwitz", "weighted_rank"), "file of ranks")
     sampled, hh, weighted = arrays["sampled"], arrays["hansen_hurwitz"], arrays["weighted_rank"]

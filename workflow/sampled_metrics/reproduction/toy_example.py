@@ -15,7 +15,7 @@ from ..estimation.expected import expected_sampled_metric, metric_on_sample
 from ..estimation.laws import sampled_rank_pmf
 from ..estimation.metrics import metric_by_name, metric_vector
 from ..passes.sampling import draw_positions
-from .evaluation import STD_DDOF
+from .tables import STD_DDOF
 
 TOY_RANKS = {
     "A": [100, 100, 100, 100, 100],

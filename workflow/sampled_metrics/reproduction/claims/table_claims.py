@@ -1,4 +1,5 @@
-"""The paper's conclusions of section 6, checked against reproduced numbers.
+"""The paper's conclusions of sections 6.2 and 6.3, checked against the reproduced
+Table 3, Table 4 and Figure 6 thresholds.
 
 Each check returns a ``Claim``: what the paper says, its verdict and the numbers
 behind it. The verdict is PASS or FAIL when the run has numbers to check the
@@ -12,117 +13,30 @@ the sample sizes the text gives for Figure 6, passed in by the caller.
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass
 from itertools import combinations
 
 import pandas as pd
 
-from ..outputs.labels import method_label, metric_label
-from ..recommenders import PAPER_RECOMMENDERS
+from ...outputs.labels import method_label, metric_label
+from ...recommenders import PAPER_RECOMMENDERS
+from .claim import (
+    Claim,
+    _fmt,
+    _not_applicable,
+    _order,
+    _partly,
+    _Run,
+    _within_factor,
+    _yes_no,
+)
+
+__all__ = ["FIGURE6_METRIC", "LOW_STD_FACTOR", "TOP_HEAVY", "check_claims"]
 
 TOP_HEAVY = ("recall@10", "ndcg@10", "ap")
 # The metric of the paper's Figure 6, whose thresholds in m the text gives (for X and Y).
 FIGURE6_METRIC = "recall@10"
 # How many standard deviations of the repetitions make a gap "not variance" (section 6.2).
 LOW_STD_FACTOR = 5.0
-# The three verdicts, in the order the report counts them.
-VERDICTS = ("PASS", "FAIL", "N/A")
-
-
-@dataclass(frozen=True)
-class Claim:
-    """One claim of the paper and its verdict on the reproduced numbers.
-
-    ``passed`` is True (PASS), False (FAIL) or None (N/A: the run has no numbers
-    to check the claim on; ``evidence`` says why).
-
-    Examples
-    --------
-    >>> Claim("6.2", "On the exact AUC, X > Y > Z", None, "not in this run: metric auc").verdict
-    'N/A'
-    >>> Claim("6.2", "On the exact AUC, X > Y > Z", True, "X 89.22, Y 85.48, Z 74.31").verdict
-    'PASS'
-    """
-
-    section: str
-    statement: str
-    passed: bool | None
-    evidence: str
-
-    @property
-    def verdict(self) -> str:
-        """ "PASS", "FAIL" or "N/A"."""
-        return "N/A" if self.passed is None else "PASS" if self.passed else "FAIL"
-
-
-def _means(table3: pd.DataFrame, metric: str, method: str) -> dict[str, float]:
-    rows = table3[(table3["metric"] == metric) & (table3["method"] == method)]
-    return dict(zip(rows["recommender"], rows["mean"]))
-
-
-def _order(values: dict[str, float]) -> str:
-    return " > ".join(sorted(values, key=values.get, reverse=True))
-
-
-def _fmt(values: dict[str, float]) -> str:
-    return ", ".join(f"{k} {v:.2f}" for k, v in values.items())
-
-
-def _yes_no(checks: dict[str, bool]) -> str:
-    return ", ".join(f"{k}: {'yes' if v else 'no'}" for k, v in checks.items())
-
-
-def _within_factor(value, target: float, factor: float = 2.0) -> bool:
-    return bool(pd.notna(value) and target / factor <= value <= target * factor)
-
-
-@dataclass(frozen=True)
-class _Run:
-    """The reproduced numbers the claims are checked on (see :func:`check_claims`)."""
-
-    table3: pd.DataFrame
-    table4: pd.DataFrame
-    thresholds: pd.DataFrame
-    paper_thresholds: dict
-    recommenders: tuple
-    fig6_metric: str
-    fig6_pair: tuple
-    methods: list  # the corrections of the run
-
-    def values(self, metric: str, method: str) -> dict[str, float] | None:
-        """The mean of every recommender of the claims, in their order; None
-        unless Table 3 has one for each."""
-        means = _means(self.table3, metric, method)
-        if not set(self.recommenders) <= set(means):
-            return None
-        return {rec: means[rec] for rec in self.recommenders}
-
-    def metrics_with(self, metrics, *methods: str) -> list[str]:
-        """The ``metrics`` with values of every one of ``methods`` for every recommender."""
-        return [m for m in metrics if all(self.values(m, k) is not None for k in methods)]
-
-    def absent(self, metrics=(), methods=()) -> str:
-        """What of ``metrics``, ``methods`` and the recommenders Table 3 lacks ("" if nothing)."""
-        parts = []
-        for kind, wanted in (
-            ("metric", metrics),
-            ("method", methods),
-            ("recommender", self.recommenders),
-        ):
-            missing = [w for w in wanted if w not in set(self.table3[kind])]
-            if missing:
-                parts.append(f"{kind}{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
-        return "not in this run: " + "; ".join(parts) if parts else ""
-
-
-def _not_applicable(section: str, statement: str, reason: str) -> Claim:
-    return Claim(section, statement, None, reason or "Table 3 has no values to check it on")
-
-
-def _partly(evidence: str, absent: str) -> str:
-    """The evidence, and what part of the claim the run could not check."""
-    return f"{evidence}; {absent}" if absent else evidence
 
 
 def _exact_orders(run: _Run) -> list[Claim]:
@@ -463,7 +377,7 @@ def check_claims(
         Columns pair, metric, method, correct, repetitions.
     thresholds : pandas.DataFrame
         The Figure 6 thresholds: columns method, stays_right_from_m and
-        optionally pair ("a<b", as :func:`~sampled_metrics.reproduction.evaluation.order_thresholds`
+        optionally pair ("a<b", as :func:`~sampled_metrics.reproduction.curves.order_thresholds`
         writes it; only the rows of ``fig6_pair`` are used).
     paper_thresholds : dict
         The m the paper's text gives per method ({"sampled": 1000, "bv_0.1": 60},
@@ -494,141 +408,3 @@ def check_claims(
         methods=[m for m in dict.fromkeys(table3["method"]) if m not in ("exact", "sampled")],
     )
     return [claim for check in _CHECKS for claim in check(run)]
-
-
-def paper_trio(recommenders) -> tuple[str, str, str] | None:
-    """The recommenders the paper's claims are about: X, Y and Z when the run
-    has all three (other recommenders may run beside them), else None."""
-    trio = tuple(PAPER_RECOMMENDERS)
-    return trio if set(trio) <= set(recommenders) else None
-
-
-def rank_distribution_claims(distribution: pd.DataFrame, paper: dict, recommenders) -> list[Claim]:
-    """The claims of section 6.1 on Figure 5, from its rank-distribution facts.
-
-    Parameters
-    ----------
-    distribution : pandas.DataFrame
-        ``fig5_rank_distribution.csv``: per recommender, users with the held-out
-        item in the top 10, the top 100, the bottom half and the last bucket,
-        under the pipeline's tie policy and (columns ``pessimistic_*``) with
-        every tie ranked above the held-out item.
-    paper : dict
-        The numbers of the text: {"top_100": 2310, "bottom_half_below": 300,
-        "worst_bucket_above": 1600} (``published("figure5")``).
-    recommenders : tuple of str
-        X, Y and Z.
-
-    Returns
-    -------
-    list of Claim
-        Three claims; N/A when a recommender or a column is missing.
-
-    Examples
-    --------
-    >>> facts = pd.DataFrame({"recommender": ["X", "Y", "Z"], "top_10": [454, 523, 575],
-    ...     "top_100": [2316, 2093, 2242], "bottom_half": [214, 381, 1451],
-    ...     "last_bucket": [1, 1, 22], "pessimistic_last_bucket": [1, 1, 1569]})
-    >>> paper = {"top_100": 2310, "bottom_half_below": 300, "worst_bucket_above": 1600}
-    >>> [c.verdict for c in rank_distribution_claims(facts, paper, ("X", "Y", "Z"))]
-    ['PASS', 'PASS', 'FAIL']
-    """
-    x, y, z = recommenders
-    facts = distribution.set_index("recommender")
-    top, bottom = paper["top_100"], paper["bottom_half_below"]
-    worst = paper["worst_bucket_above"]
-    statements = (
-        f"{x} puts about {top:g} held-out items in the top 100 (within 10%) "
-        f"and fewer than {bottom:g} in the bottom half",
-        f"{z} is best in the top 10; {y} is better than {x} in the top 10 but worse overall "
-        "(more items in the bottom half)",
-        f"{z} puts over {worst:g} users in the worst bucket of Figure 5 (under either tie rule)",
-    )
-    needed = {"top_10", "top_100", "bottom_half", "last_bucket"}
-    if not set(recommenders) <= set(facts.index) or not needed <= set(facts.columns):
-        reason = "Figure 5's rank distribution lacks X, Y or Z or a column"
-        return [_not_applicable("6.1 / Fig 5", s, reason) for s in statements]
-    n = facts["top_10"].to_dict(), facts["bottom_half"].to_dict()
-    buckets = {"random ties (the pipeline's)": int(facts.loc[z, "last_bucket"])}
-    if "pessimistic_last_bucket" in facts.columns:
-        buckets["pessimistic ties"] = int(facts.loc[z, "pessimistic_last_bucket"])
-    return [
-        Claim(
-            "6.1 / Fig 5",
-            statements[0],
-            abs(facts.loc[x, "top_100"] - top) <= 0.1 * top
-            and facts.loc[x, "bottom_half"] < bottom,
-            f"top 100: {facts.loc[x, 'top_100']}, bottom half: {facts.loc[x, 'bottom_half']}",
-        ),
-        Claim(
-            "6.1 / Fig 5",
-            statements[1],
-            n[0][z] > n[0][y] > n[0][x] and n[1][y] > n[1][x],
-            "top 10: "
-            + ", ".join(f"{k} {n[0][k]}" for k in recommenders)
-            + "; bottom half: "
-            + ", ".join(f"{k} {n[1][k]}" for k in recommenders),
-        ),
-        Claim(
-            "6.1 / Fig 5",
-            statements[2],
-            max(buckets.values()) > worst,
-            "; ".join(f"{count} with {rule}" for rule, count in buckets.items()),
-        ),
-    ]
-
-
-def crosscheck_claim(check: pd.DataFrame, z_limit: float = 4.0) -> Claim:
-    """Real sampling against the law of section 4.3: the mean over repetitions
-    of every (recommender, metric, method) lies within ``z_limit`` standard
-    errors of the analytic expectation (``check`` from
-    ``evaluation.sampling_crosscheck``); N/A when ``check`` has no cell."""
-    statement = (
-        "The mean of the sampling repetitions equals the law's expectation "
-        f"(every cell within {z_limit:g} standard errors)"
-    )
-    z = check["z"].abs()
-    if z.dropna().empty:
-        return _not_applicable("4.3", statement, "the cross-check has no cell")
-    worst = check.loc[z.idxmax()]
-    return Claim(
-        "4.3",
-        statement,
-        bool((z <= z_limit).all()),
-        f"{len(check)} cells; largest |z| = {z.max():.2f} ({worst['recommender']}, "
-        f"{worst['metric']}, {worst['method']}); {int((z > 3).sum())} beyond 3",
-    )
-
-
-def claims_summary(claims: list[Claim]) -> str:
-    """The report's count of the verdicts.
-
-    Examples
-    --------
-    >>> print(claims_summary([Claim("6.2", "a", True, ""), Claim("6.2", "b", False, ""),
-    ...                       Claim("6.2", "c", None, "not in this run: metric auc")]))
-    1 of 3 claims of the paper hold on the reproduced numbers, 1 fails, 1 not applicable
-    (N/A: the run has no numbers to check the claim on).
-    """
-    counts = Counter(c.verdict for c in claims)
-    failed = counts["FAIL"]
-    return (
-        f"{counts['PASS']} of {len(claims)} claims of the paper hold on the reproduced numbers, "
-        f"{failed} {'fails' if failed == 1 else 'fail'}, {counts['N/A']} not applicable "
-        "(N/A: the run has no numbers to check the claim on)."
-    )
-
-
-def claims_markdown(claims: list[Claim], title: str) -> str:
-    """The claims report: the count of each verdict, then one row per claim
-    with its verdict (PASS, FAIL or N/A) and its numbers or the reason it is N/A."""
-    lines = [
-        f"# {title}",
-        "",
-        claims_summary(claims),
-        "",
-        "| section | claim | verdict | evidence |",
-        "|---|---|---|---|",
-    ]
-    lines += [f"| {c.section} | {c.statement} | {c.verdict} | {c.evidence} |" for c in claims]
-    return "\n".join(lines) + "\n"

@@ -1,0 +1,238 @@
+"""The ``correct`` command: every metric corrected by every estimator from a file of
+sampled ranks, with confidence intervals and the paired comparisons of the models,
+printed as a text report or as JSON records; and :func:`main`, the ``sampled-metrics``
+command itself.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from itertools import combinations
+
+from ..estimation.estimators import compare, estimate_table
+from ..estimation.laws import WITH_REPLACEMENT
+from .arguments import PROG, _parser
+from .presets import PRESETS
+from .rank_file import InputError, RankFile, read_rank_file
+
+__all__ = ["main"]
+
+
+def _protocol(args) -> tuple[int | None, str | None, str]:
+    """(m, the name of its source, law) from the options and the preset."""
+    preset = PRESETS.get(args.preset) if args.preset else None
+    law = args.law or (preset.law if preset else WITH_REPLACEMENT)
+    if args.negatives is not None and preset is None:
+        raise InputError("--negatives needs --preset; give the sampled items with --m")
+    if args.negatives is not None and (args.m is not None or args.m_column is not None):
+        raise InputError("--negatives and --m / --m-column both give m: give one")
+    if args.m is not None or args.m_column is not None or preset is None:
+        return args.m, None, law
+    if args.negatives is not None:
+        return args.negatives, f"preset {preset.name}, --negatives", law
+    if preset.m is None:
+        raise InputError(
+            f"--preset {preset.name} needs --negatives N (the sampled items per held-out "
+            "item), or --m / --m-column"
+        )
+    return preset.m, f"preset {preset.name}", law
+
+
+def _fmt(value: float, digits: int = 4) -> str:
+    return "nan" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def _table(rows: list[list[str]], right: set[int]) -> str:
+    widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
+    lines = [
+        "  ".join(
+            cell.rjust(width) if k in right else cell.ljust(width)
+            for k, (cell, width) in enumerate(zip(row, widths))
+        ).rstrip()
+        for row in rows
+    ]
+    return "\n".join(lines)
+
+
+def _progress(total: int, disable: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(
+        total=total,
+        disable=disable,
+        file=sys.stderr,
+        delay=0.5,
+        desc="correcting",
+        unit="step",
+        leave=False,
+    )
+
+
+def _correct(args) -> int:
+    m, m_source, law = _protocol(args)
+    ranks = read_rank_file(
+        args.file,
+        rank_columns=args.rank_columns,
+        user_column=args.user_column,
+        m=m,
+        m_column=args.m_column,
+        n=args.n,
+        n_column=args.n_column,
+        law=law,
+        zero_based=args.zero_based,
+        sep=args.sep,
+        m_source=m_source,
+    )
+    if ranks.unused_m_rows:
+        print(
+            f"{PROG}: note: {ranks.path}: column m differs from m = {m} ({ranks.m_source}) "
+            f"on {ranks.unused_m_rows} rows and is not used (--m-column m uses it)",
+            file=sys.stderr,
+        )
+    models = list(ranks.evaluations)
+    pairs = list(combinations(models, 2))
+    cells = [(metric, method) for metric in args.metrics for method in args.methods]
+    show = not args.quiet and sys.stderr.isatty()
+    options = {
+        "confidence": args.confidence,
+        "bootstrap": args.bootstrap,
+        "seed": args.seed,
+        "progress": show,
+    }
+    estimates, comparisons = [], []
+    with _progress(len(models) + len(pairs) * len(cells), not show) as bar:
+        for model in models:
+            bar.set_postfix_str(model)
+            table = estimate_table(ranks.evaluations[model], args.metrics, args.methods, **options)
+            estimates += [
+                {"kind": "estimate", "model": model, **_record(row)} for _, row in table.iterrows()
+            ]
+            bar.update()
+        for first, second in pairs:
+            bar.set_postfix_str(f"{first} - {second}")
+            for metric, method in cells:
+                result = compare(
+                    metric, method, ranks.evaluations[first], ranks.evaluations[second], **options
+                )
+                comparisons.append(
+                    {
+                        "kind": "comparison",
+                        "first": first,
+                        "second": second,
+                        "metric": metric,
+                        "method": method,
+                        **{key: _number(value) for key, value in result.items()},
+                    }
+                )
+                bar.update()
+    if args.json:
+        print(json.dumps(estimates + comparisons, indent=1))
+    else:
+        print(_report(args, ranks, law, estimates, comparisons))
+    return 0
+
+
+def _number(value) -> float | None:
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def _record(row) -> dict:
+    return {
+        "metric": row["metric"],
+        "method": row["method"],
+        **{key: _number(row[key]) for key in ("estimate", "low", "high", "standard_error")},
+    }
+
+
+def _report(args, ranks: RankFile, law: str, estimates, comparisons) -> str:
+    data = ranks.first
+    n_range = (
+        f"{data.n.min()}" if data.n.min() == data.n.max() else f"{data.n.min()}..{data.n.max()}"
+    )
+    m_range = (
+        f"{data.m.min()}" if data.m.min() == data.m.max() else f"{data.m.min()}..{data.m.max()}"
+    )
+    users = f", {len(set(ranks.users))} users" if ranks.users is not None else ""
+    lines = [
+        f"{ranks.path}: {data.n_users} rows{users}; m = {m_range} ({ranks.m_source}), "
+        f"n = {n_range} ({ranks.n_source}), {law} law",
+        f"{100 * args.confidence:g}% intervals; bootstrap {args.bootstrap}, seed {args.seed}",
+        "",
+    ]
+    header = ["model", "metric", "method", "estimate", "low", "high"]
+    rows = [header] + [
+        [r["model"], r["metric"], r["method"]] + [_fmt(r[k]) for k in ("estimate", "low", "high")]
+        for r in estimates
+    ]
+    lines.append(_table(rows, right={3, 4, 5}))
+    if comparisons:
+        lines += ["", "paired comparisons (first - second, on the same sampled items):", ""]
+        header = ["first", "second", "metric", "method", "difference", "low", "high", "P(order)"]
+        rows = [header] + [
+            [r["first"], r["second"], r["metric"], r["method"]]
+            + [_fmt(r[k]) for k in ("difference", "low", "high")]
+            + [_fmt(r["probability_order_right"], 3)]
+            for r in comparisons
+        ]
+        lines.append(_table(rows, right={4, 5, 6, 7}))
+        lines += [
+            "",
+            "P(order): probability that the sign of the difference is the true one.",
+        ]
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    """The ``sampled-metrics`` command: parse ``argv`` and run its sub-command.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments after the program's name (default: ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        The exit status: 0, or 2 on bad input (one line on stderr naming the file
+        and the row or column, or the option).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> path = Path(tempfile.mkdtemp()) / "ranks.csv"
+    >>> _ = path.write_text("user,sampled_rank\\n1,1\\n2,3\\n3,60\\n4,2\\n")
+    >>> import contextlib, io
+    >>> out = io.StringIO()
+    >>> with contextlib.redirect_stdout(out):
+    ...     status = main(["correct", str(path), "--m", "99", "--n", "3706", "--law",
+    ...                    "hypergeometric", "--metrics", "recall@10", "--methods", "sampled",
+    ...                    "bv_0.1", "--quiet"])
+    >>> status
+    0
+    >>> print(out.getvalue().split("ranks.csv: ")[1])
+    4 rows, 4 users; m = 99 (--m), n = 3706 (--n), hypergeometric law
+    95% intervals; bootstrap 200, seed 0
+    <BLANKLINE>
+    model         metric     method   estimate      low    high
+    sampled_rank  recall@10  sampled    0.7500   0.2600  1.2400
+    sampled_rank  recall@10  bv_0.1     0.0510  -0.2919  0.3939
+    <BLANKLINE>
+    """
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as stop:  # --help, or a bad option (one line on stderr already)
+        return stop.code if isinstance(stop.code, int) else 2
+    try:
+        if args.command == "correct":
+            return _correct(args)
+    except InputError as error:
+        print(f"{PROG}: error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
+    raise AssertionError(f"no sub-command {args.command!r}")  # argparse rules this out

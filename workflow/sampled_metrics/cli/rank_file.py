@@ -1,0 +1,331 @@
+"""A file of sampled ranks read and checked: csv, tsv (optionally compressed) or
+parquet, one sampled-rank column per model, m and n per row or for all rows. Bad input
+is an :class:`InputError`, one line naming the file and the row (its line in a csv or
+tsv file, header = line 1) or the column.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..estimation.estimators import SampledEvaluation, sampled_evaluation
+from ..estimation.laws import LAWS, WITH_REPLACEMENT
+
+__all__ = ["InputError", "RankFile", "read_rank_file"]
+
+# The extensions of a file's format (after a compression suffix pandas reads).
+SEPARATORS = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
+PARQUET = (".parquet", ".pq")
+COMPRESSIONS = (".gz", ".bz2", ".xz", ".zst", ".zip")
+# Integers beyond this are refused (float parsing loses them; no rank is that large).
+LARGEST = 2**53
+
+
+class InputError(ValueError):
+    """Bad input, in one line that names the file and the row or the column.
+
+    Parameters
+    ----------
+    message : str
+        The line.
+
+    Examples
+    --------
+    >>> str(InputError("ranks.csv: line 3: column m: 'x' is not an integer"))
+    "ranks.csv: line 3: column m: 'x' is not an integer"
+    """
+
+
+@dataclass(frozen=True)
+class RankFile:
+    """A file of sampled ranks, read and checked: one evaluation per model.
+
+    Parameters
+    ----------
+    path : str
+        The file, as given.
+    evaluations : dict
+        {rank column: :class:`~sampled_metrics.estimation.estimators.SampledEvaluation`}, the
+        models in the file's column order, all with the same m, n and law.
+    users : numpy.ndarray or None
+        The user column (as text), when there is one.
+    m_source, n_source : str
+        Where m and n come from (``column m``, ``--m``, ``preset ncf``, ``--n``, ...).
+    unused_m_rows : int, default 0
+        With one m for all rows: the rows where the file's column ``m`` (not used)
+        holds another value.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "ranks.csv"
+    >>> _ = path.write_text("user,sampled_rank,m,n\\n1,1,99,3706\\n2,17,99,3706\\n")
+    >>> ranks = read_rank_file(path, law="hypergeometric")
+    >>> list(ranks.evaluations), ranks.evaluations["sampled_rank"].ranks.tolist()
+    (['sampled_rank'], [1, 17])
+    """
+
+    path: str
+    evaluations: dict
+    users: np.ndarray | None
+    m_source: str
+    n_source: str
+    unused_m_rows: int = 0
+
+    @property
+    def first(self) -> SampledEvaluation:
+        """The first model's evaluation (every model shares its m, n and law)."""
+        return next(iter(self.evaluations.values()))
+
+
+def _format_of(path: Path, sep: str | None) -> str:
+    """The separator of a text file, or "parquet"."""
+    suffixes = [s.lower() for s in path.suffixes]
+    if suffixes and suffixes[-1] in COMPRESSIONS:
+        suffixes = suffixes[:-1]
+    last = suffixes[-1] if suffixes else ""
+    if last in PARQUET:
+        return "parquet"
+    if sep is not None:
+        return sep
+    if last in SEPARATORS:
+        return SEPARATORS[last]
+    raise InputError(
+        f"{path}: cannot tell the format from the extension {last or '(none)'!r}: name it "
+        ".csv, .tsv or .parquet (optionally .gz for csv and tsv), or give --sep"
+    )
+
+
+def _read_table(path: Path, sep: str | None) -> tuple[pd.DataFrame, str]:
+    """The file as a table of text (csv, tsv) or values (parquet) and the word for
+    its rows in messages; the index is the row's line in the file (header = line 1)
+    or its 1-based row number."""
+    if not path.exists():
+        raise InputError(f"{path}: no such file")
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory, not a file")
+    fmt = _format_of(path, sep)
+    if fmt == "parquet":
+        if importlib.util.find_spec("pyarrow") is None:
+            raise InputError(
+                f"{path}: reading parquet needs pyarrow, which is not installed: "
+                "pip install pyarrow (or convert the file to csv)"
+            )
+        try:
+            table = pd.read_parquet(path)
+        except Exception as error:  # pyarrow raises its own types for damaged files
+            raise InputError(f"{path}: cannot read as parquet: {_one_line(error)}") from None
+        table.index = np.arange(1, len(table) + 1)
+        return table, "row"
+    try:
+        table = pd.read_csv(
+            path,
+            sep=fmt,
+            dtype=str,
+            keep_default_na=False,
+            skip_blank_lines=False,
+            engine="c" if len(fmt) == 1 else "python",  # a longer separator is a regex
+        )
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{path}: empty file (no header, no rows)") from None
+    except pd.errors.ParserError as error:
+        found = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(error))
+        if found:
+            expected, line, saw = found.groups()
+            raise InputError(
+                f"{path}: line {line}: {saw} fields, the header has {expected}"
+            ) from None
+        raise InputError(f"{path}: cannot parse: {_one_line(error)}") from None
+    except (OSError, EOFError, UnicodeDecodeError, ValueError) as error:
+        raise InputError(f"{path}: cannot read: {_one_line(error)}") from None
+    table.index = np.arange(2, len(table) + 2)  # the header is line 1
+    blank = table.apply(lambda column: column.fillna("").str.strip() == "").all(axis=1)
+    return table[~blank.to_numpy()], "line"
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()) or type(error).__name__
+
+
+def _integers(table: pd.DataFrame, column: str, where: str, what: str) -> np.ndarray:
+    """The column as int64, or an InputError naming the first row that is not an
+    integer (``where``: "<file>: " ; ``what``: "line" or "row")."""
+    raw = table[column]
+    if not pd.api.types.is_numeric_dtype(raw):
+        raw = raw.astype(str).str.strip()
+    values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    bad = ~np.isfinite(values) | (values != np.round(values)) | (np.abs(values) > LARGEST)
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        text = str(raw.iloc[k]).strip()
+        problem = (
+            "is empty" if text in ("", "nan", "None", "<NA>") else f"{text!r} is not an integer"
+        )
+        raise InputError(f"{where}{what} {table.index[k]}: column {column}: {problem}")
+    return values.astype(np.int64)
+
+
+def _missing_column(path, name: str, option: str, table: pd.DataFrame) -> InputError:
+    columns = ", ".join(map(str, table.columns))
+    return InputError(f"{path}: no column {name!r} ({option}); the file has: {columns}")
+
+
+def read_rank_file(
+    path,
+    *,
+    rank_columns=None,
+    user_column: str | None = None,
+    m: int | None = None,
+    m_column: str | None = None,
+    n: int | None = None,
+    n_column: str | None = None,
+    law: str = WITH_REPLACEMENT,
+    zero_based: bool = False,
+    sep: str | None = None,
+    m_source: str | None = None,
+) -> RankFile:
+    """Read a file of sampled ranks and check every value, naming the bad row.
+
+    Columns: the sampled ranks (``rank_columns``, default ``sampled_rank``; several
+    columns are several models evaluated on the same sampled items), m (``m`` or
+    ``m_column``, default the column ``m``), n (``n`` or ``n_column``, default the
+    column ``n``) and optionally the user (``user_column``, default ``user`` when
+    present).
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        A ``.csv``/``.tsv`` file (``.gz`` and the other compressions pandas reads
+        allowed) or ``.parquet`` (needs pyarrow).
+    rank_columns : list of str, optional
+        The sampled-rank columns; default ``["sampled_rank"]``.
+    user_column : str, optional
+        The user column; default ``user`` if the file has it.
+    m, n : int, optional
+        One m (n) for every row, instead of a column.
+    m_column, n_column : str, optional
+        The m (n) column; default ``m`` (``n``).
+    law : {"binomial", "hypergeometric"}, default "binomial"
+        Sampling with or without replacement.
+    zero_based : bool, default False
+        The file counts the sampled items ranked above the held-out item (0..m)
+        instead of giving its 1-based rank among them (1..m + 1).
+    sep : str, optional
+        The separator of a text file whose extension does not tell it.
+    m_source : str, optional
+        Where a given ``m`` comes from, for messages (default ``--m``).
+
+    Returns
+    -------
+    RankFile
+
+    Raises
+    ------
+    InputError
+        One line naming the file and the row (line of a text file, header = line 1;
+        row of a parquet file) or the column.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "ranks.tsv"
+    >>> _ = path.write_text("a\\tb\\n0\\t3\\n5\\t0\\n")
+    >>> ranks = read_rank_file(path, rank_columns=["a", "b"], m=5, n=50, zero_based=True)
+    >>> [e.ranks.tolist() for e in ranks.evaluations.values()]
+    [[1, 6], [4, 1]]
+    >>> try:
+    ...     read_rank_file(path, rank_columns=["a"], m=4, n=50, zero_based=True)
+    ... except InputError as error:
+    ...     print(str(error).split("ranks.tsv: ")[1])
+    line 3: column a: 5 sampled items above, outside 0..m = 4
+    """
+    path = Path(path)
+    table, what = _read_table(path, sep)
+    where = f"{path}: "
+    if table.empty:
+        raise InputError(f"{path}: no rows (only a header)")
+    if law not in LAWS:
+        raise InputError(f"unknown law {law!r}; choose one of {', '.join(LAWS)}")
+    table.columns = [str(c).strip() for c in table.columns]
+
+    if rank_columns is None:
+        if "sampled_rank" not in table.columns:
+            raise _missing_column(path, "sampled_rank", "give --rank-column", table)
+        rank_columns = ["sampled_rank"]
+    for name in rank_columns:
+        if name not in table.columns:
+            raise _missing_column(path, name, "--rank-column", table)
+    if len(set(rank_columns)) != len(rank_columns):
+        raise InputError(f"{path}: a rank column is named twice: {', '.join(rank_columns)}")
+
+    users = None
+    if user_column is not None and user_column not in table.columns:
+        raise _missing_column(path, user_column, "--user-column", table)
+    if user_column is None and "user" in table.columns:
+        user_column = "user"
+    if user_column is not None:
+        users = table[user_column].astype(str).to_numpy()
+
+    sizes = {}
+    for name, given, column, default in (("m", m, m_column, "m"), ("n", n, n_column, "n")):
+        if given is not None:
+            sizes[name] = (np.full(len(table), given, dtype=np.int64), None)
+            continue
+        column = column or default
+        if column not in table.columns:
+            option = f"give --{name} or --{name}-column" + (", or --preset" if name == "m" else "")
+            raise _missing_column(path, column, option, table)
+        sizes[name] = (_integers(table, column, where, what), column)
+    (m_values, m_col), (n_values, n_col) = sizes["m"], sizes["n"]
+
+    evaluations = {}
+    for column in rank_columns:
+        ranks = _integers(table, column, where, what)
+        if zero_based:
+            bad = np.flatnonzero((ranks < 0) | (ranks > m_values))
+            if bad.size:
+                k = bad[0]
+                raise InputError(
+                    f"{where}{what} {table.index[k]}: column {column}: {ranks[k]} sampled items "
+                    f"above, outside 0..m = {m_values[k]}"
+                )
+            ranks = ranks + 1
+        try:
+            evaluations[column] = sampled_evaluation(ranks, m_values, n_values, law)
+        except ValueError as error:
+            sources = (f"column {m_col}", f"column {n_col}")
+            if m is not None:
+                sources = (f"m = {m} ({m_source or '--m'})", sources[1])
+            if n is not None:
+                sources = (sources[0], f"n = {n} (--n)")
+            raise _located(error, table, where, what, column, *sources) from None
+    unused = 0
+    if m is not None and m_column is None and "m" in table.columns:
+        column = pd.to_numeric(table["m"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+        unused = int(np.sum(column != m))
+    m_text = (m_source or "--m") if m is not None else f"column {m_col}"
+    n_text = "--n" if n is not None else f"column {n_col}"
+    return RankFile(str(path), evaluations, users, m_text, n_text, unused)
+
+
+def _located(error, table, where, what, rank_column, m_source, n_source) -> InputError:
+    """The library's message ("... of user 3 is ...") located in the file."""
+    message = str(error)
+    found = re.search(r" of user (\d+)", message)
+    if not found:
+        return InputError(f"{where}{message}")
+    row = table.index[int(found.group(1))]
+    message = message.replace(found.group(0), "", 1)
+    if message.startswith("sampled rank"):
+        subject = f"column {rank_column}"
+    elif message.startswith("m "):
+        subject = m_source
+    else:
+        subject = n_source
+    return InputError(f"{where}{what} {row}: {subject}: {message}")

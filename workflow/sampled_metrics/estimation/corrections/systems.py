@@ -1,0 +1,297 @@
+"""The least-squares systems of section 5 (eqs 21-25), built once per law and prior.
+
+With the law P[r, r~] = p(r~ | r) and a prior p(r) over true ranks (uniform by
+default):
+
+    A[r, r~] = sqrt(p(r)) p(r~ | r),   b[r] = sqrt(p(r)) M(r),
+    c[r~]    = sum_r p(r) p(r~ | r).
+
+(Eq 23 as printed abbreviates A; this is the form obtained from eq 21.)
+
+Every solver works on the (m+1)-dimensional form of these systems
+(``reduced_system``): one QR factorization A = Q R, shared by all metrics of a
+law, turns ||A x - b||^2 into ||R x - Q^T b||^2 + const, so a solve no longer
+touches the n rows of the law; the bias-variance systems use the normal
+equations (``normal_equations``). Also the objective of eq 21 itself
+(``average_squared_bias``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import linalg
+
+from ..laws import sampled_rank_law  # noqa: F401 (the doctests use it)
+from ..metrics import metric_vector  # noqa: F401 (the doctests use it)
+
+__all__ = [
+    "ReducedSystem",
+    "average_squared_bias",
+    "least_squares_design",
+    "normal_equations",
+    "reduced_system",
+    "uniform_prior",
+]
+
+
+def uniform_prior(n: int) -> np.ndarray:
+    """p(r) = 1/n for r = 1..n, the prior of the paper's experiments (section 5.2).
+
+    Parameters
+    ----------
+    n : int
+        Number of ranked items.
+
+    Returns
+    -------
+    numpy.ndarray
+        Vector of length n, every entry 1/n.
+
+    Examples
+    --------
+    >>> uniform_prior(4).tolist()
+    [0.25, 0.25, 0.25, 0.25]
+    """
+    return np.full(int(n), 1.0 / n)
+
+
+def _prior(prior, n: int) -> np.ndarray:
+    if prior is None:
+        return uniform_prior(n)
+    p = np.asarray(prior, dtype=float)
+    if p.shape != (n,) or np.any(~np.isfinite(p)) or np.any(p < 0) or p.sum() <= 0:
+        raise ValueError(f"prior must be {n} finite non-negative numbers with a positive sum")
+    return p / p.sum()
+
+
+def least_squares_design(exact_values, law_matrix, prior=None):
+    """(A, b, c) of eqs 23 and 25 for exact metric values M(1..n), the law and the prior.
+
+    A[r, r~] = sqrt(p(r)) p(r~ | r), b[r] = sqrt(p(r)) M(r) and
+    c[r~] = sum_r p(r) p(r~ | r) (see the module docstring on eq 23).
+
+    Parameters
+    ----------
+    exact_values : array_like
+        M(1..n), one value per true rank.
+    law_matrix : array_like
+        The law P (n x (m+1)), P[r - 1, r~ - 1] = p(r~ | r).
+    prior : array_like, optional
+        p(r) over r = 1..n (normalized here); uniform when None.
+
+    Returns
+    -------
+    A : numpy.ndarray
+        Shape (n, m + 1).
+    b : numpy.ndarray
+        Shape (n,).
+    c : numpy.ndarray
+        Shape (m + 1,).
+
+    Raises
+    ------
+    ValueError
+        If ``exact_values`` does not have one value per row of the law, or the
+        prior is not n finite non-negative numbers with a positive sum.
+
+    Examples
+    --------
+    >>> A, b, c = least_squares_design([1.0, 0.5, 0.0], sampled_rank_law(3, 2))
+    >>> A.shape, np.round(b, 4).tolist(), np.round(c, 4).tolist()
+    ((3, 3), [0.5774, 0.2887, 0.0], [0.3333, 0.3333, 0.3333])
+    """
+    P = np.asarray(law_matrix, dtype=float)
+    M = np.asarray(exact_values, dtype=float)
+    if M.shape != (P.shape[0],):
+        raise ValueError("exact_values must have one value per true rank (rows of the law)")
+    p = _prior(prior, P.shape[0])
+    sqrt_p = np.sqrt(p)
+    return sqrt_p[:, None] * P, sqrt_p * M, p @ P
+
+
+@dataclass(frozen=True)
+class ReducedSystem:
+    """Eq 21 in m + 1 dimensions, for k metrics sharing one law and prior.
+
+    With A = Q R (Q: n x (m+1) orthonormal columns), for every metric j
+    ||A x - b_j||^2 = ||R x - Y[:, j]||^2 + const_j, A^T A = R^T R and
+    A^T b_j = R^T Y[:, j]. Built by :func:`reduced_system`.
+
+    Attributes
+    ----------
+    R : numpy.ndarray
+        (m+1, m+1) upper triangular factor of A.
+    Y : numpy.ndarray
+        (m+1, k) projections Q^T b_j.
+    c : numpy.ndarray
+        (m+1,) c[r~] = sum_r p(r) p(r~ | r) of eq 25.
+    rcond : float
+        Singular-value cutoff of least squares, relative to the largest: the
+        one numpy.linalg.lstsq would use on the n x (m+1) matrix A.
+
+    Parameters
+    ----------
+    R, Y, c, rcond
+        The attributes above.
+
+    Examples
+    --------
+    >>> system = reduced_system(metric_vector("ap", 12), sampled_rank_law(12, 3))
+    >>> system.R.shape, system.Y.shape, bool(np.allclose(np.tril(system.R, -1), 0))
+    ((4, 4), (4, 1), True)
+    """
+
+    R: np.ndarray
+    Y: np.ndarray
+    c: np.ndarray
+    rcond: float
+
+
+def reduced_system(exact_values, law_matrix, prior=None) -> ReducedSystem:
+    """One QR factorization of [A | B] gives eq 21 in m + 1 dimensions for every metric.
+
+    Parameters
+    ----------
+    exact_values : array_like
+        M(1..n) of one metric (shape (n,)) or of k metrics (shape (n, k)).
+    law_matrix : array_like
+        The law P (n x (m+1)).
+    prior : array_like, optional
+        p(r) over r = 1..n; uniform when None.
+
+    Returns
+    -------
+    ReducedSystem
+
+    Raises
+    ------
+    ValueError
+        As :func:`least_squares_design`.
+
+    Examples
+    --------
+    The reduced objective equals the full one up to a constant:
+
+    >>> M, P = metric_vector("ap", 30), sampled_rank_law(30, 4)
+    >>> system, x, y = reduced_system(M, P), np.linspace(1, 0, 5), np.linspace(0.5, 0, 5)
+    >>> reduced = [np.sum((system.R @ v - system.Y[:, 0]) ** 2) for v in (x, y)]
+    >>> full = [average_squared_bias(v, M, P) for v in (x, y)]
+    >>> bool(np.isclose(full[0] - full[1], reduced[0] - reduced[1]))
+    True
+    """
+    B = np.asarray(exact_values, dtype=float)
+    B = B[:, None] if B.ndim == 1 else B
+    P = np.asarray(law_matrix, dtype=float)
+    n, size = P.shape
+    A, b, c = least_squares_design(B[:, 0], P, prior)
+    weighted = np.sqrt(_prior(prior, n))[:, None] * B
+    # Zero rows change no residual and let the R factor have its full size when n is small.
+    stacked = np.zeros((max(n, size + B.shape[1]), size + B.shape[1]))
+    stacked[:n, :size], stacked[:n, size:] = A, weighted
+    RY = linalg.qr(stacked, mode="r", check_finite=False)[0]
+    eps = np.finfo(float).eps
+    return ReducedSystem(RY[:size, :size], RY[:size, size:], c, eps * max(n, size))
+
+
+def normal_equations(exact_values, law_matrix, prior=None):
+    """(A^T A, A^T B, c): eqs 24-25 in m + 1 dimensions, for one or k metrics.
+
+    Only the upper triangle of A^T A is formed (BLAS syrk); the bias-variance
+    systems are well conditioned for gamma > 0, so they need no QR.
+
+    Parameters
+    ----------
+    exact_values : array_like
+        M(1..n) (shape (n,)) or k metrics (shape (n, k)).
+    law_matrix : array_like
+        The law P (n x (m+1)).
+    prior : array_like, optional
+        p(r) over r = 1..n; uniform when None.
+
+    Returns
+    -------
+    gram : numpy.ndarray
+        (m+1, m+1), upper triangle of A^T A.
+    rhs : numpy.ndarray
+        (m+1, k), A^T b_j.
+    c : numpy.ndarray
+        (m+1,), as in :func:`least_squares_design`.
+
+    Examples
+    --------
+    >>> gram, rhs, c = normal_equations(metric_vector("ap", 10), sampled_rank_law(10, 3))
+    >>> gram.shape, rhs.shape, round(float(c.sum()), 12)
+    ((4, 4), (4, 1), 1.0)
+    """
+    B = np.asarray(exact_values, dtype=float)
+    B = B[:, None] if B.ndim == 1 else B
+    A, _, c = least_squares_design(B[:, 0], law_matrix, prior)
+    weighted = np.sqrt(_prior(prior, A.shape[0]))[:, None] * B
+    return _banded_gram(A), A.T @ weighted, c
+
+
+# A law entry below this adds less than rounding to any entry of A^T A that matters:
+# each row of the law sums to 1, so its largest entry is at least 1 / (m + 1).
+_NEGLIGIBLE = 1e-20
+
+
+_ROW_BLOCK = 256
+
+
+def _banded_gram(A) -> np.ndarray:
+    """Upper triangle of A^T A, each block of rows multiplied only over the columns it reaches.
+
+    A row of the law is unimodal in r~, so its entries above ``_NEGLIGIBLE`` are
+    one contiguous window, about 20 standard deviations of r~ wide: at m = 3705
+    a few hundred of the 3706 columns. Summing BLAS syrk products of those
+    windows makes A^T A band-limited and up to 40 times cheaper at large m.
+    """
+    big = A > _NEGLIGIBLE
+    first = np.where(big.any(axis=1), big.argmax(axis=1), A.shape[1])
+    last = A.shape[1] - big[:, ::-1].argmax(axis=1)
+    gram = np.zeros((A.shape[1], A.shape[1]))
+    for start in range(0, A.shape[0], _ROW_BLOCK):
+        rows = slice(start, start + _ROW_BLOCK)
+        low, high = int(first[rows].min()), int(last[rows].max())
+        if low < high:
+            gram[low:high, low:high] += linalg.blas.dsyrk(1.0, A[rows, low:high], trans=1)
+    return gram
+
+
+def average_squared_bias(values_on_sample, exact_values, law_matrix, prior=None) -> float:
+    """sum_r p(r) (E[M^(r~) | r] - M(r))^2, the objective of eq 21.
+
+    Parameters
+    ----------
+    values_on_sample : array_like
+        M^ over r~ = 1..m+1.
+    exact_values : array_like
+        M(1..n).
+    law_matrix : array_like
+        The law P (n x (m+1)).
+    prior : array_like, optional
+        p(r) over r = 1..n; uniform when None.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ValueError
+        As :func:`least_squares_design`.
+
+    Examples
+    --------
+    With m = n - 1 the law is the identity, and the uncorrected metric has no bias:
+
+    >>> average_squared_bias([1.0, 0.5, 0.0], [1.0, 0.5, 0.0], sampled_rank_law(3, 2))
+    0.0
+    >>> round(average_squared_bias([1.0, 1.0, 1.0], [1.0, 0.5, 0.0], np.eye(3)), 4)  # 1.25 / 3
+    0.4167
+    """
+    A, b, _ = least_squares_design(exact_values, law_matrix, prior)
+    residual = A @ np.asarray(values_on_sample, dtype=float) - b
+    return float(residual @ residual)

@@ -1,0 +1,126 @@
+"""The inputs every estimator reads: per user the sampled rank r~_u, the sample size m_u,
+the ranked-set size n_u, and the sampling law (checked once by
+:func:`sampled_evaluation`); and users grouped by equal values of such columns."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..laws import LAWS, WITH_REPLACEMENT, WITHOUT_REPLACEMENT
+
+__all__ = ["SampledEvaluation", "sampled_evaluation"]
+
+
+@dataclass(frozen=True)
+class SampledEvaluation:
+    """One sampled evaluation: per user the sampled rank, m and n, and the law
+    (build it with :func:`sampled_evaluation`, which checks them).
+
+    Parameters
+    ----------
+    ranks : numpy.ndarray
+        r~_u in 1..m_u + 1 (int64).
+    m : numpy.ndarray
+        Sampled items of each user (int64).
+    n : numpy.ndarray
+        Ranked-set size of each user, the held-out item included (int64).
+    law : str
+        ``binomial`` (with replacement) or ``hypergeometric`` (without).
+
+    Examples
+    --------
+    >>> data = sampled_evaluation([1, 5, 2], m=10, n=100)
+    >>> data.take([0, 0, 2]).ranks.tolist()
+    [1, 1, 2]
+    """
+
+    ranks: np.ndarray  # r~_u in 1..m_u + 1 (int64)
+    m: np.ndarray  # sampled items of each user (int64)
+    n: np.ndarray  # ranked-set size of each user, the held-out item included (int64)
+    law: str  # "binomial" (with replacement) or "hypergeometric" (without)
+
+    @property
+    def n_users(self) -> int:
+        return int(self.ranks.size)
+
+    def take(self, users) -> SampledEvaluation:
+        """The evaluation restricted to (or resampled as) ``users`` (indices)."""
+        return SampledEvaluation(self.ranks[users], self.m[users], self.n[users], self.law)
+
+
+def sampled_evaluation(ranks, m, n, law: str = WITH_REPLACEMENT) -> SampledEvaluation:
+    """Check and bundle the inputs every estimator shares.
+
+    Parameters
+    ----------
+    ranks : array_like of int
+        Each user's sampled rank r~ in 1..m + 1 (1 + the sampled items scored above
+        the held-out item).
+    m : int or array_like of int
+        Sampled items per user (one value for all, or one per user).
+    n : int or array_like of int
+        Ranked-set size per user: the held-out item and every item it could be
+        ranked against (e.g. the catalogue minus the user's training items).
+    law : {"binomial", "hypergeometric"}, default "binomial"
+        Sampling with or without replacement.
+
+    Returns
+    -------
+    SampledEvaluation
+
+    Raises
+    ------
+    ValueError
+        Naming what does not hold (and the first user where it fails).
+
+    Examples
+    --------
+    >>> data = sampled_evaluation([1, 3, 101], m=100, n=3706)
+    >>> data.n_users, data.m.tolist(), data.law
+    (3, [100, 100, 100], 'binomial')
+    >>> sampled_evaluation([1, 102], m=100, n=3706)
+    Traceback (most recent call last):
+    ValueError: sampled rank of user 1 is 102, outside 1..m + 1 = 101
+    """
+    if law not in LAWS:
+        raise ValueError(f"unknown law {law!r}; choose one of {LAWS}")
+    r = np.asarray(ranks)
+    if r.ndim != 1 or r.size == 0:
+        raise ValueError(f"sampled ranks must be a non-empty 1-d array, got shape {r.shape}")
+    m_u, n_u = (np.broadcast_to(np.asarray(x), r.shape) for x in (m, n))
+    for name, values in (("sampled rank", r), ("m", m_u), ("n", n_u)):
+        bad = np.flatnonzero(~np.isfinite(values.astype(float)) | (values != np.round(values)))
+        if bad.size:
+            raise ValueError(f"{name} of user {bad[0]} is {values[bad[0]]}, not an integer")
+    r, m_u, n_u = (np.asarray(x, dtype=np.int64) for x in (r, m_u, n_u))
+    for name, values, low in (("m", m_u, 1), ("n", n_u, 2)):
+        bad = np.flatnonzero(values < low)
+        if bad.size:
+            raise ValueError(f"{name} of user {bad[0]} is {values[bad[0]]}, below {low}")
+    bad = np.flatnonzero((r < 1) | (r > m_u + 1))
+    if bad.size:
+        u = bad[0]
+        raise ValueError(f"sampled rank of user {u} is {r[u]}, outside 1..m + 1 = {m_u[u] + 1}")
+    if law == WITHOUT_REPLACEMENT:
+        bad = np.flatnonzero(m_u > n_u - 1)
+        if bad.size:
+            u = bad[0]
+            raise ValueError(
+                f"m of user {u} is {m_u[u]} > n - 1 = {n_u[u] - 1}: impossible without replacement"
+            )
+    return SampledEvaluation(r, m_u.copy(), n_u.copy(), law)
+
+
+def _distinct_rows(*columns):
+    """np.unique(..., axis=0) of non-negative integer columns, through one int64 code
+    per row (a sort of 1-d codes: much faster than sorting rows)."""
+    code = np.zeros(columns[0].size, dtype=np.int64)
+    for column in columns:
+        code = code * (int(column.max()) + 1) + column
+    codes, first, group, counts = np.unique(
+        code, return_index=True, return_inverse=True, return_counts=True
+    )
+    distinct = np.column_stack([column[first] for column in columns])
+    return distinct, group.ravel(), counts

@@ -1,0 +1,117 @@
+"""Corrections with a prior learned from the sample being corrected: ``bv_em_<gamma>``,
+``bv_maxent_<gamma>`` (eqs 24-25 with the learned distribution as p(r)) and ``mn_em``,
+``mn_maxent`` (Li et al., "Towards Reliable Item Sampling for Recommendation
+Evaluation", AAAI 2023: the variance weighted by 1/#users instead of gamma p(r)), built
+at up to ``nodes`` values of n and interpolated linearly in n between them."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import linalg
+
+from ..corrections.law_cache import cached_law
+from ..metrics import metric_vector
+from .data import SampledEvaluation
+from .learned import _prior_on_ranks
+
+__all__ = ["mn_correction"]
+
+
+def mn_correction(exact_values, law_matrix, prior, n_users: int) -> np.ndarray:
+    """The MN correction of Li et al. (AAAI 2023): with P = p(r~ | r), D = diag(p(r)),
+
+        M^ = [P^T D P + (1/U) (diag(P^T 1) - P^T P)]^-1 P^T D M,
+
+    the minimizer of sum_r p(r) bias_r(M^)^2 + (1/U) sum_r Var_r(M^), bias_r and Var_r
+    the bias and variance of M^(r~) given the rank r: BV (eq 24) with the variance
+    weighted by 1/U, U the number of users, instead of gamma p(r).
+
+    Parameters
+    ----------
+    exact_values : array_like
+        M(r) over r = 1..n (or several metrics as columns).
+    law_matrix : array_like
+        P, shape (n, m + 1).
+    prior : array_like
+        p(r) over r = 1..n.
+    n_users : int
+        U.
+
+    Returns
+    -------
+    numpy.ndarray
+        M^ over r~ = 1..m + 1 (one column per metric when several).
+
+    Examples
+    --------
+    With every item sampled (P = I) there is no variance and M^ = M:
+
+    >>> mn_correction([1.0, 0.5, 0.0], np.eye(3), [0.2, 0.3, 0.5], 10).round(12).tolist()
+    [1.0, 0.5, 0.0]
+    """
+    from ..corrections.systems import normal_equations
+
+    P = np.asarray(law_matrix, dtype=float)
+    gram, rhs, _ = normal_equations(exact_values, P, prior)  # P^T D P (upper), P^T D M
+    solution = _solve_symmetric(_mn_system(gram, P, n_users), rhs)
+    return solution[:, 0] if np.ndim(exact_values) == 1 else solution
+
+
+def _mn_system(gram: np.ndarray, P: np.ndarray, n_users: int) -> np.ndarray:
+    """P^T D P + (diag(P^T 1) - P^T P) / U, from the upper triangle of P^T D P."""
+    lhs = np.triu(gram) + np.triu(gram, 1).T
+    return lhs + (np.diag(P.sum(axis=0)) - P.T @ P) / n_users
+
+
+def _solve_symmetric(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """lhs^-1 rhs for a symmetric positive semi-definite lhs; a sampled rank that the
+    prior makes impossible leaves lhs singular and its value undetermined (it has
+    weight 0 in the objective): the minimum-norm solution sets it to 0."""
+    try:
+        return linalg.solve(lhs, rhs, assume_a="pos")
+    except (linalg.LinAlgError, ValueError):
+        return linalg.lstsq(lhs, rhs)[0]
+
+
+def _learned_prior_vectors(metrics, specs, pi, data, nodes) -> dict:
+    """{(m, n): {(metric, method): M^ over r~}} of the learned-prior corrections
+    ``specs`` (method -> (family, gamma)) at the node values of n of each m: one law,
+    prior and set of normal equations per node serve every metric and method."""
+    from ..corrections.solvers import _solve_bias_variance
+    from ..corrections.systems import normal_equations
+    from ..nodes import interpolation_nodes
+
+    vectors = {}
+    for m in np.unique(data.m):
+        for n in interpolation_nodes(data.n[data.m == m], nodes):
+            P = cached_law(int(n), int(m), data.law)
+            exact = np.column_stack([metric_vector(metric, int(n)) for metric in metrics])
+            gram, rhs, c = normal_equations(exact, P, _prior_on_ranks(pi, int(n)))
+            solutions = {}
+            for method, (family, gamma) in specs.items():
+                if family == "mn":  # the system of mn_correction
+                    lhs = _mn_system(gram, P, data.n_users)
+                    solutions[method] = _solve_symmetric(lhs, rhs)
+                else:
+                    solutions[method] = _solve_bias_variance(gram.copy(), rhs, c, gamma)
+            vectors[m, n] = {
+                (metric, method): solution[:, k]
+                for method, solution in solutions.items()
+                for k, metric in enumerate(metrics)
+            }
+    return vectors
+
+
+def _per_user_from_vectors(vectors: dict, key, data: SampledEvaluation) -> np.ndarray:
+    """M^_{m_u, n_u}(r~_u) of ``key`` = (metric, method), linear in n between the node
+    values of n of each m."""
+    from ..nodes import node_weights
+
+    values = np.empty(data.n_users)
+    for m in np.unique(data.m):
+        users = np.flatnonzero(data.m == m)
+        nodes = np.array(sorted(n for mm, n in vectors if mm == m))
+        weights = node_weights(data.n[users], nodes)
+        table = np.column_stack([vectors[m, n][key] for n in nodes])  # (m + 1, nodes)
+        values[users] = np.sum(table[data.ranks[users] - 1] * weights, axis=1)
+    return values

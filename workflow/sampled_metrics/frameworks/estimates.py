@@ -1,0 +1,153 @@
+"""Every estimator on the frameworks' simulated sampled ranks, and the study's tables.
+
+Each protocol's sampled ranks are corrected with the law the protocol implies
+(:attr:`~sampled_metrics.frameworks.registry.Protocol.law`) and each user's own n: the
+paper's corrections interpolated between values of n, the learned estimators, and for
+protocols with replacement the Hansen-Hurwitz estimate (:data:`HANSEN_HURWITZ`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..estimation.corrections import correction_vectors
+from ..estimation.estimators import paper_methods
+from ..estimation.metrics import metric_by_name
+from ..estimation.nodes import interpolation_nodes, node_weights
+from ..estimation.population import learned_estimates
+from .registry import Protocol
+from .simulate import ProtocolRanks
+
+__all__ = ["HANSEN_HURWITZ", "protocol_estimates", "protocol_table"]
+
+
+# The estimator that weighs each beaten draw by 1 / its probability (protocols with
+# replacement): the mean over users of M(r^), r^ the Hansen-Hurwitz estimate clipped to 1..n.
+HANSEN_HURWITZ = "hansen_hurwitz"
+
+
+def protocol_estimates(
+    ranks: ProtocolRanks,
+    protocol: Protocol,
+    n,
+    recommenders,
+    metrics,
+    methods,
+    *,
+    nodes: int,
+    workers: int = 1,
+) -> pd.DataFrame:
+    """Every estimator on every repetition of one protocol's simulated ranks, with
+    the law the protocol implies (:attr:`Protocol.law`) and the user's own n.
+
+    The paper's corrections are built at ``nodes`` values of n and interpolated
+    linearly in n between them (as Figure 6's); the learned estimators
+    (``em``, ``mn_em``, ...) learn from each repetition; :data:`HANSEN_HURWITZ` is
+    added for protocols with replacement.
+
+    Parameters
+    ----------
+    ranks : ProtocolRanks
+    protocol : Protocol
+    n : array_like of int (users,)
+        Each user's ranked-set size (the exact ranks').
+    recommenders : list of str
+        The names of ``ranks``' recommenders, in order.
+    metrics, methods : list of str
+    nodes : int
+        Values of n the corrections are built at (at least 2).
+    workers : int, default 1
+        Processes of the learned estimators.
+
+    Returns
+    -------
+    pandas.DataFrame
+        recommender, metric, method, rep, value (a fraction).
+
+    Examples
+    --------
+    >>> r = ProtocolRanks(0, np.array([[[1, 2, 3]]], np.int16), np.array([[[1.0, 2, 3]]]),
+    ...                   np.ones((1, 3)))
+    >>> p = Protocol("tiny", 2, 0.0, True, False, False, "")
+    >>> table = protocol_estimates(r, p, [3, 3, 3], ["A"], ["recall@1"], ["sampled"], nodes=2)
+    >>> table[["method", "value"]].round(4).values.tolist()
+    [['sampled', 0.3333], ['hansen_hurwitz', 0.3333]]
+    """
+    n = np.asarray(n, dtype=np.int64)
+    methods, metrics = list(methods), list(metrics)
+    fixed = paper_methods(methods)
+    learned = [method for method in methods if method not in fixed]
+    node_n = interpolation_nodes(n, nodes)
+    weights = node_weights(n, node_n)
+    vectors = [
+        correction_vectors(metrics, fixed, int(node), protocol.m, protocol.law) for node in node_n
+    ]
+    frames = []
+    for k, recommender in enumerate(recommenders):
+        index = ranks.sampled[:, k, :].astype(np.int64) - 1
+        reps = np.arange(index.shape[0])
+        for metric in metrics:
+            for method in fixed:
+                per_user = sum(
+                    weights[:, j] * vectors[j][metric, method][index] for j in range(node_n.size)
+                )
+                frames.append(_values(recommender, metric, method, reps, per_user.mean(axis=1)))
+            if protocol.replacement:
+                estimate = np.minimum(ranks.hansen_hurwitz[:, k, :], n)
+                values = metric_by_name(metric)(estimate, n).mean(axis=1)
+                frames.append(_values(recommender, metric, HANSEN_HURWITZ, reps, values))
+        if learned:
+            table = learned_estimates(
+                index + 1, n, protocol.m, protocol.law, metrics, learned, workers=workers
+            )
+            frames.append(table.assign(recommender=recommender))
+    # rows by recommender, metric and method in the given orders, then repetition
+    position = {
+        column: {name: i for i, name in enumerate(names)}
+        for column, names in (
+            ("recommender", recommenders),
+            ("metric", metrics),
+            ("method", [*fixed, HANSEN_HURWITZ, *learned]),
+        )
+    }
+    table = pd.concat(frames, ignore_index=True).sort_values(
+        ["recommender", "metric", "method", "rep"],
+        key=lambda column: column.map(position[column.name]) if column.name in position else column,
+        kind="stable",
+    )
+    return table.reset_index(drop=True)[["recommender", "metric", "method", "rep", "value"]]
+
+
+def _values(recommender, metric, method, reps, values) -> pd.DataFrame:
+    return pd.DataFrame(
+        {"recommender": recommender, "metric": metric, "method": method, "rep": reps,
+         "value": values}
+    )  # fmt: skip
+
+
+def protocol_table(frame: pd.DataFrame, dataset: str) -> pd.DataFrame:
+    """The study's long table with its key columns first: dataset, protocol, target
+    (when present), then the rest in their order.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        With a column ``protocol``.
+    dataset : str
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"metric": ["ap"], "protocol": ["ncf"], "rmse": [1.0]})
+    >>> list(protocol_table(frame, "ml-1m").columns)
+    ['dataset', 'protocol', 'metric', 'rmse']
+    """
+    first = ["protocol", *(["target"] if "target" in frame else [])]
+    rest = [column for column in frame.columns if column not in first]
+    table = frame[first + rest].copy()
+    table.insert(0, "dataset", dataset)
+    return table

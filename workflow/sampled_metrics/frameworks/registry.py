@@ -1,0 +1,229 @@
+"""The frameworks people evaluate with (NCF, Elliot, RecBole, BERT4Rec, DaisyRec): one
+record each (:data:`FRAMEWORKS`), holding where its sampling protocol was read
+(repository, files, commit), what it does, the protocols the study simulates
+(:data:`FRAMEWORK_PROTOCOLS`) and the command line's preset (``sampled_metrics.cli``'s
+``PRESETS``, built from these records). Adding a framework is adding one record.
+
+Each framework ranks the held-out item among items it draws itself; what differs is
+how (read in each framework's code, docs/cli.md and docs/popularity.md):
+
+========================  =====  =====  ===========  ==========  =====================
+protocol                  m      alpha  replacement  duplicates  pool
+========================  =====  =====  ===========  ==========  =====================
+``ncf``                   99     0      no           --          unseen + held-out item
+``elliot``                100    0      no           --          unseen
+``recbole-uni100``        100    0      yes          collapse    unseen
+``recbole-pop100``        100    1      yes          collapse    unseen
+``bert4rec``              100    1      no           --          unseen
+``daisyrec``              999    0      yes          count       unseen
+========================  =====  =====  ===========  ==========  =====================
+
+"unseen": every item the user has no training interaction with, but the held-out
+one. alpha: draws proportional to count ** alpha, counts over all interactions
+(training and held-out: RecBole's ``Sampler._get_candidates_list`` and BERT4Rec's
+vocabulary counter count every phase). "collapse": an item drawn twice is scored
+once (RecBole's dense score matrix); "count": it takes two places (DaisyRec).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..estimation.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
+
+__all__ = ["FRAMEWORKS", "FRAMEWORK_PROTOCOLS", "Framework", "Protocol"]
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """How a framework draws the items a held-out item is ranked among.
+
+    Parameters
+    ----------
+    name : str
+        The protocol's name (a key of :data:`FRAMEWORK_PROTOCOLS`).
+    m : int
+        Draws per held-out item.
+    alpha : float
+        Draw probabilities proportional to count ** alpha (0: uniform).
+    replacement : bool
+        Independent draws (True) or successive draws of distinct items (False).
+    collapse : bool
+        With replacement: an item drawn twice is ranked once.
+    target_in_pool : bool
+        The held-out item may be drawn (NCF); it is then dropped, not ranked twice.
+    source : str
+        Where the protocol was read.
+
+    Examples
+    --------
+    >>> FRAMEWORK_PROTOCOLS["bert4rec"].law, FRAMEWORK_PROTOCOLS["daisyrec"].law
+    ('hypergeometric', 'binomial')
+    """
+
+    name: str
+    m: int
+    alpha: float
+    replacement: bool
+    collapse: bool
+    target_in_pool: bool
+    source: str
+
+    @property
+    def law(self) -> str:
+        """The law a user of the framework would correct with: binomial with
+        replacement, hypergeometric without (exact only for alpha = 0, no collapse)."""
+        return WITH_REPLACEMENT if self.replacement else WITHOUT_REPLACEMENT
+
+
+@dataclass(frozen=True)
+class Framework:
+    """A framework people evaluate with: where its sampling protocol was read, what it
+    does, the protocols the study simulates and the command line's preset.
+
+    Parameters
+    ----------
+    name : str
+        The framework's name.
+    repository : str
+        Its repository (owner/name on GitHub).
+    files : tuple of str
+        The files the protocol was read in (with the function, where one names it).
+    commit : str
+        The commit read.
+    summary : str
+        What the framework does, in one sentence (the preset's summary).
+    protocols : tuple of Protocol
+        The protocols the study simulates; the first is the preset's.
+    preset : str or None, default None
+        The value of the command line's ``--preset`` (None: no preset).
+    fixed_m : bool, default True
+        The framework always draws the first protocol's m items; False when that
+        number is a setting (RecBole's uniN, Elliot's num_items): the preset then
+        leaves m to ``--negatives`` and the study simulates one value of it.
+
+    Examples
+    --------
+    >>> ncf = FRAMEWORKS[0]
+    >>> ncf.name, ncf.preset, [p.name for p in ncf.protocols]
+    ('NCF', 'ncf', ['ncf'])
+    >>> ncf.source.split(": ")[0], ncf.source[-16:]
+    ('hexiangnan/neural_collaborative_filtering', '(commit 4aab159)')
+    """
+
+    name: str
+    repository: str
+    files: tuple
+    commit: str
+    summary: str
+    protocols: tuple
+    preset: str | None = None
+    fixed_m: bool = True
+
+    @property
+    def source(self) -> str:
+        """Where the protocol was read: repository, files and commit, in one line."""
+        return f"{self.repository}: {', '.join(self.files)} (commit {self.commit})"
+
+
+FRAMEWORKS = (
+    Framework(
+        "NCF",
+        repository="hexiangnan/neural_collaborative_filtering",
+        files=("Data/ml-1m.test.negative", "Dataset.py", "evaluate.py"),
+        commit="4aab159",
+        summary="NCF's test.negative: 99 distinct items per user drawn uniformly from the items "
+        "the user has no training interaction with, ranked with the held-out item",
+        protocols=(
+            Protocol(
+                "ncf", 99, 0.0, False, False, True,
+                "NCF's test.negative (docs/cli.md, preset ncf): 99 distinct items outside the "
+                "user's training items; the held-out item is not excluded",
+            ),
+        ),
+        preset="ncf",
+    ),
+    Framework(
+        "Elliot",
+        repository="sisinflab/elliot",
+        files=("elliot/negative_sampling/negative_sampling.py", "elliot/dataset/dataset.py"),
+        commit="fc27efe",
+        summary="Elliot's negative_sampling strategy random: num_items distinct items per user "
+        "drawn uniformly from the items outside the user's training and test sets "
+        "(give --negatives num_items)",
+        protocols=(
+            Protocol(
+                "elliot", 100, 0.0, False, False, False,
+                "Elliot's negative_sampling strategy random with num_items: 100 (preset elliot)",
+            ),
+        ),
+        preset="elliot",
+        fixed_m=False,
+    ),
+    Framework(
+        "RecBole",
+        repository="RUCAIBox/RecBole",
+        files=(
+            "recbole/sampler/sampler.py",
+            "recbole/config/configurator.py",
+            "recbole/data/dataloader/general_dataloader.py",
+            "recbole/trainer/trainer.py",
+        ),
+        commit="7b02be5",
+        summary="RecBole's eval mode uniN: N items per held-out item drawn uniformly with "
+        "replacement from the items the user never interacted with (give --negatives N)",
+        protocols=(
+            Protocol(
+                "recbole-uni100", 100, 0.0, True, True, False,
+                "RecBole's eval mode uni100 (preset recbole-uni): 100 uniform draws with "
+                "replacement, used ids redrawn, a repeated item one column of the scores",
+            ),
+            Protocol(
+                "recbole-pop100", 100, 1.0, True, True, False,
+                "RecBole's eval mode pop100: as uni100 with the alias table of the item counts "
+                "over all phases (recbole/sampler/sampler.py, alpha 1.0; commit 7b02be5)",
+            ),
+        ),
+        preset="recbole-uni",
+        fixed_m=False,
+    ),
+    Framework(
+        "BERT4Rec",
+        repository="FeiSun/BERT4Rec",
+        files=("run.py",),
+        commit="b5a1c2e",
+        summary="BERT4Rec's EvalHooks with use_pop_random: 100 distinct items per user drawn "
+        "successively with probabilities proportional to the item counts, the items the user "
+        "rated dropped",
+        protocols=(
+            Protocol(
+                "bert4rec", 100, 1.0, False, False, False,
+                "BERT4Rec's EvalHooks with use_pop_random: np.random.choice(ids, 101, "
+                "replace=False, p=counts / sum), rated items dropped, until 100 (FeiSun/BERT4Rec "
+                "run.py, commit b5a1c2e)",
+            ),
+        ),
+    ),
+    Framework(
+        "DaisyRec",
+        repository="AmazingDD/daisyRec",
+        files=("daisy/utils/utils.py build_candidates_set", "daisy/assets/basic.yaml"),
+        commit="7b46481",
+        summary="DaisyRec's candidate set: cand_num = 1000 items, the user's test items and "
+        "1000 - (their number) items drawn uniformly with replacement from the items "
+        "outside the user's training and test sets",
+        protocols=(
+            Protocol(
+                "daisyrec", 999, 0.0, True, False, False,
+                "DaisyRec's candidate set of 1000 (preset daisyrec): 999 uniform draws with "
+                "replacement, a repeated item two places",
+            ),
+        ),
+        preset="daisyrec",
+    ),
+)  # fmt: skip
+
+# The study's protocols by name, in the frameworks' order.
+FRAMEWORK_PROTOCOLS = {
+    protocol.name: protocol for framework in FRAMEWORKS for protocol in framework.protocols
+}

@@ -1,0 +1,375 @@
+"""Validating the configuration of the pipeline (config.yaml): completed, checked.
+
+:func:`validate_config` is what the Snakefile runs at start-up, and what tests
+and benchmarks use through :func:`load_config`:
+
+1. the JSON schema (``workflow/schemas/config.schema.yaml``) checks types and
+   names; its ``default`` values are the only defaults of the configuration and
+   are filled in here;
+2. each recommender's hyperparameters are completed with its type's defaults
+   (``sampled_metrics.recommenders``), so the effective configuration that
+   provenance records is complete;
+3. what a schema cannot check (:func:`check_config`): that the data sets to run
+   exist, the sizes of a synthetic data set (and no file keys in it), recommender
+   hyperparameters, metric and method names; and what a data set's sizes must
+   allow (:func:`check_data_sizes`).
+
+Each problem raises one :class:`~.config.ConfigError` naming the key.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import PurePosixPath
+
+from .config import (
+    CONFIG_FILE,
+    DATASET_NAME,
+    RECOMMENDER_NAME,
+    SCHEMA_FILE,
+    ConfigError,
+    _schema,
+    check_config_files,
+    check_schema,
+    datasets_to_run,
+    fig6_m_values,
+)
+
+__all__ = [
+    "check_config",
+    "check_data_sizes",
+    "load_config",
+    "validate_config",
+]
+
+
+def load_config(path=CONFIG_FILE) -> dict:
+    """Read a config file (default: the repository's config.yaml) and return it
+    validated and completed by :func:`validate_config`."""
+    return validate_config(check_config_files([path])[0])
+
+
+def validate_config(config: dict, schema=SCHEMA_FILE) -> dict:
+    """Check ``config`` against the schema, drop the recommenders set to null, fill in
+    the schema's defaults and each recommender's hyperparameter defaults (in place),
+    then :func:`check_config`.
+    Returns ``config``; raises one ConfigError naming the first bad key."""
+    schema = _schema(schema)
+    check_schema(config, schema)
+    _leave_out_null_recommenders(config)
+    _fill_defaults(config, schema)
+    _fill_hyperparameters(config["recommenders"])
+    check_config(config)
+    return config
+
+
+def _leave_out_null_recommenders(config: dict) -> None:
+    """An entry ``recommenders.<name>: null`` (in a config file over config.yaml, which
+    merges and cannot delete) leaves that recommender out."""
+    recommenders = config["recommenders"]
+    for name in [name for name, spec in recommenders.items() if spec is None]:
+        del recommenders[name]
+    if not recommenders:
+        raise ConfigError("recommenders: every entry is null; keep at least one recommender")
+
+
+def _fill_defaults(instance, schema: dict) -> None:
+    """Set every absent key that has a ``default`` in the schema (a copy of it),
+    in objects, their sub-objects and the values of ``additionalProperties``."""
+    if not isinstance(instance, dict):
+        return
+    properties = schema.get("properties", {})
+    for key, sub in properties.items():
+        if key not in instance and "default" in sub:
+            instance[key] = copy.deepcopy(sub["default"])
+        if key in instance:
+            _fill_defaults(instance[key], sub)
+    extra = schema.get("additionalProperties")
+    if isinstance(extra, dict):
+        for key, value in instance.items():
+            if key not in properties:
+                _fill_defaults(value, extra)
+
+
+def _fill_hyperparameters(recommenders: dict) -> None:
+    from ..recommenders import hyperparameter_defaults, recommender_types
+
+    for spec in recommenders.values():
+        if spec["type"] not in recommender_types():
+            continue  # check_config names it
+        for key, value in hyperparameter_defaults(spec["type"]).items():
+            spec.setdefault(key, value)
+
+
+def check_config(config: dict) -> None:
+    """Raise ConfigError naming the first key whose value cannot work (on a
+    configuration that passed the schema)."""
+    from ..estimation.metrics import metric_by_name
+    from ..recommenders import validate_spec
+
+    for kind, names, pattern in (
+        ("datasets", config["datasets"], DATASET_NAME),
+        ("recommenders", config["recommenders"], RECOMMENDER_NAME),
+    ):
+        for name in names:
+            _check_name(name, pattern, kind)
+    for name, entry in config["datasets"].items():
+        _check_synthetic(name, entry)
+        _check_download(name, entry)
+    for name in datasets_to_run(config):
+        entry = config["datasets"][name]
+        if entry["format"] == "synthetic":  # its sizes are known before it is generated
+            smallest_pool = entry["items"] - entry["max_events_per_user"]
+            source = f"datasets.{name}.items - max_events_per_user"
+            check_data_sizes(config, name, entry["items"], smallest_pool, source)
+    if config["ranking"]["tie_policy"] == "average":
+        raise ConfigError(
+            "ranking.tie_policy: 'average' gives half-integer ranks, which the sampled-rank "
+            "law of the corrections, the cross-check and Figure 6 cannot take; choose "
+            "random (the default), pessimistic or optimistic"
+        )
+    for name, spec in config["recommenders"].items():
+        try:
+            validate_spec(spec)
+        except ValueError as error:
+            raise ConfigError(f"recommenders.{name}: {error}") from None
+    for metric in config["metrics"]:
+        _check(metric_by_name, metric, "metrics")
+    _check_methods(config["corrections"]["methods"], "corrections.methods", estimators=True)
+    for key, names in (
+        ("metrics", config["metrics"]),
+        ("corrections.methods", config["corrections"]["methods"]),
+        ("fig6.methods", config["fig6"]["methods"]),
+        ("toy.fig4_methods", config["toy"]["fig4_methods"]),
+    ):
+        _check_unique(names, key)
+    _check_protocols(config["protocols"])
+    fig6 = config["fig6"]
+    _check(metric_by_name, fig6["metric"], "fig6.metric")
+    _check_methods(fig6["methods"], "fig6.methods")
+    _check_pair(fig6["pair"], config["recommenders"], "fig6.pair")
+    toy = config["toy"]
+    from ..reproduction.toy_example import TOY_RANKS
+
+    largest = max(max(ranks) for ranks in TOY_RANKS.values())
+    if toy["n"] < largest:
+        raise ConfigError(
+            f"toy.n: {toy['n']} is smaller than the toy example's largest rank {largest}"
+        )
+    _check_methods(toy["fig4_methods"], "toy.fig4_methods")
+    for key in ("m", "fig4_m"):
+        if toy[key] >= toy["n"]:
+            raise ConfigError(f"toy.{key}: {toy[key]} must be smaller than toy.n = {toy['n']}")
+
+
+def _check_protocols(protocols: dict) -> None:
+    from ..frameworks.estimates import HANSEN_HURWITZ
+    from ..frameworks.registry import FRAMEWORK_PROTOCOLS
+
+    for name in protocols["run"]:
+        if name not in FRAMEWORK_PROTOCOLS:
+            raise ConfigError(
+                f"protocols.run: unknown protocol {name!r}; known: {', '.join(FRAMEWORK_PROTOCOLS)}"
+            )
+    if HANSEN_HURWITZ in protocols["methods"]:
+        raise ConfigError(
+            f"protocols.methods: {HANSEN_HURWITZ} is added by itself for the protocols with "
+            "replacement; leave it out"
+        )
+    _check_methods(protocols["methods"], "protocols.methods", estimators=True)
+    _check_unique(protocols["run"], "protocols.run")
+    _check_unique(protocols["methods"], "protocols.methods")
+
+
+def _check_unique(names, key: str) -> None:
+    """Each name once: a repeated one would be two rows of the same cell in the tables."""
+    seen = set()
+    for name in names:
+        if name in seen:
+            raise ConfigError(f"{key}: {name!r} is listed twice")
+        seen.add(name)
+
+
+def _check(parse, value, key: str) -> None:
+    try:
+        parse(value)
+    except ValueError as error:
+        raise ConfigError(f"{key}: {error}") from None
+
+
+# The keys of a data set read from a file, none of which a synthetic one has (a
+# default of null is no value).
+_FILE_KEYS = (
+    "url",
+    "md5",
+    "archive",
+    "path",
+    "member",
+    "sep",
+    "header",
+    "columns",
+    "binarize_threshold",
+)
+
+
+def _check_synthetic(name: str, entry: dict) -> None:
+    """A ``format: synthetic`` entry: no file keys, and parameters that can work
+    (``sampled_metrics.data.synthetic.check_synthetic``); another entry: no
+    synthetic keys."""
+    from ..data.synthetic import SYNTHETIC_KEYS, check_synthetic
+
+    key = f"datasets.{name}"
+    if entry["format"] != "synthetic":
+        for extra in SYNTHETIC_KEYS:
+            if extra in entry:
+                raise ConfigError(
+                    f"{key}.{extra}: only a data set with format: synthetic has this key "
+                    f"(this one has format: {entry['format']})"
+                )
+        return
+    for extra in _FILE_KEYS:
+        if entry.get(extra) is not None:
+            raise ConfigError(
+                f"{key}.{extra}: a synthetic data set is generated, it reads no file "
+                f"(leave out {', '.join(_FILE_KEYS)})"
+            )
+    try:
+        check_synthetic(**{k: entry[k] for k in SYNTHETIC_KEYS})
+    except ValueError as error:
+        raise ConfigError(f"{key}.{error}") from None
+
+
+def _check_name(name, pattern: str, kind: str) -> None:
+    """A data set's or recommender's name becomes a folder or a file name."""
+    if not re.fullmatch(pattern, str(name)):
+        raise ConfigError(
+            f"{kind}: {name!r} cannot name a folder or file (allowed: {pattern}; "
+            "no '/', no '..', no spaces)"
+        )
+
+
+def _check_download(name: str, entry: dict) -> None:
+    """A download comes over http(s) and is kept inside the working directory."""
+    key = f"datasets.{name}"
+    if "url" in entry and not re.match(r"https?://", entry["url"]):
+        raise ConfigError(f"{key}.url: {entry['url']!r} is not an http:// or https:// address")
+    if "archive" in entry:
+        archive = PurePosixPath(entry["archive"])
+        inside = not archive.is_absolute() and ".." not in archive.parts
+        if not inside or not re.fullmatch(r"[A-Za-z0-9_.+/-]+", str(archive)):
+            raise ConfigError(
+                f"{key}.archive: {str(archive)!r} must be a relative path inside the working "
+                "directory (no '..', no leading '/', no spaces), e.g. data/raw/<file>.zip"
+            )
+
+
+def check_data_sizes(
+    config: dict, name: str, n_items: int, smallest_pool: int, source: str
+) -> None:
+    """What a data set's sizes must allow, checked before any model is trained (at
+    start-up when the sizes are known, else right after the split).
+
+    With ``smallest_pool`` the fewest items outside a user's history (train and
+    held-out item), the smallest ranked set is ``n_u = smallest_pool + 1``:
+
+    * ``sampling.m`` <= smallest_pool without replacement (m distinct items);
+      a pool of at least 1 item with replacement;
+    * ``corrections.law: hypergeometric`` needs m <= n - 1 (section 4.3), n the
+      smallest n_u with ``corrections.n: per_user``, else the number of items;
+    * every Figure 6 sample size (:func:`.config.fig6_m_values`) <= n - 1, n as above when
+      either Figure 6 law is hypergeometric, else the number of items;
+    * every protocol of ``protocols.run`` without replacement: m <= smallest_pool.
+
+    Parameters
+    ----------
+    config : dict
+        The validated configuration.
+    name : str
+        The data set's key of ``datasets``.
+    n_items : int
+        Its number of items.
+    smallest_pool : int
+        The fewest items outside a user's history.
+    source : str
+        Where the sizes come from (named in the message).
+
+    Raises
+    ------
+    ConfigError
+        Naming the key whose value the sizes do not allow.
+
+    Examples
+    --------
+    >>> config = load_config()
+    >>> check_data_sizes(config, "ml-1m", 3706, 1391, "split")
+    >>> check_data_sizes(config, "ml-1m", 3706, 50, "split")
+    Traceback (most recent call last):
+    sampled_metrics.pipeline.config.ConfigError: sampling.m: 100 is larger than the smallest
+    candidate pool, 50 items (ml-1m: 3706 items; split); lower sampling.m or set
+    sampling.replacement: true
+    """
+    from ..estimation.laws import WITHOUT_REPLACEMENT
+
+    sampling, corrections, fig6 = config["sampling"], config["corrections"], config["fig6"]
+    m = sampling["m"]
+    where = f"{name}: {n_items} items; {source}"
+    if not sampling["replacement"] and m > smallest_pool:
+        raise ConfigError(
+            f"sampling.m: {m} is larger than the smallest candidate pool, {smallest_pool} "
+            f"items ({where}); lower sampling.m or set sampling.replacement: true"
+        )
+    if smallest_pool < 1:
+        raise ConfigError(
+            f"sampling.replacement: a user has interacted with every item ({where}), "
+            "there is nothing to sample for them"
+        )
+    smallest_n = smallest_pool + 1 if corrections["n"] == "per_user" else n_items
+    if corrections["law"] == WITHOUT_REPLACEMENT and m > smallest_n - 1:
+        raise ConfigError(
+            f"corrections.law: {WITHOUT_REPLACEMENT} needs sampling.m <= n - 1 = "
+            f"{smallest_n - 1} for every user, got m = {m} ({where}); choose binomial"
+        )
+    laws = (fig6["law"], corrections["law"])
+    largest_m = (smallest_n if WITHOUT_REPLACEMENT in laws else n_items) - 1
+    key, m_values = fig6_m_values(config, name)
+    above = [value for value in m_values if value > largest_m]
+    if above:
+        raise ConfigError(
+            f"{key}: {above[0]} is above the largest sample size, n - 1 = "
+            f"{largest_m} ({where}"
+            + (f"; {WITHOUT_REPLACEMENT} law" if WITHOUT_REPLACEMENT in laws else "")
+            + "); drop the values above it"
+        )
+    from ..frameworks.registry import FRAMEWORK_PROTOCOLS
+
+    for protocol in (FRAMEWORK_PROTOCOLS[p] for p in config["protocols"]["run"]):
+        if not protocol.replacement and protocol.m > smallest_pool:
+            raise ConfigError(
+                f"protocols.run: {protocol.name} draws {protocol.m} distinct items, more than "
+                f"the smallest candidate pool, {smallest_pool} items ({where}); leave it out"
+            )
+
+
+def _check_pair(pair, recommenders, key: str) -> None:
+    """Two different keys of ``recommenders``."""
+    for name in pair:
+        if name not in recommenders:
+            raise ConfigError(
+                f"{key}: {name!r} is not a key of recommenders (known: {', '.join(recommenders)})"
+            )
+    if len(set(pair)) != len(pair):
+        raise ConfigError(
+            f"{key}: names {pair[0]!r} twice; the pair needs two different recommenders"
+        )
+
+
+def _check_methods(methods, key: str, estimators: bool = False) -> None:
+    """Known method names: the paper's corrections, and with ``estimators`` also the
+    learned estimators of sampled_metrics.estimation.estimators (they have no fixed vector, so
+    Figure 6 and the toy example take the paper's only)."""
+    from ..estimation.corrections import parse_method
+    from ..estimation.estimators import parse_estimator
+
+    for method in methods:
+        _check(parse_estimator if estimators else parse_method, method, key)

@@ -1,0 +1,220 @@
+"""Figure 6 (section 6.3): the expected metric of each method as the sample size m grows,
+and the smallest m that orders two recommenders as the exact metric does.
+
+Expected sampled metrics average E[M^(r~) | r_u, n_u] over users with the law of
+section 4.3, the user's own n_u and the pool the items were drawn from; a
+correction built per user is interpolated in n_u between a few nodes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..estimation.corrections import correction_vectors
+from ..estimation.laws import sampled_rank_pmf
+from ..estimation.nodes import interpolation_nodes, node_weights
+
+__all__ = [
+    "expected_at_nodes",
+    "order_thresholds",
+    "sample_size_curves",
+]
+
+
+def sample_size_curves(
+    ranks: dict,
+    metric: str,
+    methods,
+    m_values,
+    n: int | None,
+    law: str,
+    correction_law: str | None = None,
+    cls_constraint: str = "monotone_in_range",
+    nodes: int = 5,
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Figure 6: the expected mean over users of each method, for each m.
+
+    For each m and recommender, the mean over users of E[M^(r~) | r_u, n_u]
+    under the sampling ``law`` with each user's own n_u. The corrections are
+    built with ``correction_law`` and with n = ``n`` (the catalogue) or, when
+    ``n`` is None, with each user's own n_u: exactly at ``nodes`` values of n
+    spread over the users' range (all distinct n_u when there are no more) and
+    linearly interpolated in n between them, which keeps the largest m
+    affordable (the approximation is measured in docs/protocol.md).
+
+    Parameters
+    ----------
+    ranks : dict
+        ``ranks[name]`` is a pair (ranks, n_candidates).
+    metric : str
+        A metric name.
+    methods : iterable of str
+        Correction method names.
+    m_values : iterable of int
+        The sample sizes.
+    n : int or None
+        Catalogue size the corrections are built with; None: each user's n_u.
+    law : {"hypergeometric", "binomial"}
+        The law of the sampling the curves describe.
+    correction_law : {"hypergeometric", "binomial"}, optional
+        The law the corrections assume; ``law`` when None.
+    cls_constraint : str, default "monotone_in_range"
+        For ``cls`` (see :func:`.corrections.constrained_least_squares_correction`).
+    nodes : int, default 5
+        Values of n the per-user corrections are built at (at least 2).
+    progress : bool, default False
+        Show a tqdm bar over the sample sizes.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns m, method, recommender, expected.
+
+    Raises
+    ------
+    ValueError
+        As :func:`.corrections.corrected_metric` and :func:`.laws.sampled_rank_pmf`.
+
+    Examples
+    --------
+    Sampled AUC is unbiased for every m: the mean of (10 - r)/9 over r = 1, 2.
+
+    >>> ranks = {"X": ([1, 2], [10, 10])}
+    >>> curves = sample_size_curves(ranks, "auc", ["sampled"], [1, 9], 10, "hypergeometric")
+    >>> curves.round(4).values.tolist()
+    [[1, 'sampled', 'X', 0.9444], [9, 'sampled', 'X', 0.9444]]
+    """
+    methods, rows = list(methods), []
+    correction_law = correction_law or law
+    all_n = np.concatenate([np.asarray(c) for _, c in ranks.values()])
+    node_n = np.array([n]) if n is not None else interpolation_nodes(all_n, nodes)
+    grid = list(m_values)
+    if progress:
+        from tqdm.auto import tqdm
+
+        grid = tqdm(grid, desc="Figure 6 sample sizes", unit="m")
+    for m in grid:
+        at_nodes = [
+            correction_vectors(
+                [metric], methods, int(v), int(m), correction_law, cls_constraint=cls_constraint
+            )
+            for v in node_n
+        ]
+        for name, (r, n_candidates) in ranks.items():
+            values = expected_at_nodes(at_nodes, node_n, r, n_candidates, int(m), law)
+            rows += [
+                {
+                    "m": int(m),
+                    "method": method,
+                    "recommender": name,
+                    "expected": values[metric, method],
+                }
+                for method in methods
+            ]
+    return pd.DataFrame(rows)
+
+
+def expected_at_nodes(at_nodes, node_n, ranks, n_candidates, m: int, law: str) -> dict:
+    """Mean over users of E[M^_u(r~) | r_u, n_u], M^_u interpolated in n_u between nodes.
+
+    ``at_nodes[k]`` is the dict {(metric, method): M^} built with n = ``node_n[k]``;
+    user u's vector is the linear interpolation at n_u (:func:`node_weights`),
+    and its expectation is taken under ``law`` with the user's own n_u.
+
+    Parameters
+    ----------
+    at_nodes : list of dict
+        {(metric, method): M^ over r~ = 1..m+1}, one dict per node.
+    node_n : array_like of int
+        The n of each node, increasing.
+    ranks, n_candidates : array_like of int
+        Each user's exact rank r_u and ranked-set size n_u.
+    m : int
+        Number of sampled items.
+    law : {"hypergeometric", "binomial"}
+        The sampling law.
+
+    Returns
+    -------
+    dict
+        {(metric, method): float}.
+
+    Examples
+    --------
+    >>> at_nodes = [{("m", "x"): [1.0, 0.0]}, {("m", "x"): [3.0, 0.0]}]
+    >>> expected_at_nodes(at_nodes, [4, 6], [1, 1], [5, 6], 1, "binomial")  # 2 and 3
+    {('m', 'x'): 2.5}
+    """
+    ranks, n_candidates = np.atleast_1d(ranks), np.broadcast_to(n_candidates, np.shape(ranks))
+    weights = node_weights(n_candidates, node_n)
+    stacked = {key: np.column_stack([v[key] for v in at_nodes]) for key in at_nodes[0]}
+    totals = dict.fromkeys(stacked, 0.0)
+    # Users in blocks, so that the law of a block (users x (m + 1)) stays within
+    # _LAW_BLOCK_BYTES whatever the number of users and m.
+    block = max(1, _LAW_BLOCK_BYTES // (8 * (m + 1)))
+    for start in range(0, ranks.size, block):
+        users = slice(start, start + block)
+        P = sampled_rank_pmf(ranks[users], n_candidates[users], m, law)  # one law for all
+        for key, V in stacked.items():
+            totals[key] += float(np.sum((P @ V) * weights[users]))
+    return {key: total / ranks.size for key, total in totals.items()}
+
+
+# Memory of one block of per-user laws in expected_at_nodes (Figure 6 at large m).
+_LAW_BLOCK_BYTES = 32 * 2**20
+
+
+def order_thresholds(curves: pd.DataFrame, exact: dict, a: str, b: str) -> pd.DataFrame:
+    """Per method, the smallest m at which a and b are in the exact order, and stay so.
+
+    Over the grid of m of ``curves``: the smallest m at which the expected
+    values of a and b are in the exact order, and the smallest m from which
+    they stay so; NaN when there is none.
+
+    Parameters
+    ----------
+    curves : pandas.DataFrame
+        Columns m, method, recommender, expected (see :func:`sample_size_curves`).
+    exact : dict
+        Exact value of each recommender.
+    a, b : str
+        The two recommenders.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns method, pair ("a<b"), first_right_m, stays_right_from_m.
+
+    Examples
+    --------
+    The exact order is A < B; the expected values are in it at m = 1 and 100:
+
+    >>> curves = pd.DataFrame({"m": [1, 1, 10, 10, 100, 100], "method": "sampled",
+    ...     "recommender": ["A", "B"] * 3, "expected": [0.3, 0.4, 0.5, 0.4, 0.2, 0.3]})
+    >>> order_thresholds(curves, {"A": 0.1, "B": 0.2}, "A", "B").values.tolist()
+    [['sampled', 'A<B', 1, 100]]
+    """
+    truth = np.sign(exact[a] - exact[b])
+    rows = []
+    for method, group in curves.groupby("method", sort=False):
+        wide = group.pivot(index="m", columns="recommender", values="expected").sort_index()
+        right = (np.sign(wide[a] - wide[b]) == truth).to_numpy()
+        ms = wide.index.to_numpy()
+        first = ms[right][0] if right.any() else np.nan
+        wrong_after = np.flatnonzero(~right)
+        stays = (
+            ms[wrong_after[-1] + 1]
+            if wrong_after.size and wrong_after[-1] + 1 < ms.size
+            else (np.nan if wrong_after.size else ms[0])
+        )
+        rows.append(
+            {
+                "method": method,
+                "pair": f"{a}<{b}",
+                "first_right_m": first,
+                "stays_right_from_m": stays,
+            }
+        )
+    return pd.DataFrame(rows)
