@@ -9,12 +9,10 @@ import numpy as np
 from ..laws import (
     WITH_REPLACEMENT,
     check_law_arguments,
-    sampled_rank_law,  # noqa: F401 (the doctests use it)
 )
 from ..metrics import (
     MetricFn,
     metric_by_name,
-    metric_vector,  # noqa: F401 (the doctests use it)
 )
 from .solvers import _solve_bias_variance, _solve_constrained, _solve_least_squares
 from .systems import _prior, normal_equations, reduced_system
@@ -113,6 +111,8 @@ def least_squares_correction(exact_values, law_matrix, prior=None) -> np.ndarray
 
     Examples
     --------
+    >>> from sampled_metrics import metric_vector, sampled_rank_law
+
     Sampled AUC is already unbiased (section 4.4.1), so least squares returns it:
 
     >>> x = least_squares_correction(metric_vector("auc", 5), sampled_rank_law(5, 2))
@@ -164,6 +164,7 @@ def constrained_least_squares_correction(
 
     Examples
     --------
+    >>> from sampled_metrics import metric_vector, sampled_rank_law
     >>> M, P = metric_vector("recall@10", 3706), sampled_rank_law(3706, 100, "binomial")
     >>> x = constrained_least_squares_correction(M, P)
     >>> bool(np.all(np.diff(x) <= 0)), bool(x.min() >= 0)
@@ -205,6 +206,7 @@ def bias_variance_correction(exact_values, law_matrix, gamma: float, prior=None)
 
     Examples
     --------
+    >>> from sampled_metrics import metric_vector, sampled_rank_law
     >>> M, P = metric_vector("ndcg@10", 50), sampled_rank_law(50, 5)
     >>> bool(np.allclose(bias_variance_correction(M, P, 1.0), posterior_mean_correction(M, P)))
     True
@@ -244,6 +246,8 @@ def posterior_mean_correction(exact_values, law_matrix, prior=None) -> np.ndarra
 
     Examples
     --------
+    >>> from sampled_metrics import sampled_rank_law
+
     AUC with n = 3, m = 1: r~ = 1 comes from r = 1 (weight 1) or r = 2 (weight 1/2).
 
     >>> np.round(posterior_mean_correction([1.0, 0.5, 0.0], sampled_rank_law(3, 1)), 4).tolist()

@@ -23,9 +23,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-from ..laws import sampled_rank_law  # noqa: F401 (the doctests use it)
-from ..metrics import metric_vector  # noqa: F401 (the doctests use it)
-
 __all__ = [
     "ReducedSystem",
     "average_squared_bias",
@@ -98,6 +95,7 @@ def least_squares_design(exact_values, law_matrix, prior=None):
 
     Examples
     --------
+    >>> from sampled_metrics import sampled_rank_law
     >>> A, b, c = least_squares_design([1.0, 0.5, 0.0], sampled_rank_law(3, 2))
     >>> A.shape, np.round(b, 4).tolist(), np.round(c, 4).tolist()
     ((3, 3), [0.5774, 0.2887, 0.0], [0.3333, 0.3333, 0.3333])
@@ -138,6 +136,7 @@ class ReducedSystem:
 
     Examples
     --------
+    >>> from sampled_metrics import metric_vector, sampled_rank_law
     >>> system = reduced_system(metric_vector("ap", 12), sampled_rank_law(12, 3))
     >>> system.R.shape, system.Y.shape, bool(np.allclose(np.tril(system.R, -1), 0))
     ((4, 4), (4, 1), True)
@@ -172,6 +171,8 @@ def reduced_system(exact_values, law_matrix, prior=None) -> ReducedSystem:
 
     Examples
     --------
+    >>> from sampled_metrics import metric_vector, sampled_rank_law
+
     The reduced objective equals the full one up to a constant:
 
     >>> M, P = metric_vector("ap", 30), sampled_rank_law(30, 4)
@@ -221,6 +222,7 @@ def normal_equations(exact_values, law_matrix, prior=None):
 
     Examples
     --------
+    >>> from sampled_metrics import metric_vector, sampled_rank_law
     >>> gram, rhs, c = normal_equations(metric_vector("ap", 10), sampled_rank_law(10, 3))
     >>> gram.shape, rhs.shape, round(float(c.sum()), 12)
     ((4, 4), (4, 1), 1.0)
@@ -285,6 +287,8 @@ def average_squared_bias(values_on_sample, exact_values, law_matrix, prior=None)
 
     Examples
     --------
+    >>> from sampled_metrics import sampled_rank_law
+
     With m = n - 1 the law is the identity, and the uncorrected metric has no bias:
 
     >>> average_squared_bias([1.0, 0.5, 0.0], [1.0, 0.5, 0.0], sampled_rank_law(3, 2))

@@ -18,7 +18,6 @@ from ..registry import LEARNED_DISTRIBUTIONS, parse_estimator
 from .data import (
     SampledEvaluation,
     _distinct_rows,
-    sampled_evaluation,  # noqa: F401 (the doctests use it)
 )
 from .learned import ESTIMATOR_DEFAULTS, _plug_in, learned_rank_distribution
 from .learned_prior import _learned_prior_vectors, _per_user_from_vectors
@@ -120,6 +119,8 @@ def estimate(metric: str, method: str, data: SampledEvaluation, **options) -> fl
 
     Examples
     --------
+    >>> from sampled_metrics import sampled_evaluation
+
     Sampling every item (m = n - 1, no replacement), every estimator is exact:
 
     >>> data = sampled_evaluation([1, 2, 5, 9], m=9, n=10, law="hypergeometric")
@@ -197,6 +198,7 @@ def estimate_table(
 
     Examples
     --------
+    >>> from sampled_metrics import sampled_evaluation
     >>> data = sampled_evaluation([1, 2, 5, 9], m=9, n=10, law="hypergeometric")
     >>> table = estimate_table(data, ["recall@2"], ["sampled"])
     >>> table[["estimate", "low"]].round(3).values.tolist()
@@ -268,6 +270,7 @@ def compare(
 
     Examples
     --------
+    >>> from sampled_metrics import sampled_evaluation
     >>> a = sampled_evaluation([1, 1, 2, 3], m=9, n=10, law="hypergeometric")
     >>> b = sampled_evaluation([2, 3, 2, 9], m=9, n=10, law="hypergeometric")
     >>> result = compare("recall@1", "sampled", a, b)

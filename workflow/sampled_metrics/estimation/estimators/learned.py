@@ -24,7 +24,6 @@ from ..registry import LEARNED_DISTRIBUTIONS
 from .data import (
     SampledEvaluation,
     _distinct_rows,
-    sampled_evaluation,  # noqa: F401 (the doctests use it)
 )
 
 __all__ = ["ESTIMATOR_DEFAULTS", "learned_rank_distribution"]
@@ -109,6 +108,8 @@ def learned_rank_distribution(
 
     Examples
     --------
+    >>> from sampled_metrics import sampled_evaluation
+
     With every sampled item drawn (m = n - 1, no replacement) the sampled rank is the
     rank, and EM returns the observed distribution:
 
