@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..labels import method_label, metric_label
-from .style import MARKERS, METHOD_COLORS, styled, subtitle
+from .style import MARKERS, method_color_of, styled, subtitle
 
 __all__ = ["protocols_figure"]
 
@@ -62,7 +62,7 @@ def protocols_figure(errors: pd.DataFrame, pairs: pd.DataFrame, *, dataset: str 
     for j, metric in enumerate(metrics):
         for k, method in enumerate(methods):
             style = {
-                "color": METHOD_COLORS.get(method, f"C{k % 10}"),
+                "color": method_color_of(method, k),
                 "marker": MARKERS[k % len(MARKERS)],
                 "linestyle": "none",
                 "markersize": 5,

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 
+from ...estimation.registry import method_color
 from ...io.atomic import atomic_path
 from ..labels import method_label
 
@@ -22,10 +23,11 @@ __all__ = [
     "DPI",
     "LINESTYLES",
     "MARKERS",
-    "METHOD_COLORS",
+    "REFERENCE_COLORS",
     "STYLE",
     "TOY_COLORS",
     "color_of",
+    "method_color_of",
     "law_description",
     "method_title",
     "save_figure",
@@ -55,21 +57,9 @@ COLORS = {"X": "tab:blue", "Y": "tab:orange", "Z": "tab:green"}
 TOY_COLORS = {"A": "tab:red", "B": "tab:purple", "C": "tab:brown"}
 MARKERS = ("o", "s", "^", "D", "v", "P")
 LINESTYLES = ("-", "--", ":", "-.")
-METHOD_COLORS = {
-    "sampled": "tab:blue",
-    "rank_estimate": "tab:orange",
-    "ls": "tab:olive",
-    "cls": "tab:green",
-    "bv_1": "tab:red",
-    "bv_0.1": "tab:purple",
-    "bv_0.01": "tab:brown",
-    "bv_0.001": "tab:pink",
-    "em": "tab:cyan",
-    "mn_em": "goldenrod",
-    "maxent": "tab:gray",
-    "hansen_hurwitz": "black",
-    "exact": "black",
-}
+# What the figures draw beside the estimators, in black: the exact metric, and
+# Hansen-Hurwitz (no estimator of the registry: it needs each draw's probability).
+REFERENCE_COLORS = {"hansen_hurwitz": "black", "exact": "black"}
 # The CLS constraints of corrections.cls_constraint, in words.
 CLS_CONSTRAINT_WORDS = {
     "monotone_in_range": "monotone, within the metric's range",
@@ -201,6 +191,12 @@ def method_title(method: str) -> str:
 def color_of(name: str, index: int, colors=COLORS) -> str:
     """The colour of ``name`` in ``colors``, else the ``index``-th of the default cycle."""
     return colors.get(name, f"C{index % 10}")
+
+
+def method_color_of(method: str, index: int) -> str:
+    """A method's colour: the estimator registry's (``estimation.registry.method_color``),
+    a reference's (:data:`REFERENCE_COLORS`), else the ``index``-th of the default cycle."""
+    return method_color(method) or REFERENCE_COLORS.get(method) or f"C{index % 10}"
 
 
 def subtitle(fig, *lines: str) -> None:

@@ -16,10 +16,10 @@ from .placement import corners, place_labels, vertical_marker
 from .style import (
     CLS_CONSTRAINT_WORDS,
     LINESTYLES,
-    METHOD_COLORS,
     TOY_COLORS,
     color_of,
     law_description,
+    method_color_of,
     styled,
     subtitle,
 )
@@ -304,7 +304,7 @@ def corrected_ap_figure(
             group["sampled_rank"],
             group["value"],
             label=method_label(method),
-            color=color_of(method, i, METHOD_COLORS),
+            color=method_color_of(method, i),
             linewidth=1.2,
         )
     for i, (method, group) in enumerate(expected.groupby("method", sort=False)):
@@ -314,7 +314,7 @@ def corrected_ap_figure(
             group["value"],
             label=method_label(method),
             linewidth=1.6 if exact else 1.2,
-            color=color_of(method, i, METHOD_COLORS),
+            color=method_color_of(method, i),
             linestyle="--" if exact else "-",
             zorder=3 if exact else 2,
         )
@@ -339,7 +339,7 @@ def corrected_ap_figure(
             f"{method_label(method)} not drawn: it oscillates between\n"
             f"{_sci(row['min'])} and {_sci(row['max'])} (right: its mean)",
             corners(),
-            {"fontsize": 7.5, "color": color_of(method, 0, METHOD_COLORS)},
+            {"fontsize": 7.5, "color": method_color_of(method, 0)},
         )
         for method, row in off_scale.iterrows()
     ]
