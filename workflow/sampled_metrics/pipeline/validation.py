@@ -309,7 +309,7 @@ def check_data_sizes(
     candidate pool, 50 items (ml-1m: 3706 items; split); lower sampling.m or set
     sampling.replacement: true
     """
-    from ..estimation.laws import WITHOUT_REPLACEMENT
+    from ..estimation.laws import WITHOUT_REPLACEMENT, sampling_law
 
     sampling, corrections, fig6 = config["sampling"], config["corrections"], config["fig6"]
     m = sampling["m"]
@@ -325,20 +325,21 @@ def check_data_sizes(
             "there is nothing to sample for them"
         )
     smallest_n = smallest_pool + 1 if corrections["n"] == "per_user" else n_items
-    if corrections["law"] == WITHOUT_REPLACEMENT and m > smallest_n - 1:
+    if not sampling_law(corrections["law"]).replacement and m > smallest_n - 1:
         raise ConfigError(
             f"corrections.law: {WITHOUT_REPLACEMENT} needs sampling.m <= n - 1 = "
             f"{smallest_n - 1} for every user, got m = {m} ({where}); choose binomial"
         )
     laws = (fig6["law"], corrections["law"])
-    largest_m = (smallest_n if WITHOUT_REPLACEMENT in laws else n_items) - 1
+    without = any(not sampling_law(law).replacement for law in laws)
+    largest_m = (smallest_n if without else n_items) - 1
     key, m_values = fig6_m_values(config, name)
     above = [value for value in m_values if value > largest_m]
     if above:
         raise ConfigError(
             f"{key}: {above[0]} is above the largest sample size, n - 1 = "
             f"{largest_m} ({where}"
-            + (f"; {WITHOUT_REPLACEMENT} law" if WITHOUT_REPLACEMENT in laws else "")
+            + (f"; {WITHOUT_REPLACEMENT} law" if without else "")
             + "); drop the values above it"
         )
     from ..frameworks.registry import FRAMEWORK_PROTOCOLS

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..laws import LAWS, WITH_REPLACEMENT, WITHOUT_REPLACEMENT
+from ..laws import WITH_REPLACEMENT, sampling_law
 
 __all__ = ["SampledEvaluation", "sampled_evaluation"]
 
@@ -84,8 +84,7 @@ def sampled_evaluation(ranks, m, n, law: str = WITH_REPLACEMENT) -> SampledEvalu
     Traceback (most recent call last):
     ValueError: sampled rank of user 1 is 102, outside 1..m + 1 = 101
     """
-    if law not in LAWS:
-        raise ValueError(f"unknown law {law!r}; choose one of {LAWS}")
+    replacement = sampling_law(law).replacement
     r = np.asarray(ranks)
     if r.ndim != 1 or r.size == 0:
         raise ValueError(f"sampled ranks must be a non-empty 1-d array, got shape {r.shape}")
@@ -103,7 +102,7 @@ def sampled_evaluation(ranks, m, n, law: str = WITH_REPLACEMENT) -> SampledEvalu
     if bad.size:
         u = bad[0]
         raise ValueError(f"sampled rank of user {u} is {r[u]}, outside 1..m + 1 = {m_u[u] + 1}")
-    if law == WITHOUT_REPLACEMENT:
+    if not replacement:
         bad = np.flatnonzero(m_u > n_u - 1)
         if bad.size:
             u = bad[0]

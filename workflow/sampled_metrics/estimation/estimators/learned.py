@@ -18,7 +18,7 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from ..corrections.law_cache import cached_law
-from ..laws import WITHOUT_REPLACEMENT
+from ..laws import WITHOUT_REPLACEMENT, sampling_law
 from ..metrics import metric_by_name
 from ..registry import LEARNED_DISTRIBUTIONS
 from .data import (
@@ -55,7 +55,7 @@ class _Likelihood:
 
 def _likelihood(data: SampledEvaluation) -> _Likelihood:
     grid = int(data.n.max())
-    exact_n = data.law == WITHOUT_REPLACEMENT and np.unique(data.n).size == 1
+    exact_n = not sampling_law(data.law).replacement and np.unique(data.n).size == 1
     distinct, group, counts = _distinct_rows(
         data.m, data.n if exact_n else np.zeros_like(data.n), data.ranks
     )
