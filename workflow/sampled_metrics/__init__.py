@@ -4,31 +4,25 @@ A reference reproduction of "On Sampled Metrics for Item Recommendation": the
 metrics, the law of the sampled rank, expected sampled metrics, the corrected
 metrics, and exact and sampled ranks of real recommenders.
 
-Modules, by concept (the functions a user calls are re-exported here):
+Sub-packages, bottom layer first (each imports only its own layer and those listed
+before it; ``tests/test_architecture.py`` checks it). The functions a user calls are
+re-exported here:
 
-- ``metrics``      the metrics of section 3 (eqs 2-13), one definition each
-- ``laws``         the law of the sampled rank p(r~ | r) (section 4.3)
-- ``expected``     expected sampled metrics (eqs 16, 18, 19)
-- ``corrections``  corrected metrics (section 5, eqs 20-26)
-- ``ties``         tie policies, shared by exact and sampled ranks
-- ``ranking``      exact ranks of held-out items (section 6.1)
-- ``sampling``     sampled ranks with real scores (sections 4 and 6.2)
-- ``estimators``   every estimator from sampled ranks (the paper's corrections, EM,
-                   maximum entropy, learned-prior BV, MN), intervals, paired comparisons
-- ``popularity``   popularity-sampled negatives: their law, the popularity-weighted
-                   rank, the Hansen-Hurwitz rank estimate
-- ``protocols``    the sampling protocols of common frameworks (NCF, Elliot, RecBole,
-                   BERT4Rec, DaisyRec) simulated on real scores, and the estimators on them
-- ``block_pass``   exact and sampled ranks in one pass over blocks of users
-- ``evaluation``   from ranks to Tables 3 and 4 and Figure 6 (section 6)
-
-Sub-packages, imported as ``sampled_metrics.data`` and
-``sampled_metrics.recommenders`` (not re-exported here):
-
-- ``data``          loaders and the leave-last-out split
-- ``recommenders``  iALS (X) and item-kNN (Y, Z) of section 9
-
-The other modules serve the workflow (configuration, runs, figures, reports).
+- ``io``            atomic writes, each file's SHA-256 recorded beside it
+- ``estimation``    the mathematics: metrics (eqs 2-13), the laws of the sampled rank
+                    (section 4.3), expected sampled metrics (eqs 16-19), the paper's
+                    corrections (eqs 20-26), every later estimator, the registries of
+                    laws and estimators, popularity-sampling laws
+- ``passes``        passes over a model's scores: ties, exact ranks, sampled ranks, the
+                    draw plan, the block pass (sections 6.1-6.2)
+- ``data``          loaders, synthetic data and the leave-last-out split (section 9)
+- ``recommenders``  iALS (X), item-kNN (Y, Z) and the baselines (section 9, eqs 27-30)
+- ``outputs``       labels, tables and figures as files: renders results, computes none
+- ``frameworks``    the frameworks' sampling protocols: their registry, the one place
+                    that draws by popularity, the simulation on real scores, estimates
+- ``reproduction``  the paper's numbers, the toy example, Tables 3-4, Figure 6, claims
+- ``pipeline``      the workflow's support: configuration, intermediate files, job runs
+- ``cli``           the ``sampled-metrics`` command
 
 The names are loaded on first use (PEP 562), so that importing one module of
 the package, e.g. ``sampled_metrics.pipeline.config`` in the Snakefile or
