@@ -18,7 +18,7 @@ for recommender, path in zip(snakemake.params.recommenders, snakemake.input.rank
     exact[recommender] = exact_metric(f["metric"], *ranks[recommender])
 c = snakemake.params.corrections
 per_user = c["n"] == "per_user"
-# Every m is at most n - 1 (config.check_data_sizes ran at start-up or after the split).
+# Every m is at most n - 1 (validation.check_data_sizes ran at start-up or after the split).
 curves = sample_size_curves(
     ranks,
     f["metric"],
