@@ -88,6 +88,28 @@ def test_nothing_in_the_library_imports_the_public_face():
     assert [m for m, targets in GRAPH.items() if "sampled_metrics" in targets] == []
 
 
+def private_imports(path: Path) -> list[str]:
+    """``module.name`` for every underscore name ``path`` imports from another sub-package."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1]
+            target = ".".join([*base, *([node.module] if node.module else [])])
+            if not node.level:
+                target = node.module or ""
+            if target.startswith("sampled_metrics") and layer_of(target) != layer_of(name):
+                found += [f"{target}.{a.name}" for a in node.names if a.name.startswith("_")]
+    return found
+
+
+def test_private_names_stay_in_their_sub_package():
+    """A leading underscore is private to its sub-package (estimation, passes, ...)."""
+    leaks = {m: private_imports(path) for m, path in MODULES.items()}
+    assert {m: names for m, names in leaks.items() if names} == {}
+
+
 def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
     """Tarjan's strongly connected components with more than one module."""
     index, low, stack, on_stack, components = {}, {}, [], set(), []
