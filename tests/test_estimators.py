@@ -26,7 +26,11 @@ from sampled_metrics.estimation.estimators import (
     parse_estimator,
     sampled_evaluation,
 )
-from sampled_metrics.estimation.estimators.learned import _likelihood, _prior_on_ranks
+from sampled_metrics.estimation.estimators.learned import (
+    _likelihood,
+    _prior_on_ranks,
+    em_distributions,
+)
 from sampled_metrics.estimation.laws import sampled_rank_law
 from sampled_metrics.estimation.metrics import metric_by_name, metric_vector
 
@@ -129,6 +133,29 @@ def test_em_climbs_the_likelihood_to_its_maximum():
     gradient = like.rows.T @ (weights / (like.rows @ pi))
     assert gradient.max() <= 1 + 1e-3
     assert np.allclose(gradient[pi > 1e-3], 1.0, atol=1e-3)
+
+
+def test_em_of_many_evaluations_at_once_is_each_ones_em():
+    """em_distributions (the repetitions together) gives each evaluation the EM of the
+    formula, pi_j <- pi_j (1/U) sum_u p(r~_u | theta_j) / sum_k pi_k p(r~_u | theta_k),
+    written out here per user from the binomial law of eq 15, with evaluations of
+    different grids (largest n) and sample sizes mixed in one call."""
+    from scipy import stats
+
+    rng = np.random.default_rng(3)
+    datas = []
+    for n_max, m in ((40, 5), (40, 9), (25, 5), (40, 5)):
+        n = rng.integers(10, n_max + 1, 60)
+        n[0] = n_max
+        ranks = 1 + rng.binomial(m, rng.beta(1, 4, 60))
+        datas.append(sampled_evaluation(ranks, m, n, "binomial"))
+    for data, pi in zip(datas, em_distributions(datas, iterations=30)):
+        theta = np.linspace(0, 1, int(data.n.max()))
+        like = stats.binom.pmf(data.ranks[:, None] - 1, data.m[:, None], theta)
+        expected = np.full(theta.size, 1 / theta.size)
+        for _ in range(30):
+            expected = expected * (like / (like @ expected)[:, None]).mean(axis=0)
+        np.testing.assert_allclose(pi, expected, rtol=1e-10, atol=1e-14)
 
 
 def test_maxent_reaches_the_minimum_of_its_objective():

@@ -17,6 +17,7 @@ import pandas as pd
 
 from .laws import WITHOUT_REPLACEMENT, sampled_rank_pmf
 from .metrics import metric_by_name
+from .registry import parse_estimator
 
 __all__ = [
     "exact_metric",
@@ -139,7 +140,8 @@ def learned_estimates(
     metrics, methods : iterable of str
         Metric names; learned estimator names.
     workers : int, default 1
-        Processes (forked) over the repetitions.
+        Threads of EM's matrix products; processes (forked) over the repetitions of
+        the maximum-entropy estimators.
     progress : bool, default False
         A tqdm bar over the repetitions.
 
@@ -155,47 +157,58 @@ def learned_estimates(
     >>> table["value"].round(6).tolist()
     [0.333333, 0.666667]
     """
+    from threadpoolctl import threadpool_limits
+
+    from .estimators import em_distributions, sampled_evaluation
+
     ranks = np.asarray(sampled_ranks)
     metrics, methods = list(metrics), list(methods)
-    run = partial(_learned_at, ranks, n, m, law, metrics, methods)
+    datas = [sampled_evaluation(row, m, n, law) for row in ranks]
+    # EM of every repetition at once (matrix products on ``workers`` threads); the
+    # maximum-entropy fits (an optimisation each) in ``workers`` processes, BLAS on one
+    # thread in each (no oversubscription).
+    with threadpool_limits(max(1, workers)):
+        learned = {}
+        if any(parse_estimator(method)[1] == "em" for method in methods):
+            learned["em"] = em_distributions(datas)
+    run = partial(_learned_at, datas, learned, metrics, methods)
     repetitions = range(ranks.shape[0])
-    if workers <= 1:
+    serial = workers <= 1 or all(parse_estimator(method)[1] != "maxent" for method in methods)
+    if serial:
         results = map(run, repetitions)
     else:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
-        pool = ProcessPoolExecutor(workers, multiprocessing.get_context("fork"))
+        pool = ProcessPoolExecutor(
+            workers,
+            multiprocessing.get_context("fork"),
+            initializer=threadpool_limits,
+            initargs=(1,),
+        )
         results = pool.map(run, repetitions)
     if progress:
         from tqdm.auto import tqdm
 
         results = tqdm(results, total=len(repetitions), desc="learned estimators", unit="rep")
     try:
-        frames = list(results)
+        with threadpool_limits(1):
+            rows = [row for frame in results for row in frame]
     finally:
-        if workers > 1:
+        if not serial:
             pool.shutdown()
-    return pd.concat(frames, ignore_index=True)
+    return pd.DataFrame(rows, columns=["metric", "method", "rep", "value"])
 
 
-def _learned_at(ranks, n, m, law, metrics, methods, rep) -> pd.DataFrame:
-    from threadpoolctl import threadpool_limits
+def _learned_at(datas, learned, metrics, methods, rep) -> list:
+    """[(metric, method, rep, value)] of one repetition, metric by metric."""
+    from .estimators import point_estimates
 
-    from .estimators import estimate_table, sampled_evaluation
-
-    with threadpool_limits(1):
-        table = estimate_table(
-            sampled_evaluation(ranks[rep], m, n, law), metrics, methods, bootstrap=0
-        )
-    return pd.DataFrame(
-        {
-            "metric": table["metric"],
-            "method": table["method"],
-            "rep": rep,
-            "value": table["estimate"],
-        }
-    )
+    distributions = {kind: pis[rep] for kind, pis in learned.items()}
+    values = point_estimates(datas[rep], metrics, methods, distributions=distributions)
+    return [
+        (metric, method, rep, values[metric, method]) for metric in metrics for method in methods
+    ]
 
 
 def _user_groups(vectors, n_per_user, n_users: int):

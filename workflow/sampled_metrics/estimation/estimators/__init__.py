@@ -54,8 +54,8 @@ from __future__ import annotations
 
 from ..registry import LEARNED_DISTRIBUTIONS, paper_methods, parse_estimator
 from .data import SampledEvaluation, sampled_evaluation
-from .estimate import compare, estimate, estimate_table
-from .learned import ESTIMATOR_DEFAULTS, learned_rank_distribution
+from .estimate import compare, estimate, estimate_table, point_estimates
+from .learned import ESTIMATOR_DEFAULTS, em_distributions, learned_rank_distribution
 from .learned_prior import mn_correction
 
 __all__ = [
@@ -63,11 +63,13 @@ __all__ = [
     "LEARNED_DISTRIBUTIONS",
     "SampledEvaluation",
     "compare",
+    "em_distributions",
     "estimate",
     "estimate_table",
     "learned_rank_distribution",
     "mn_correction",
     "paper_methods",
     "parse_estimator",
+    "point_estimates",
     "sampled_evaluation",
 ]

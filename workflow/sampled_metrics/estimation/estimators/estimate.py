@@ -22,7 +22,7 @@ from .data import (
 from .learned import ESTIMATOR_DEFAULTS, _plug_in, learned_rank_distribution
 from .learned_prior import _learned_prior_vectors, _per_user_from_vectors
 
-__all__ = ["compare", "estimate", "estimate_table"]
+__all__ = ["compare", "estimate", "estimate_table", "point_estimates"]
 
 
 def _fixed_values(metrics, methods, data, options, cache) -> dict:
@@ -63,9 +63,12 @@ def _fixed_values_at(metrics, methods, data, options, cache) -> dict:
     return values
 
 
-def _estimates(data: SampledEvaluation, metrics, methods, options, cache=None) -> dict:
+def _estimates(
+    data: SampledEvaluation, metrics, methods, options, cache=None, distributions=None
+) -> dict:
     """{(metric, method): (estimate, per-user values or None)} for every pair; each
-    learned distribution is learned once and serves every metric and method."""
+    learned distribution is learned once (or given in ``distributions``, {kind: pi})
+    and serves every metric and method."""
     parsed = {method: parse_estimator(method) for method in methods}
     out = {}
     fixed = [method for method, (family, _, _) in parsed.items() if family == "correction"]
@@ -76,12 +79,14 @@ def _estimates(data: SampledEvaluation, metrics, methods, options, cache=None) -
         mine = {method: spec for method, spec in parsed.items() if spec[1] == kind}
         if not mine:
             continue
-        pi = learned_rank_distribution(
-            data,
-            kind,
-            em_iterations=options.get("em_iterations", ESTIMATOR_DEFAULTS["em_iterations"]),
-            maxent_gamma=options.get("maxent_gamma", ESTIMATOR_DEFAULTS["maxent_gamma"]),
-        )
+        pi = (distributions or {}).get(kind)
+        if pi is None:
+            pi = learned_rank_distribution(
+                data,
+                kind,
+                em_iterations=options.get("em_iterations", ESTIMATOR_DEFAULTS["em_iterations"]),
+                maxent_gamma=options.get("maxent_gamma", ESTIMATOR_DEFAULTS["maxent_gamma"]),
+            )
         specs = {
             m: (family, gamma) for m, (family, _, gamma) in mine.items() if family != "distribution"
         }
@@ -96,6 +101,36 @@ def _estimates(data: SampledEvaluation, metrics, methods, options, cache=None) -
                     v = _per_user_from_vectors(vectors, (metric, method), data)
                     out[metric, method] = (float(v.mean()), v)
     return out
+
+
+def point_estimates(
+    data: SampledEvaluation, metrics, methods, *, distributions=None, **options
+) -> dict:
+    """{(metric, method): estimate} of every metric by every estimator, without
+    intervals; ``distributions`` ({"em": pi, ...}) gives learned distributions already
+    learned (e.g. by :func:`~.learned.em_distributions` for many evaluations at once).
+
+    Parameters
+    ----------
+    data : SampledEvaluation
+    metrics, methods : iterable of str
+    distributions : dict, optional
+    **options
+        As :func:`estimate`.
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    >>> from sampled_metrics import sampled_evaluation
+    >>> data = sampled_evaluation([1, 2, 5, 9], m=9, n=10, law="hypergeometric")
+    >>> point_estimates(data, ["recall@2"], ["sampled", "em"])
+    {('recall@2', 'sampled'): 0.5, ('recall@2', 'em'): 0.5}
+    """
+    pairs = _estimates(data, list(metrics), list(methods), options, None, distributions)
+    return {pair: point for pair, (point, _) in pairs.items()}
 
 
 def estimate(metric: str, method: str, data: SampledEvaluation, **options) -> float:

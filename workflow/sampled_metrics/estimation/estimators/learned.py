@@ -26,7 +26,7 @@ from .data import (
     _distinct_rows,
 )
 
-__all__ = ["ESTIMATOR_DEFAULTS", "learned_rank_distribution"]
+__all__ = ["ESTIMATOR_DEFAULTS", "em_distributions", "learned_rank_distribution"]
 
 # The defaults of the estimators' options. Jin et al.'s code runs EM for 100 iterations
 # from the uniform distribution (no tolerance) and weights the entropy by gamma = 0.01;
@@ -54,19 +54,31 @@ class _Likelihood:
 
 
 def _likelihood(data: SampledEvaluation) -> _Likelihood:
-    grid = int(data.n.max())
-    exact_n = not sampling_law(data.law).replacement and np.unique(data.n).size == 1
+    grid, exact_n = _grid_of(data)
     distinct, group, counts = _distinct_rows(
         data.m, data.n if exact_n else np.zeros_like(data.n), data.ranks
     )
+    rows = _likelihood_rows(distinct, grid, exact_n)
+    class_keys, classes, _ = _distinct_rows(distinct[:, 0], distinct[:, 1])
+    return _Likelihood(rows, counts, group, classes, class_keys[:, 0] + 1, grid)
+
+
+def _grid_of(data: SampledEvaluation) -> tuple:
+    """(N, exact_n): the grid's size, the largest n, and whether the likelihood is the
+    exact law on the ranks (one n, no replacement) rather than eq 15 on the grid."""
+    exact_n = not sampling_law(data.law).replacement and np.unique(data.n).size == 1
+    return int(data.n.max()), bool(exact_n)
+
+
+def _likelihood_rows(distinct: np.ndarray, grid: int, exact_n: bool) -> np.ndarray:
+    """p(r~ | theta_j; m, n) on the grid for each distinct (m, n, r~) row."""
     rows = np.empty((len(distinct), grid))
     for g, (m, n, r) in enumerate(distinct):
         if exact_n:  # one n, no replacement: the grid is the ranks, the law exact
             rows[g] = cached_law(int(n), int(m), WITHOUT_REPLACEMENT)[:, r - 1]
         else:  # eq 15: r~ - 1 ~ Binomial(m, theta)
             rows[g] = _binomial_on_grid(int(m), grid)[r - 1]
-    class_keys, classes, _ = _distinct_rows(distinct[:, 0], distinct[:, 1])
-    return _Likelihood(rows, counts, group, classes, class_keys[:, 0] + 1, grid)
+    return rows
 
 
 @lru_cache(maxsize=4)
@@ -117,22 +129,68 @@ def learned_rank_distribution(
     >>> np.round(learned_rank_distribution(data, "em"), 3).tolist()
     [0.5, 0.25, 0.0, 0.25]
     """
-    likelihood = _likelihood(data)
     if kind == "em":
-        return _em(likelihood, em_iterations)
+        return em_distributions([data], em_iterations)[0]
     if kind == "maxent":
-        return _maxent(likelihood, maxent_gamma)
+        return _maxent(_likelihood(data), maxent_gamma)
     raise ValueError(
         f"unknown learned distribution {kind!r}; choose one of {LEARNED_DISTRIBUTIONS}"
     )
 
 
-def _em(likelihood: _Likelihood, iterations: int) -> np.ndarray:
-    rows, weights = likelihood.rows, likelihood.counts / likelihood.counts.sum()
-    pi = np.full(likelihood.grid, 1.0 / likelihood.grid)
+def em_distributions(datas, iterations: int = ESTIMATOR_DEFAULTS["em_iterations"]) -> list:
+    """:func:`learned_rank_distribution` ``em`` of many evaluations at once (the
+    repetitions of a pipeline, the resamples of a bootstrap): those that share a grid
+    iterate together, two matrix products an iteration for all of them.
+
+    Parameters
+    ----------
+    datas : sequence of SampledEvaluation
+    iterations : int, default 100
+
+    Returns
+    -------
+    list of numpy.ndarray
+        pi of each evaluation, in order.
+
+    Examples
+    --------
+    >>> from sampled_metrics import sampled_evaluation
+    >>> datas = [sampled_evaluation(r, m=3, n=4, law="hypergeometric")
+    ...          for r in ([1, 1, 2, 4], [2, 2, 2, 2])]
+    >>> [np.round(pi, 3).tolist() for pi in em_distributions(datas)]
+    [[0.5, 0.25, 0.0, 0.25], [0.0, 1.0, 0.0, 0.0]]
+    """
+    datas = list(datas)
+    shared: dict = {}
+    for i, data in enumerate(datas):
+        shared.setdefault(_grid_of(data), []).append(i)
+    out: list = [None] * len(datas)
+    for (grid, exact_n), members in shared.items():
+        pis = _em_together([datas[i] for i in members], grid, exact_n, iterations)
+        for i, pi in zip(members, pis):
+            out[i] = pi
+    return out
+
+
+def _em_together(datas: list, grid: int, exact_n: bool, iterations: int) -> np.ndarray:
+    """EM of each evaluation (rows of the result): pi_j <- pi_j sum_g w_g p(r~_g |
+    theta_j) / sum_k pi_k p(r~_g | theta_k), w_g the share of the evaluation's users in
+    group g; groups are the distinct (m, n, r~) of all the evaluations together."""
+    which = np.repeat(np.arange(len(datas)), [d.n_users for d in datas])
+    column = lambda name: np.concatenate([getattr(d, name) for d in datas])  # noqa: E731
+    n = column("n") if exact_n else np.zeros(which.size, dtype=np.int64)
+    distinct, group, _ = _distinct_rows(column("m"), n, column("ranks"))
+    rows = _likelihood_rows(distinct, grid, exact_n)
+    counts = np.bincount(which * len(distinct) + group, minlength=len(datas) * len(distinct))
+    weights = counts.reshape(len(datas), len(distinct)) / np.bincount(which)[:, None]
+    present = weights > 0
+    pi = np.full((len(datas), grid), 1.0 / grid)
+    ratio = np.zeros_like(weights)
     for _ in range(iterations):
-        pi = pi * (rows.T @ (weights / (rows @ pi)))
-        pi /= pi.sum()  # exact in theory; keeps rounding from drifting
+        np.divide(weights, pi @ rows.T, out=ratio, where=present)
+        pi = pi * (ratio @ rows)
+        pi /= pi.sum(axis=1, keepdims=True)  # exact in theory; keeps rounding from drifting
     return pi
 
 
