@@ -6,6 +6,7 @@ snakemake --cores 8 figures/ml-1m/fig5.pdf            # one figure
 """
 
 import os
+import sys
 
 from snakemake.utils import min_version
 
@@ -14,6 +15,7 @@ from sampled_metrics.pipeline.config import (
     RECOMMENDER_NAME,
     check_config_files,
 )
+from sampled_metrics.pipeline.runs import failed_jobs_text
 from sampled_metrics.pipeline.validation import validate_config
 
 min_version("9.0")
@@ -56,3 +58,13 @@ rule all:
     default_target: True
     input:
         all_targets(),
+
+
+# A failed job leaves its traceback in its log; Snakemake names the log, and the
+# job's one-line error is said on the console when it fails (runs.start_job) and
+# again here, read back from each failed job's log, below Snakemake's account.
+onerror:
+    failed = getattr(workflow.scheduler, "failed", ())  # Snakemake's failed jobs
+    said = failed_jobs_text((job.name, job.log) for job in failed)
+    if said:
+        print(said, file=sys.stderr)

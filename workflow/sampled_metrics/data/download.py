@@ -68,9 +68,12 @@ def download(
     the overall limit in seconds of the whole transfer, retries and their sleeps
     included (None: none): past it, or when the next retry would start after it,
     :class:`DataError` names the url and the deadline, and no file is left.
-    It is checked after every read (a read waits at most ``timeout``, and the
-    request's socket timeout is cut to the time left when it starts). A tqdm progress
-    bar is shown when ``progress`` is true.
+    Every wait on the server is cut to the time left: the connection and the
+    headers (the request's socket timeout is the smaller of ``timeout`` and the time
+    left when it starts) and each read of the body (its socket timeout is set again
+    before every read), so a server that stalls before its headers or in the middle
+    of the body stops the download at the deadline, not up to ``timeout`` later.
+    A tqdm progress bar is shown when ``progress`` is true.
     """
     dest = Path(dest)
     if dest.exists():
@@ -134,11 +137,28 @@ def _time_left(timeout: float, stop_at: float | None) -> float:
     return min(timeout, left)
 
 
+def _read_timeout(response):
+    """A function ``(timeout, stop_at) -> None`` that sets the socket timeout of
+    ``response``'s next read to :func:`_time_left` (raising ``_DeadlinePassed`` when
+    none is left). The socket is the one http.client reads the body from
+    (``HTTPResponse.fp``, a buffered ``socket.SocketIO``); where it cannot be
+    reached, every read keeps the request's timeout, cut to the time left when the
+    request started."""
+    sock = getattr(getattr(getattr(response, "fp", None), "raw", None), "_sock", None)
+
+    def set_timeout(timeout: float, stop_at: float | None) -> None:
+        left = _time_left(timeout, stop_at)
+        if sock is not None:
+            sock.settimeout(left)
+
+    return set_timeout
+
+
 def _stream(
     url: str, out: IO[bytes], label: str, timeout: float, progress: bool, stop_at: float | None
 ) -> str:
     """Write the body of ``url`` to ``out``; return its md5. Checks the size, and
-    the deadline ``stop_at`` after every read."""
+    the deadline ``stop_at`` before every read, which waits at most the time left."""
     request = urllib.request.Request(url, headers={"User-Agent": "sampled-metrics"})
     digest = hashlib.md5()
     written = 0
@@ -154,13 +174,17 @@ def _stream(
                 disable=not progress,
                 leave=False,
             ) as bar:
-                # read1: what has arrived, so a trickling body cannot hold a read for long
-                for chunk in iter(lambda: response.read1(1 << 16), b""):
+                limit_wait = _read_timeout(response)
+                while True:
+                    limit_wait(timeout, stop_at)  # a body that stalls: wait the time left
+                    # read1: what has arrived, so a trickling body cannot hold a read for long
+                    chunk = response.read1(1 << 16)
+                    if not chunk:
+                        break
                     out.write(chunk)
                     digest.update(chunk)
                     written += len(chunk)
                     bar.update(len(chunk))
-                    _time_left(timeout, stop_at)
     except urllib.error.HTTPError as e:
         if 400 <= e.code < 500:
             raise DataError(f"{url}: HTTP {e.code} {e.reason}") from e

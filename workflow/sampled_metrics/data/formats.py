@@ -6,7 +6,8 @@ optional ``rating``).
 
 Ids keep their file text (``_text_ids``). Every problem with the input raises
 :class:`~sampled_metrics.data.errors.DataError` with one message that names the
-file (and the line where it applies).
+file (and the line where it applies); running out of memory while reading too
+(:mod:`.compressed`: the memory needed and available).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..io.atomic import CORRUPT_FILE_ERRORS
-from .compressed import _open_binary, _read_bytes
+from .compressed import _open_binary, _read_bytes, _within_memory
 from .errors import EVENT_COLUMNS, DataError
 
 __all__ = [
@@ -52,10 +53,18 @@ def load_movielens_dat(
     written as in ``7``, not ``007`` or ``+7``, become int64), integer ``time``
     (the timestamp) and float ``rating``, one row per line in file order. Empty
     lines are skipped. A line with a wrong field count or a non-integer id or
-    timestamp raises :class:`DataError` naming the file and the 1-based line number.
+    timestamp raises :class:`DataError` naming the file and the 1-based line number;
+    so does a file larger than the memory available can read, or running out of
+    memory while reading it (:mod:`.compressed`).
     """
     path = Path(path)
     label = f"{path}:{member}" if member else str(path)
+    return _within_memory(
+        path, member, "ratings.dat", lambda: _load_movielens_dat(path, member, label, max_bytes)
+    )
+
+
+def _load_movielens_dat(path: Path, member: str | None, label: str, max_bytes) -> pd.DataFrame:
     text = _read_bytes(path, member, "ratings.dat", max_bytes).decode("latin-1")
     if not text.strip():
         raise DataError(f"{label}: empty file, no ratings")
@@ -68,6 +77,7 @@ def load_movielens_dat(
             keep_default_na=False,
         )
     except (ValueError, pd.errors.ParserError) as e:
+        _raise_if_out_of_memory(e)
         _raise_first_bad_dat_line(label, text)
         raise DataError(f"{label}: malformed ratings file ({e})") from e
     if df.shape[1] != 4:
@@ -139,11 +149,24 @@ def load_delimited(
     ``rating`` must be numeric. Only the empty field counts as missing. A
     missing column, a missing value, a non-numeric time or rating, or a line
     with too many fields raises :class:`DataError` naming the file (and the
-    1-based line; line numbers assume one record per line).
+    1-based line; line numbers assume one record per line); so does a file larger
+    than the memory available can read, or running out of memory while reading it
+    (:mod:`.compressed`).
     """
     path = Path(path)
     label = f"{path}:{member}" if member else str(path)
     keys = _check_column_spec(columns, header, label)
+    return _within_memory(
+        path,
+        member,
+        "",
+        lambda: _load_delimited(path, sep, header, columns, keys, member, label, max_bytes),
+    )
+
+
+def _load_delimited(
+    path: Path, sep: str, header: bool, columns: Mapping, keys: list, member, label: str, max_bytes
+) -> pd.DataFrame:
     file_columns = _file_columns(path, member, sep, header, label, max_bytes)
     missing = [f"{k}={columns[k]!r}" for k in keys if columns[k] not in file_columns]
     if missing:
@@ -193,6 +216,7 @@ def _file_columns(
     except DataError:
         raise
     except (*CORRUPT_FILE_ERRORS, pd.errors.ParserError) as e:
+        _raise_if_out_of_memory(e)
         raise DataError(f"{label}: cannot read ({e})") from e
     return list(first.columns)
 
@@ -216,10 +240,18 @@ def _read_table(
     except DataError:
         raise
     except (*CORRUPT_FILE_ERRORS, pd.errors.ParserError, pd.errors.EmptyDataError) as e:
+        _raise_if_out_of_memory(e)
         raise DataError(f"{label}: cannot read ({e})") from e
     if raw.empty:
         raise DataError(f"{label}: no data rows")
     return raw
+
+
+def _raise_if_out_of_memory(error: Exception) -> None:
+    """pandas' C parser reports an allocation that failed as a ParserError ("C error:
+    out of memory"): raise it as the MemoryError it is."""
+    if isinstance(error, pd.errors.ParserError) and "out of memory" in str(error):
+        raise MemoryError(str(error)) from error
 
 
 def _check_no_missing(df: pd.DataFrame, label: str, first_line: int) -> None:

@@ -3,6 +3,10 @@ what the run used.
 
 :func:`start_job` (its log, and its inputs checked against the checksums recorded
 when they were written) and :func:`pin_threads` set up one job (a rule's script).
+A job that fails with an uncaught exception leaves its traceback in its log and
+says the error in one line on the console (:func:`job_error_line`); when the run
+fails, the workflow's ``onerror`` handler repeats each failed job's line, read back
+from its log (:func:`failed_jobs_text`), below Snakemake's own account.
 
 Snakemake locks the files of a run in ``.snakemake/locks``; a run killed with
 SIGKILL (or a power loss) cannot remove them, and the next run stops with a
@@ -37,6 +41,9 @@ __all__ = [
     "PACKAGES",
     "clear_stale_locks",
     "config_yaml",
+    "error_in_log",
+    "failed_jobs_text",
+    "job_error_line",
     "library_fingerprint",
     "package_versions",
     "pin_threads",
@@ -81,7 +88,9 @@ def start_log(path) -> logging.Logger:
 
 
 def start_job(snakemake) -> logging.Logger:
-    """Set up a rule's script: :func:`start_log` on its log, then every input file
+    """Set up a rule's script: :func:`start_log` on its log (an uncaught exception
+    then leaves its traceback there and its one line, :func:`job_error_line`, on the
+    console, the job's own stderr), then every input file
     checked against the checksum recorded when the pipeline wrote it
     (``sampled_metrics.io.atomic.verify_checksum``), so that a file cut, overwritten
     or edited since stops the job with one line naming it, before any work.
@@ -103,15 +112,117 @@ def start_job(snakemake) -> logging.Logger:
     >>> job = types.SimpleNamespace(log=[str(folder / "job.log")], input=[])
     >>> start_job(job).name
     'sampled_metrics'
-    >>> sys.stderr = sys.__stderr__
+    >>> sys.stderr, sys.excepthook = sys.__stderr__, sys.__excepthook__
     """
     from ..io.atomic import verify_checksum
 
     log = start_log(snakemake.log[0])
+    sys.excepthook = _console_excepthook(getattr(snakemake, "rule", None), snakemake.log[0])
     verified = [path for path in snakemake.input if Path(path).is_file() and verify_checksum(path)]
     if verified:
         log.info("%d input file(s) match their recorded checksums", len(verified))
     return log
+
+
+def job_error_line(rule: str | None, error: str, log) -> str:
+    """The console's line for a failed job: its rule, its error (``Type: message``,
+    one line) and the log that holds the traceback.
+
+    Examples
+    --------
+    >>> job_error_line("split", "DataError: x.csv: empty file", "logs/d/split.log")
+    'rule split failed: DataError: x.csv: empty file (log: logs/d/split.log)'
+    """
+    return f"rule {rule or '?'} failed: {error} (log: {log})"
+
+
+def _one_line(error: BaseException) -> str:
+    """``Type: message`` of ``error`` on one line (the type's own name, unqualified)."""
+    message = " ".join(str(error).split("\n")).strip()
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
+
+
+def _console_excepthook(rule: str | None, log):
+    """A ``sys.excepthook`` that writes the traceback where Python would (``sys.stderr``,
+    the job's log after :func:`start_log`) and, for an ``Exception``, its one line
+    (:func:`job_error_line`) on the process's own stderr: the console of a local run."""
+
+    def hook(kind, error, tb):
+        sys.__excepthook__(kind, error, tb)
+        sys.stderr.flush()
+        if isinstance(error, Exception):
+            print(job_error_line(rule, _one_line(error), log), file=sys.__stderr__, flush=True)
+
+    return hook
+
+
+# The header of a Python traceback, and a qualified exception name at the start of a line.
+_TRACEBACK = "Traceback (most recent call last):"
+_QUALIFIED = re.compile(r"^(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_]\w*(?::|$))")
+
+
+def error_in_log(path, tail: int = 1 << 16) -> str | None:
+    """The error a job's log ends with, as one line ``Type: message`` (the exception's
+    own name, unqualified): the exception of its last Python traceback. None when the
+    log is absent or its last ``tail`` bytes hold no traceback (a job killed from
+    outside, or one that failed before its script ran).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> log = Path(tempfile.mkdtemp()) / "split.log"
+    >>> _ = log.write_text("INFO reading\\n" + _TRACEBACK + "\\n  File 'x.py', line 3\\n"
+    ...                    "    f()\\npkg.errors.DataError: x.csv: empty file\\n")
+    >>> error_in_log(log)
+    'DataError: x.csv: empty file'
+    """
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(f.seek(0, os.SEEK_END) - tail, 0))
+            lines = (
+                f.read().decode("utf-8", errors="replace").splitlines()
+            )  # \r of progress bars too
+    except OSError:
+        return None
+    starts = [number for number, line in enumerate(lines) if line.strip() == _TRACEBACK]
+    if not starts:
+        return None
+    after = lines[starts[-1] + 1 :]
+    # frames are indented; the exception starts at the first line that is not
+    first = next(
+        (n for n, line in enumerate(after) if line.strip() and not line[0].isspace()), None
+    )
+    if first is None:
+        return None
+    text = " ".join(line.strip() for line in after[first:] if line.strip())
+    return _QUALIFIED.sub("", text)
+
+
+def failed_jobs_text(jobs) -> str:
+    """What the ``onerror`` handler prints: one line per failed job, given as ``(rule,
+    log paths)``: its error read back from its log (:func:`error_in_log`), in the
+    line of :func:`job_error_line`; "" when there is no job.
+
+    Examples
+    --------
+    >>> print(failed_jobs_text([("fit", ["logs/absent.log"])]))
+    1 failed job, its error from its log:
+      rule fit failed: no error in its log, see Snakemake's message above (log: logs/absent.log)
+    """
+    lines = []
+    for rule, logs in jobs:
+        said = [(log, error) for log in logs if (error := error_in_log(log))]
+        log, error = (said or [(", ".join(map(str, logs)) or "none", None)])[0]
+        error = error or "no error in its log, see Snakemake's message above"
+        lines.append("  " + job_error_line(rule, error, log))
+    if not lines:
+        return ""
+    head = (
+        "1 failed job, its error from its log"
+        if len(lines) == 1
+        else (f"{len(lines)} failed jobs, their errors from their logs")
+    )
+    return "\n".join([f"{head}:", *lines])
 
 
 def pin_threads(threads: int) -> None:
