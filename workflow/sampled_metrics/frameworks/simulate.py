@@ -190,31 +190,64 @@ def simulate(
     # Draw probabilities are weights over the pool (total); R^pi weighs the negatives,
     # the pool without the held-out item (which NCF's pool holds and never beats).
     pool = ~excluded
-    total = pool @ weights
+    total = _mass(pool, weights)
     rows = np.arange(n_rows)
     test_items = np.asarray(test_items)
     in_pool = pool[rows, test_items]
     negatives_mass = total - np.where(in_pool, weights[test_items], 0.0)
-    beaten_mass = np.stack([b @ weights for b in beaten]) if beaten else np.empty((0, n_rows))
+    beaten_mass = np.stack([_mass(b, weights) for b in beaten]) if beaten else np.empty((0, n_rows))
     negatives = np.count_nonzero(pool, axis=1) - in_pool
     weighted_rank = 1.0 + negatives * beaten_mass / negatives_mass
     stream = zlib.crc32(protocol.name.encode())
     _check_drawable(protocol, weights, excluded)
     table = _alias_table(weights)
+    codes = _beaten_codes(beaten)
     for lo in range(0, n_rows, SCORE_CHUNK):
         hi = min(lo + SCORE_CHUNK, n_rows)
         rng = np.random.default_rng([seed, stream, start + lo])
         users = np.tile(np.arange(lo, hi), repetitions)
         items, ranked = _draw_items(protocol, table, excluded, users, rng)
-        for k, beaten_k in enumerate(beaten):
-            hit = beaten_k[users[:, None], items]
-            counts = np.count_nonzero(hit & ranked, axis=1)
-            sampled[:, k, lo:hi] = (1 + counts).reshape(repetitions, hi - lo)
-            if protocol.replacement:
-                terms = hit / weights[items]
-                estimate = 1.0 + total[users] * terms.mean(axis=1)
-                hansen_hurwitz[:, k, lo:hi] = estimate.reshape(repetitions, hi - lo)
+        every_draw_ranked = ranked.all()
+        # 1 / w of each draw; None for equal weights, where the mean of the hits' terms
+        # is their count / m (the same float: the sum of ones is exact)
+        inverse_weights = 1.0 / weights[items] if protocol.replacement and table else None
+        # one gather per group of 8 recommenders: bit k of a code is "beaten by k"
+        for group, group_codes in enumerate(codes):
+            drawn = group_codes[users[:, None], items]
+            for bit in range(min(8, len(beaten) - 8 * group)):
+                k = 8 * group + bit
+                hit = (drawn & np.uint8(1 << bit)) != 0
+                hits = np.count_nonzero(hit, axis=1)
+                counts = hits if every_draw_ranked else np.count_nonzero(hit & ranked, axis=1)
+                sampled[:, k, lo:hi] = (1 + counts).reshape(repetitions, hi - lo)
+                if protocol.replacement:
+                    mean_term = (
+                        hits / protocol.m
+                        if inverse_weights is None
+                        else np.where(hit, inverse_weights, 0.0).mean(axis=1)
+                    )
+                    estimate = 1.0 + total[users] * mean_term
+                    hansen_hurwitz[:, k, lo:hi] = estimate.reshape(repetitions, hi - lo)
     return ProtocolRanks(start, sampled, hansen_hurwitz, weighted_rank)
+
+
+def _mass(mask: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """mask @ weights per row; a count where every weight is 1 (the same floats)."""
+    if np.all(weights == 1.0):
+        return np.count_nonzero(mask, axis=1).astype(float)
+    return mask @ weights
+
+
+def _beaten_codes(beaten: list) -> list:
+    """The recommenders' beaten masks packed 8 to a uint8 array (rows, n_items): bit k
+    of group g's code is recommender 8 g + k's mask, so a draw is gathered once for 8."""
+    codes = []
+    for first in range(0, len(beaten), 8):
+        code = np.zeros(beaten[first].shape, dtype=np.uint8)
+        for bit, mask in enumerate(beaten[first : first + 8]):
+            code |= mask.astype(np.uint8) << np.uint8(bit)
+        codes.append(code)
+    return codes
 
 
 def simulate_protocols(
