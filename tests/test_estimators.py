@@ -159,7 +159,7 @@ def test_em_of_many_evaluations_at_once_is_each_ones_em():
 
 
 def test_maxent_reaches_the_minimum_of_its_objective():
-    """The L-BFGS solution matches SLSQP on the simplex (same objective value)."""
+    """The dual Newton solution matches SLSQP on the simplex (same objective value)."""
     _, sampled = simulate(peaked(15), 15, 5, 500, seed=2)
     data = sampled_evaluation(sampled, 5, 15)
     like = _likelihood(data)
@@ -183,6 +183,27 @@ def test_maxent_reaches_the_minimum_of_its_objective():
     )
     assert objective(pi) <= reference.fun + 1e-9
     assert np.abs(pi - reference.x).max() < 1e-3
+
+
+def test_maxent_meets_the_optimality_conditions_of_its_primal():
+    """At the minimum over the simplex of f(A pi) - gamma H(pi), every pi_j > 0 and the
+    gradient 2 A^T (c * (A pi - p^)) + gamma (log pi + 1) is the same for every j
+    (the simplex's multiplier): checked with users of mixed n and two sample sizes
+    (several classes), the binomial law on a grid of 400 points."""
+    rng = np.random.default_rng(5)
+    n = rng.integers(200, 401, 3000)
+    m = np.where(rng.random(3000) < 0.5, 20, 50)
+    ranks = 1 + rng.binomial(m, rng.beta(0.5, 6, 3000))
+    data = sampled_evaluation(ranks, m, n, "binomial")
+    like = _likelihood(data)
+    gamma = 0.01
+    pi = learned_rank_distribution(data, "maxent", maxent_gamma=gamma)
+    class_users = np.bincount(like.classes, weights=like.counts)
+    observed = like.counts / class_users[like.classes]
+    coef = (class_users / like.counts.sum() * like.class_sizes)[like.classes] * observed
+    gradient = 2 * like.rows.T @ (coef * (like.rows @ pi - observed)) + gamma * (np.log(pi) + 1)
+    assert pi.min() > 0 and abs(pi.sum() - 1) < 1e-12
+    assert np.ptp(gradient) < 1e-9
 
 
 @pytest.mark.parametrize("metric", ["ndcg@10", "auc", "recall@20"])

@@ -15,8 +15,8 @@ any metric of :mod:`sampled_metrics.estimation.metrics`:
   distribution p(r) by EM over the mixture r~_u ~ sum_r p(r) p(r~ | r), and
   ``maxent``, their maximum-entropy estimate (a weighted squared distance between
   the implied and the observed distribution of r~, minus gamma times the entropy,
-  gamma = 0.01, solved here with scipy's L-BFGS rather than a commercial conic
-  solver); the estimate is the metric's expectation under the learned distribution;
+  gamma = 0.01, solved here by Newton's method in its dual rather than with a
+  commercial conic solver); the estimate is the metric's expectation under the learned distribution;
 * **learned-prior corrections**: ``bv_em_<gamma>``, ``bv_maxent_<gamma>`` (eqs 24-25
   with the learned distribution as p(r)), and ``mn_em``, ``mn_maxent`` (Li et al.,
   "Towards Reliable Item Sampling for Recommendation Evaluation", AAAI 2023: the
