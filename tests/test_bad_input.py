@@ -252,15 +252,13 @@ SIZE_ERRORS = {
         lambda c: c["sampling"].update(m=40),
         "sampling.m: 40 is larger than the smallest candidate pool, ",
     ),
-    "fig6_m_above_n": (
-        lambda c: c["fig6"].update(m_values=[1, 10, 45]),
-        "fig6.m_values: 45 is above the largest sample size, n - 1 = 44 (tiny: 45 items; ",
-    ),
+    # (a Figure 6 sample size above n - 1 is no error: tests/test_small_data.py)
     "hypergeometric_m_above_n_u": (
         lambda c: (
-            c.update(corrections={"law": "hypergeometric"}) or c["fig6"].update(m_values=[40])
+            c.update(corrections={"law": "hypergeometric"})
+            or c["sampling"].update(m=40, replacement=True)
         ),
-        "fig6.m_values: 40 is above the largest sample size, n - 1 = ",
+        "corrections.law: hypergeometric needs sampling.m <= n - 1 = ",
     ),
 }
 

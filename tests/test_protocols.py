@@ -329,14 +329,42 @@ def test_the_configuration_of_the_study_is_checked():
             validate_config(config)
 
 
-def test_a_protocol_larger_than_the_pool_stops_before_work():
+def test_a_protocol_larger_than_the_pool_is_left_out_not_an_error():
+    """The sizes that only the study needs stop nothing (validation.check_data_sizes);
+    rule protocol_ranks leaves out what left_out_reason names (tests/test_small_data.py)."""
+    from sampled_metrics.frameworks.simulate import left_out_reason
     from sampled_metrics.pipeline.validation import check_data_sizes
 
     config = load_config()
     check_data_sizes(config, "ml-1m", 3706, 1391, "split")
     config["sampling"]["m"] = 5
-    config["fig6"]["m_values"] = [1]
-    with pytest.raises(ConfigError, match="protocols.run: ncf draws 99 distinct items"):
-        check_data_sizes(config, "ml-1m", 300, 98, "split")
-    config["protocols"]["run"] = ["daisyrec"]  # with replacement: any pool
-    check_data_sizes(config, "ml-1m", 300, 98, "split")
+    check_data_sizes(config, "ml-1m", 300, 98, "split")  # ncf's 99, fig6's 3705: left out
+    assert left_out_reason(FRAMEWORK_PROTOCOLS["ncf"], 98) == (
+        "draws 99 distinct items per user, more than the smallest candidate pool, 98 items"
+    )
+    assert left_out_reason(FRAMEWORK_PROTOCOLS["ncf"], 99) is None
+    assert left_out_reason(FRAMEWORK_PROTOCOLS["daisyrec"], 1) is None  # with replacement
+    assert left_out_reason(FRAMEWORK_PROTOCOLS["daisyrec"], 0) is not None
+    assert all(left_out_reason(p, 1391) is None for p in FRAMEWORK_PROTOCOLS.values())
+
+
+def test_a_left_out_record_must_be_what_the_split_calls_for(tmp_path):
+    """Read back with the split's smallest pool: a left-out record of a protocol the pool
+    supports, ranks of one it does not, or another reason, are refused."""
+    from sampled_metrics.frameworks.simulate import left_out_reason, save_left_out
+
+    elliot = FRAMEWORK_PROTOCOLS["elliot"]
+    path = tmp_path / "elliot.npz"
+    save_left_out(left_out_reason(elliot, 60), 60, path)
+    assert read_protocol_ranks(path, elliot, 3, 2, 1, smallest_pool=60).startswith("draws 100")
+    with pytest.raises(ValueError, match="smallest pool, 100 items, supports it"):
+        read_protocol_ranks(path, elliot, 3, 2, 1, smallest_pool=100)
+    with pytest.raises(ValueError, match="leaves it out for: draws 100 .* 70 items"):
+        read_protocol_ranks(path, elliot, 3, 2, 1, smallest_pool=70)
+    good = ProtocolRanks(0, np.ones((2, 1, 3), np.int16), np.ones((0, 1, 3)), np.ones((1, 3)))
+    save_protocol_ranks(good, path)
+    assert read_protocol_ranks(path, elliot, 3, 2, 1, smallest_pool=100).sampled.shape == (
+        2, 1, 3
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="ranks of a protocol the split leaves out"):
+        read_protocol_ranks(path, elliot, 3, 2, 1, smallest_pool=60)

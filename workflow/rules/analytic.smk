@@ -39,6 +39,8 @@ rule fig6_curves:
     output:
         curves="results/{dataset}/fig6.csv",
         thresholds="results/{dataset}/fig6_thresholds.csv",
+        # the sample sizes above the data set's n - 1, left out with why (none: a header)
+        left_out="results/{dataset}/fig6_left_out.csv",
     log:
         "logs/{dataset}/fig6_curves.log",
     benchmark:
@@ -52,6 +54,7 @@ rule fig6_curves:
         recommenders=RECOMMENDERS,
         fig6=config["fig6"],
         m_values=dataset_fig6_m_values,
+        m_key=dataset_fig6_m_key,
         corrections=config["corrections"],
     script:
         "../scripts/fig6_curves.py"

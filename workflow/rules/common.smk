@@ -54,6 +54,11 @@ def dataset_fig6_m_values(wildcards):
     return fig6_m_values(config, wildcards.dataset)[1]
 
 
+def dataset_fig6_m_key(wildcards):
+    """The key Figure 6's sample sizes come from (named beside those left out)."""
+    return fig6_m_values(config, wildcards.dataset)[0]
+
+
 def raw_input(wildcards):
     """The file the loader reads: a local `path`, or the downloaded `archive`; none
     for a `format: synthetic` entry, whose events `split` generates."""
@@ -96,8 +101,10 @@ def fit_threads(wildcards):
 
 def check_existing_splits():
     """Before any job: a data set split earlier has known sizes, so what the
-    configuration asks of them is checked now (validation.check_data_sizes; the split
-    rule checks a new split, a synthetic entry is checked from its keys)."""
+    configuration asks of them (sampling.m, corrections.law) is checked now
+    (validation.check_data_sizes; the split rule checks a new split, a synthetic entry
+    is checked from its keys). Protocols of the study and Figure 6 sample sizes the data
+    set cannot support stop nothing: their rules leave them out, saying so."""
     for name in DATASETS:
         path = SPLIT.format(dataset=name)
         if os.path.exists(path):

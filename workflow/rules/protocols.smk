@@ -1,6 +1,9 @@
 # The protocol study (docs/popularity.md): every framework's sampling protocol of
 # `protocols.run` simulated on the real scores of every recommender, then every
-# estimator of `protocols.methods` against the exact metric.
+# estimator of `protocols.methods` against the exact metric. A protocol the data set
+# cannot support (more distinct draws than a user's pool) keeps its file, which records
+# that it was left out and why; the study's outputs name it (protocols_left_out.csv,
+# protocols.md, the figure's note) and give it no numbers.
 
 PROTOCOLS = config["protocols"]["run"]
 
@@ -41,6 +44,7 @@ rule protocols:
     output:
         csv="results/{dataset}/protocols.csv",
         pairs="results/{dataset}/protocols_pairs.csv",
+        left_out="results/{dataset}/protocols_left_out.csv",
         md=report(
             "results/{dataset}/protocols.md",
             caption="../report/protocols.rst",
@@ -71,6 +75,7 @@ rule protocols_figure:
     input:
         csv="results/{dataset}/protocols.csv",
         pairs="results/{dataset}/protocols_pairs.csv",
+        left_out="results/{dataset}/protocols_left_out.csv",
     output:
         pdf="figures/{dataset}/protocols.pdf",
         png=report(

@@ -171,6 +171,7 @@ rule fig6:
     input:
         curves="results/{dataset}/fig6.csv",
         thresholds="results/{dataset}/fig6_thresholds.csv",
+        left_out="results/{dataset}/fig6_left_out.csv",  # named in the note
         exact="results/{dataset}/exact_metrics.csv",
         split=SPLIT,  # the users' n (smallest ranked set), for the subtitle
     output:

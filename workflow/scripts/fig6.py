@@ -1,4 +1,5 @@
-"""Rule fig6: draw Figure 6 from its curves."""
+"""Rule fig6: draw Figure 6 from its curves; the note names the sample sizes left out
+(fig6_left_out.csv) and why."""
 
 import pandas as pd
 
@@ -32,6 +33,12 @@ notes.append(
         else "n = the number of items."
     )
 )
+left_out = pd.read_csv(snakemake.input.left_out)
+if len(left_out):
+    notes.append(
+        f"Left out of {left_out['key'].iloc[0]}: m = {', '.join(map(str, left_out['m']))}, "
+        f"{left_out['reason'].iloc[0]}."
+    )
 figure = sample_size_figure(
     curves,
     exact,

@@ -1,11 +1,19 @@
-"""Rule fig6_curves: expected metric vs sample size on the real exact ranks."""
+"""Rule fig6_curves: expected metric vs sample size on the real exact ranks. A sample
+size above what the data set allows (reproduction.curves.largest_sample_size: n - 1, or
+n_u - 1 under a law without replacement) is left out, named with why in
+fig6_left_out.csv and the log."""
 
 from sampled_metrics.data import split_users
 from sampled_metrics.estimation.population import exact_metric
 from sampled_metrics.io.atomic import write_csv
 from sampled_metrics.pipeline.intermediates import read_ranks
 from sampled_metrics.pipeline.runs import start_job
-from sampled_metrics.reproduction.curves import order_thresholds, sample_size_curves
+from sampled_metrics.reproduction.curves import (
+    largest_sample_size,
+    order_thresholds,
+    sample_size_curves,
+    sample_sizes_left_out,
+)
 
 log = start_job(snakemake)
 f = snakemake.params.fig6
@@ -18,12 +26,23 @@ for recommender, path in zip(snakemake.params.recommenders, snakemake.input.rank
     exact[recommender] = exact_metric(f["metric"], *ranks[recommender])
 c = snakemake.params.corrections
 per_user = c["n"] == "per_user"
-# Every m is at most n - 1 (validation.check_data_sizes ran at start-up or after the split).
+largest, why = largest_sample_size(n_items, users.smallest_pool, f["law"], c["law"], per_user)
+m_values = [m for m in snakemake.params.m_values if m <= largest]
+left_out = sample_sizes_left_out(snakemake.params.m_values, largest, why, snakemake.params.m_key)
+write_csv(left_out, snakemake.output.left_out)
+if len(left_out):
+    log.warning(
+        "%s: m = %s left out of Figure 6 on %s: above the largest sample size, %s",
+        snakemake.params.m_key,
+        ", ".join(map(str, left_out["m"])),
+        snakemake.wildcards.dataset,
+        why,
+    )
 curves = sample_size_curves(
     ranks,
     f["metric"],
     f["methods"],
-    snakemake.params.m_values,
+    m_values,
     None if per_user else n_items,
     f["law"],
     correction_law=c["law"],

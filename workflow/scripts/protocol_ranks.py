@@ -1,9 +1,16 @@
 """Rule protocol_ranks: the sampled ranks every protocol of protocols.run gives every
-recommender, simulated on their real scores (sampled_metrics.frameworks.simulate)."""
+recommender, simulated on their real scores (sampled_metrics.frameworks.simulate). A
+protocol the data set cannot support (more distinct draws than a user's pool) is not
+simulated: its file records that it was left out and why (frameworks.simulate.save_left_out)."""
 
 from sampled_metrics.data import load_split
 from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
-from sampled_metrics.frameworks.simulate import save_protocol_ranks, simulate_protocols
+from sampled_metrics.frameworks.simulate import (
+    left_out_reason,
+    save_left_out,
+    save_protocol_ranks,
+    simulate_protocols,
+)
 from sampled_metrics.pipeline.intermediates import read_ranks
 from sampled_metrics.pipeline.runs import start_job
 from sampled_metrics.recommenders import load_model
@@ -12,23 +19,39 @@ log = start_job(snakemake)
 p = snakemake.params
 split = load_split(snakemake.input.split)
 users = split.users()
-models = [load_model(path) for path in snakemake.input.models]
-exact = [read_ranks(path, users)["rank"].to_numpy() for path in snakemake.input.ranks]
+pool = users.smallest_pool
 protocols = [FRAMEWORK_PROTOCOLS[name] for name in p.protocols]
-simulated = simulate_protocols(
-    models,
-    split.train,
-    split.test_items,
-    protocols,
-    repetitions=p.repetitions,
-    seed=p.seed,
-    tie_policy=p.tie_policy,
-    tie_seed=p.tie_seed,
-    memory_mb=p.memory_mb,
-    exact_ranks=exact,
-    progress=True,
-)
+left_out = {protocol.name: left_out_reason(protocol, pool) for protocol in protocols}
+for name, reason in left_out.items():
+    if reason is not None:
+        log.warning(
+            "%s left out of the protocol study of %s: it %s (the data set's smallest pool)",
+            name,
+            snakemake.wildcards.dataset,
+            reason,
+        )
+run = [protocol for protocol in protocols if left_out[protocol.name] is None]
+simulated = {}
+if run:
+    models = [load_model(path) for path in snakemake.input.models]
+    exact = [read_ranks(path, users)["rank"].to_numpy() for path in snakemake.input.ranks]
+    simulated = simulate_protocols(
+        models,
+        split.train,
+        split.test_items,
+        run,
+        repetitions=p.repetitions,
+        seed=p.seed,
+        tie_policy=p.tie_policy,
+        tie_seed=p.tie_seed,
+        memory_mb=p.memory_mb,
+        exact_ranks=exact,
+        progress=True,
+    )
 for protocol, path in zip(protocols, snakemake.output):
+    if protocol.name not in simulated:
+        save_left_out(left_out[protocol.name], pool, path)
+        continue
     ranks = simulated[protocol.name]
     save_protocol_ranks(ranks, path)
     for k, recommender in enumerate(p.recommenders):

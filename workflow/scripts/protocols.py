@@ -1,6 +1,8 @@
 """Rule protocols: every estimator on every framework protocol's simulated ranks, against
 the exact metric (and, for popularity sampling, the metric of the popularity-weighted
-rank R^pi the corrections estimate): bias, RMSE, and the pairs ordered right."""
+rank R^pi the corrections estimate): bias, RMSE, and the pairs ordered right. A protocol
+rule protocol_ranks left out (the data set cannot support it) is named, with why, in
+protocols.md, protocols_left_out.csv and the log, and nowhere given numbers."""
 
 from itertools import combinations
 
@@ -10,7 +12,7 @@ from sampled_metrics.data import split_users
 from sampled_metrics.estimation.population import exact_metric
 from sampled_metrics.frameworks.estimates import HANSEN_HURWITZ, protocol_estimates, protocol_table
 from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
-from sampled_metrics.frameworks.study_report import protocols_markdown
+from sampled_metrics.frameworks.study_report import LEFT_OUT_COLUMNS, protocols_markdown
 from sampled_metrics.io.atomic import write_csv, write_text
 from sampled_metrics.pipeline.intermediates import read_protocol_ranks, read_ranks
 from sampled_metrics.pipeline.runs import start_job
@@ -38,12 +40,30 @@ def exact_frame(ranks_of) -> pd.DataFrame:
     )
 
 
+# The columns of protocols.csv and protocols_pairs.csv before protocol_table adds dataset.
+ERROR_COLUMNS = ["protocol", "target", "recommender", "metric", "method", "exact", "mean",
+                 "bias", "std", "rmse"]  # fmt: skip
+PAIR_COLUMNS = ["protocol", "pair", "metric", "method", "correct", "repetitions"]
+
+
+def study_table(frames, columns) -> pd.DataFrame:
+    """The frames as one table of the study; with every protocol left out, its columns."""
+    frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+    return protocol_table(frame, dataset)
+
+
 exact = exact_frame(ranks)
 pairs = list(combinations(p.recommenders, 2))
-errors, agreement = [], []
+errors, agreement, left_out = [], [], []
 for name, path in zip(p.protocols, snakemake.input.protocols):
     protocol = FRAMEWORK_PROTOCOLS[name]
-    simulated = read_protocol_ranks(path, protocol, n.size, p.repetitions, len(p.recommenders))
+    simulated = read_protocol_ranks(
+        path, protocol, n.size, p.repetitions, len(p.recommenders), users.smallest_pool
+    )
+    if isinstance(simulated, str):  # left out by rule protocol_ranks: the reason
+        left_out.append([name, protocol.m, protocol.replacement, users.smallest_pool, simulated])
+        log.warning("%s left out: it %s", name, simulated)
+        continue
     values = protocol_estimates(
         simulated, protocol, n, p.recommenders, p.metrics, p.methods, nodes=p.nodes,
         workers=snakemake.threads,
@@ -59,9 +79,17 @@ for name, path in zip(p.protocols, snakemake.input.protocols):
     agreement.append(pair_agreement(exact, values, pairs).assign(protocol=name))
     log.info("%s: %d estimates", name, len(values))
 
-errors = protocol_table(pd.concat(errors, ignore_index=True), dataset)
-agreement = protocol_table(pd.concat(agreement, ignore_index=True), dataset)
+errors = study_table(errors, ERROR_COLUMNS)
+agreement = study_table(agreement, PAIR_COLUMNS)
+left_out = protocol_table(pd.DataFrame(left_out, columns=LEFT_OUT_COLUMNS), dataset)
 write_csv(errors, snakemake.output.csv)
 write_csv(agreement, snakemake.output.pairs)
-write_text(protocols_markdown(errors, agreement, dataset, p.repetitions), snakemake.output.md)
-log.info("\n%s", errors.to_string(index=False))
+write_csv(left_out, snakemake.output.left_out)
+write_text(
+    protocols_markdown(errors, agreement, dataset, p.repetitions, left_out=left_out),
+    snakemake.output.md,
+)
+if errors.empty:
+    log.warning("every protocol of protocols.run left out on %s: no study to report", dataset)
+else:
+    log.info("\n%s", errors.to_string(index=False))

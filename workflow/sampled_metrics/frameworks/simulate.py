@@ -8,6 +8,10 @@ of a user depend only on (seed, protocol, the user's chunk of
 study, as with a shared test file) and the result does not depend on the blocks.
 With replacement each user also gets the Hansen-Hurwitz estimate of the rank, and
 every user the popularity-weighted rank R^pi = 1 + (n - 1) q (docs/popularity.md).
+
+A protocol a data set cannot support (:func:`left_out_reason`: more distinct draws than
+some user's pool) is left out of the study: :func:`save_left_out` records why in its
+place, and the study's outputs name it.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ __all__ = [
     "ProtocolRanks",
     "beaten_items",
     "interaction_counts",
+    "left_out_reason",
+    "save_left_out",
     "save_protocol_ranks",
     "simulate",
     "simulate_protocols",
@@ -60,6 +66,45 @@ class ProtocolRanks:
     sampled: np.ndarray
     hansen_hurwitz: np.ndarray
     weighted_rank: np.ndarray
+
+
+def left_out_reason(protocol: Protocol, smallest_pool: int) -> str | None:
+    """Why the study leaves ``protocol`` out of a data set whose users have at least
+    ``smallest_pool`` items outside their history (training and held-out items); None
+    when the data set supports it.
+
+    Without replacement every user needs m distinct items to draw, and the law the
+    estimators correct with (hypergeometric) m <= n_u - 1: m <= smallest_pool (NCF's
+    pool also holds the held-out item, but n_u - 1 binds it as well). With replacement
+    one item to draw is enough, whatever m (DaisyRec's 999 draws from 50 items).
+
+    Parameters
+    ----------
+    protocol : Protocol
+    smallest_pool : int
+        The fewest items outside a user's history (``SplitUsers.smallest_pool``).
+
+    Returns
+    -------
+    str or None
+
+    Examples
+    --------
+    >>> from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
+    >>> left_out_reason(FRAMEWORK_PROTOCOLS["elliot"], 99)
+    'draws 100 distinct items per user, more than the smallest candidate pool, 99 items'
+    >>> left_out_reason(FRAMEWORK_PROTOCOLS["ncf"], 99), left_out_reason(
+    ...     FRAMEWORK_PROTOCOLS["daisyrec"], 99)
+    (None, None)
+    """
+    if not protocol.replacement and protocol.m > smallest_pool:
+        return (
+            f"draws {protocol.m} distinct items per user, more than the smallest candidate "
+            f"pool, {smallest_pool} items"
+        )
+    if smallest_pool < 1:
+        return "draws from the items outside a user's history, and a user has none"
+    return None
 
 
 def interaction_counts(train, test_items) -> np.ndarray:
@@ -411,3 +456,32 @@ def save_protocol_ranks(ranks: ProtocolRanks, path) -> None:
         },
         path,
     )
+
+
+def save_left_out(reason: str, smallest_pool: int, path) -> None:
+    """Write, in place of a protocol's ranks, that it was left out, why
+    (:func:`left_out_reason`) and the smallest pool that decided it, atomically (read
+    back by ``intermediates.read_protocol_ranks``, which checks both against the split).
+
+    Parameters
+    ----------
+    reason : str
+    smallest_pool : int
+    path : str or pathlib.Path
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from sampled_metrics.pipeline.intermediates import read_protocol_ranks
+    >>> from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
+    >>> elliot = FRAMEWORK_PROTOCOLS["elliot"]
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "elliot.npz"
+    >>> save_left_out(left_out_reason(elliot, 60), 60, path)
+    >>> read_protocol_ranks(path, elliot, 3, 2, 1, smallest_pool=60)
+    'draws 100 distinct items per user, more than the smallest candidate pool, 60 items'
+    """
+    write_npz({"left_out": np.array(reason), "smallest_pool": np.array(smallest_pool)}, path)

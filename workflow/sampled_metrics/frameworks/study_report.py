@@ -1,6 +1,7 @@
 """The protocol study's report, protocols.md: the protocols, each estimator's RMSE,
 the pairs of recommenders ordered right, each recommender's bias, and for popularity
-sampling the error against the metric of the popularity-weighted rank.
+sampling the error against the metric of the popularity-weighted rank; and the protocols
+left out because the data set cannot support them, with why.
 """
 
 from __future__ import annotations
@@ -10,13 +11,51 @@ import pandas as pd
 from ..outputs.tables import markdown_table
 from .registry import FRAMEWORK_PROTOCOLS
 
-__all__ = ["protocols_markdown"]
+__all__ = ["LEFT_OUT_COLUMNS", "left_out_lines", "protocols_markdown"]
+
+# The columns of protocols_left_out.csv after dataset: a protocol of protocols.run the
+# data set cannot support, its draws, the data set's smallest pool and why
+# (frameworks.simulate.left_out_reason).
+LEFT_OUT_COLUMNS = ["protocol", "m", "replacement", "smallest_pool", "reason"]
 
 
-def protocols_markdown(errors: pd.DataFrame, pairs: pd.DataFrame, dataset: str, reps: int) -> str:
+def left_out_lines(left_out: pd.DataFrame) -> list:
+    """One line per left-out protocol: its name, its draws, why (naming the smallest pool).
+
+    Parameters
+    ----------
+    left_out : pandas.DataFrame
+        :data:`LEFT_OUT_COLUMNS`.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> left_out_lines(pd.DataFrame([["elliot", 100, False, 60, "draws 100 distinct items "
+    ...     "per user, more than the smallest candidate pool, 60 items"]],
+    ...     columns=LEFT_OUT_COLUMNS))
+    ['elliot (m = 100, distinct): draws 100 distinct items per user, more than the smallest candidate pool, 60 items']
+    """  # noqa: E501
+    return [
+        f"{row.protocol} (m = {row.m}, {'with replacement' if row.replacement else 'distinct'})"
+        f": {row.reason}"
+        for row in left_out.itertuples(index=False)
+    ]
+
+
+def protocols_markdown(
+    errors: pd.DataFrame,
+    pairs: pd.DataFrame,
+    dataset: str,
+    reps: int,
+    left_out: pd.DataFrame | None = None,
+) -> str:
     """protocols.md: the protocols, then per protocol and estimator the RMSE (mean over
     the recommenders), the pairs ordered right, each recommender's bias, and for
-    popularity sampling the error against the metric of R^pi.
+    popularity sampling the error against the metric of R^pi; first, the protocols
+    left out (the data set cannot support them) with why, when there are any.
 
     Parameters
     ----------
@@ -27,6 +66,8 @@ def protocols_markdown(errors: pd.DataFrame, pairs: pd.DataFrame, dataset: str, 
     dataset : str
     reps : int
         Repetitions of each protocol.
+    left_out : pandas.DataFrame, optional
+        The protocols left out (:data:`LEFT_OUT_COLUMNS`); none when None or empty.
 
     Returns
     -------
@@ -44,7 +85,18 @@ def protocols_markdown(errors: pd.DataFrame, pairs: pd.DataFrame, dataset: str, 
     >>> text = protocols_markdown(errors, pairs, "d", 100)
     >>> [line for line in text.splitlines() if line.startswith("| ncf")][-2:]
     ['| ncf      | sampled | 26.000 |', '| ncf      | cls     |  0.200 |']
-    """
+    >>> left_out = pd.DataFrame([["elliot", 100, False, 60, "draws 100 distinct items per "
+    ...     "user, more than the smallest candidate pool, 60 items"]], columns=LEFT_OUT_COLUMNS)
+    >>> text = protocols_markdown(errors.iloc[:0], pairs.iloc[:0], "d", 100, left_out)
+    >>> [line for line in text.splitlines() if line.startswith(("No ", "- "))]  # doctest: +ELLIPSIS
+    ['No protocol of protocols.run could be simulated on d: every one is left out.', '- elliot (m = 100, distinct): draws 100 ... pool, 60 items']
+    """  # noqa: E501
+    skipped = _left_out_section(left_out, dataset)
+    if errors.empty:
+        return "\n".join([
+            f"# Sampling protocols of common frameworks on {dataset}", "",
+            f"No protocol of protocols.run could be simulated on {dataset}: every one is left "
+            "out.", "", *skipped]) + "\n"  # fmt: skip
     metrics = list(dict.fromkeys(errors["metric"]))
     rank = errors[errors["target"] == "rank"]
     used = list(dict.fromkeys(errors["protocol"]))
@@ -83,6 +135,7 @@ def protocols_markdown(errors: pd.DataFrame, pairs: pd.DataFrame, dataset: str, 
         "M(r^), r^ the Hansen-Hurwitz estimate of the rank.",
         "",
         markdown_table(described, digits={"alpha": 0}),
+        *skipped,
         "",
         "## RMSE against the exact metric, mean over the recommenders",
         "",
@@ -130,3 +183,17 @@ def protocols_markdown(errors: pd.DataFrame, pairs: pd.DataFrame, dataset: str, 
             ),
         ]
     return "\n".join(lines) + "\n"
+
+
+def _left_out_section(left_out, dataset: str) -> list:
+    """The lines of protocols.md naming the left-out protocols (none: no lines)."""
+    if left_out is None or left_out.empty:
+        return []
+    return [  # after a table, which ends its own line
+        f"## Left out on {dataset}",
+        "",
+        f"{dataset} cannot support these protocols of protocols.run: they were not simulated",
+        'and have no numbers here (docs/popularity.md, "Small data sets").',
+        "",
+        *(f"- {line}" for line in left_out_lines(left_out)),
+    ]

@@ -258,11 +258,19 @@ def _check_ranks(path, ranks: pd.Series, low: int, high: np.ndarray) -> None:
         _fail(path, f"row {row + 2}: rank {values[row]} outside {low}..{high[row]}")
 
 
-def read_protocol_ranks(path, protocol, n_users: int, repetitions: int, recommenders: int):
+def read_protocol_ranks(
+    path, protocol, n_users: int, repetitions: int, recommenders: int, smallest_pool=None
+):
     """One protocol's simulated ranks (rule ``protocol_ranks``), checked: sampled ranks
     integers in 1..m + 1 of shape (repetitions, recommenders, users), Hansen-Hurwitz
     estimates finite and >= 1 of that shape (protocols with replacement, else none),
-    weighted ranks in [1, n_items] of shape (recommenders, users).
+    weighted ranks in [1, n_items] of shape (recommenders, users). Or, for a protocol
+    the data set cannot support, the record that it was left out
+    (``frameworks.simulate.save_left_out``): its reason is returned.
+
+    With ``smallest_pool`` (the split's) the file must be what that pool calls for:
+    ranks of a protocol it supports, the record of a protocol it does not, with the
+    reason ``frameworks.simulate.left_out_reason`` gives.
 
     Parameters
     ----------
@@ -270,10 +278,13 @@ def read_protocol_ranks(path, protocol, n_users: int, repetitions: int, recommen
         ``results/<data set>/protocols/<protocol>.npz``.
     protocol : sampled_metrics.frameworks.registry.Protocol
     n_users, repetitions, recommenders : int
+    smallest_pool : int, optional
+        The split's fewest items outside a user's history.
 
     Returns
     -------
-    sampled_metrics.frameworks.simulate.ProtocolRanks
+    sampled_metrics.frameworks.simulate.ProtocolRanks, or str
+        The ranks, or why the protocol was left out.
 
     Examples
     --------
@@ -285,9 +296,29 @@ def read_protocol_ranks(path, protocol, n_users: int, repetitions: int, recommen
     >>> read_protocol_ranks(path, FRAMEWORK_PROTOCOLS["ncf"], 3, 2, 1)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ValueError: ...ncf.npz: sampled ranks outside 1..100; delete it and rerun
+    >>> np.savez(path, sampled=np.full((2, 1, 3), 1), hansen_hurwitz=np.ones((0, 1, 3)),
+    ...          weighted_rank=np.ones((1, 3)))
+    >>> read_protocol_ranks(path, FRAMEWORK_PROTOCOLS["ncf"], 3, 2, 1, smallest_pool=50)
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: ...ncf.npz: ranks of a protocol the split leaves out (draws 99 distinct ...
     """
-    from ..frameworks.simulate import ProtocolRanks
+    from ..frameworks.simulate import ProtocolRanks, left_out_reason
 
+    expected_reason = None if smallest_pool is None else left_out_reason(protocol, smallest_pool)
+    if "left_out" in _npz_names(path):
+        record = read_npz(path, ("left_out", "smallest_pool"), "record of a left-out protocol")
+        reason, pool = str(record["left_out"]), int(record["smallest_pool"])
+        if smallest_pool is not None and (reason != expected_reason or pool != smallest_pool):
+            _fail(
+                path,
+                f"records {protocol.name} as left out ({reason}; smallest pool {pool}), but the "
+                f"split's smallest pool, {smallest_pool} items, "
+                + (f"leaves it out for: {expected_reason}" if expected_reason else "supports it"),
+            )
+        return reason
+    if expected_reason is not None:
+        _fail(path, f"ranks of a protocol the split leaves out ({expected_reason})")
     arrays = read_npz(path, ("sampled", "hansen_hurwitz", "weighted_rank"), "file of ranks")
     sampled, hh, weighted = arrays["sampled"], arrays["hansen_hurwitz"], arrays["weighted_rank"]
     shape = (repetitions, recommenders, n_users)
@@ -307,6 +338,16 @@ def read_protocol_ranks(path, protocol, n_users: int, repetitions: int, recommen
         if not np.all(np.isfinite(array)) or (array.size and array.min() < 1):
             _fail(path, f"{what} not finite numbers >= 1")
     return ProtocolRanks(0, sampled, hh, weighted)
+
+
+def _npz_names(path) -> list:
+    """The names of the arrays of an .npz file (a damaged one: none, so that its reader
+    names the problem)."""
+    try:
+        with np.load(path) as data:
+            return list(data.files)
+    except (*CORRUPT_FILE_ERRORS, ValueError, AttributeError, TypeError):
+        return []
 
 
 def _fail(path, problem: str):

@@ -12,7 +12,8 @@ and benchmarks use through :func:`load_config`:
 3. what a schema cannot check (:func:`check_config`): that the data sets to run
    exist, the sizes of a synthetic data set (and no file keys in it), recommender
    hyperparameters, metric and method names; and what a data set's sizes must
-   allow (:func:`check_data_sizes`).
+   allow (:func:`check_data_sizes`). A protocol of the study or a Figure 6 sample size
+   the sizes cannot support is no error: its rule leaves it out and says so.
 
 Each problem raises one :class:`~.config.ConfigError` naming the key.
 """
@@ -33,7 +34,6 @@ from .config import (
     check_config_files,
     check_schema,
     datasets_to_run,
-    fig6_m_values,
 )
 
 __all__ = [
@@ -276,10 +276,13 @@ def check_data_sizes(
     * ``sampling.m`` <= smallest_pool without replacement (m distinct items);
       a pool of at least 1 item with replacement;
     * ``corrections.law: hypergeometric`` needs m <= n - 1 (section 4.3), n the
-      smallest n_u with ``corrections.n: per_user``, else the number of items;
-    * every Figure 6 sample size (:func:`.config.fig6_m_values`) <= n - 1, n as above when
-      either Figure 6 law is hypergeometric, else the number of items;
-    * every protocol of ``protocols.run`` without replacement: m <= smallest_pool.
+      smallest n_u with ``corrections.n: per_user``, else the number of items.
+
+    What only the protocol study or Figure 6 needs stops nothing: a protocol of
+    ``protocols.run`` drawing more distinct items than the smallest pool
+    (``frameworks.simulate.left_out_reason``) and a sample size of Figure 6 above n - 1
+    (``reproduction.curves.largest_sample_size``) are left out by their rules, which
+    name them and why in their outputs.
 
     Parameters
     ----------
@@ -303,15 +306,17 @@ def check_data_sizes(
     --------
     >>> config = load_config()
     >>> check_data_sizes(config, "ml-1m", 3706, 1391, "split")
-    >>> check_data_sizes(config, "ml-1m", 3706, 50, "split")
+    >>> check_data_sizes(config, "ml-1m", 120, 99, "split")  # elliot, Figure 6 left out
     Traceback (most recent call last):
     sampled_metrics.pipeline.config.ConfigError: sampling.m: 100 is larger than the smallest
-    candidate pool, 50 items (ml-1m: 3706 items; split); lower sampling.m or set
+    candidate pool, 99 items (ml-1m: 120 items; split); lower sampling.m or set
     sampling.replacement: true
+    >>> config["sampling"]["m"] = 20
+    >>> check_data_sizes(config, "ml-1m", 120, 99, "split")
     """
     from ..estimation.laws import WITHOUT_REPLACEMENT, sampling_law
 
-    sampling, corrections, fig6 = config["sampling"], config["corrections"], config["fig6"]
+    sampling, corrections = config["sampling"], config["corrections"]
     m = sampling["m"]
     where = f"{name}: {n_items} items; {source}"
     if not sampling["replacement"] and m > smallest_pool:
@@ -330,26 +335,6 @@ def check_data_sizes(
             f"corrections.law: {WITHOUT_REPLACEMENT} needs sampling.m <= n - 1 = "
             f"{smallest_n - 1} for every user, got m = {m} ({where}); choose binomial"
         )
-    laws = (fig6["law"], corrections["law"])
-    without = any(not sampling_law(law).replacement for law in laws)
-    largest_m = (smallest_n if without else n_items) - 1
-    key, m_values = fig6_m_values(config, name)
-    above = [value for value in m_values if value > largest_m]
-    if above:
-        raise ConfigError(
-            f"{key}: {above[0]} is above the largest sample size, n - 1 = "
-            f"{largest_m} ({where}"
-            + (f"; {WITHOUT_REPLACEMENT} law" if without else "")
-            + "); drop the values above it"
-        )
-    from ..frameworks.registry import FRAMEWORK_PROTOCOLS
-
-    for protocol in (FRAMEWORK_PROTOCOLS[p] for p in config["protocols"]["run"]):
-        if not protocol.replacement and protocol.m > smallest_pool:
-            raise ConfigError(
-                f"protocols.run: {protocol.name} draws {protocol.m} distinct items, more than "
-                f"the smallest candidate pool, {smallest_pool} items ({where}); leave it out"
-            )
 
 
 def _check_pair(pair, recommenders, key: str) -> None:

@@ -3,7 +3,9 @@ and the smallest m that orders two recommenders as the exact metric does.
 
 Expected sampled metrics average E[M^(r~) | r_u, n_u] over users with the law of
 section 4.3, the user's own n_u and the pool the items were drawn from; a
-correction built per user is interpolated in n_u between a few nodes.
+correction built per user is interpolated in n_u between a few nodes. A sample size
+above what the data set allows (:func:`largest_sample_size`) is left out of the curves
+(:func:`sample_sizes_left_out`), named with why.
 """
 
 from __future__ import annotations
@@ -16,10 +18,99 @@ from ..estimation.laws import sampled_rank_pmf
 from ..estimation.nodes import interpolation_nodes, node_weights
 
 __all__ = [
+    "CURVE_COLUMNS",
+    "LEFT_OUT_COLUMNS",
+    "THRESHOLD_COLUMNS",
     "expected_at_nodes",
+    "largest_sample_size",
     "order_thresholds",
     "sample_size_curves",
+    "sample_sizes_left_out",
 ]
+
+# The columns of fig6.csv, fig6_thresholds.csv and fig6_left_out.csv.
+CURVE_COLUMNS = ["m", "method", "recommender", "expected"]
+THRESHOLD_COLUMNS = ["method", "pair", "first_right_m", "stays_right_from_m"]
+LEFT_OUT_COLUMNS = ["key", "m", "largest_m", "reason"]
+
+
+def largest_sample_size(
+    n_items: int, smallest_pool: int, law: str, correction_law: str, per_user: bool
+) -> tuple:
+    """The largest sample size m of Figure 6 on a data set, and what sets it.
+
+    The grid ends at n - 1, n the number of items (as the paper's). A law without
+    replacement needs m <= n - 1 for the n it is used with: the curves' ``law`` each
+    user's own n_u, so m <= ``smallest_pool`` (the fewest items outside a history, n_u - 1
+    of the users with the fewest candidates); the corrections' ``correction_law`` the n
+    they are built with, n_u with ``per_user``, else the number of items.
+
+    Parameters
+    ----------
+    n_items : int
+        The number of items.
+    smallest_pool : int
+        The fewest items outside a user's history.
+    law, correction_law : {"hypergeometric", "binomial"}
+        The laws of the curves (``fig6.law``) and of the corrections (``corrections.law``).
+    per_user : bool
+        The corrections are built with each user's n_u (``corrections.n: per_user``).
+
+    Returns
+    -------
+    largest : int
+    why : str
+        The bound, for a message.
+
+    Examples
+    --------
+    >>> largest_sample_size(3706, 1391, "binomial", "binomial", True)
+    (3705, 'n - 1 = 3705 (3706 items)')
+    >>> largest_sample_size(120, 99, "binomial", "hypergeometric", True)[1]
+    'n_u - 1 = 99 of the users with the fewest candidates (corrections.law: hypergeometric)'
+    """
+    from ..estimation.laws import sampling_law
+
+    largest, why = n_items - 1, f"n - 1 = {n_items - 1} ({n_items} items)"
+    for key, name, bound in (
+        ("fig6.law", law, smallest_pool),
+        ("corrections.law", correction_law, smallest_pool if per_user else n_items - 1),
+    ):
+        if not sampling_law(name).replacement and bound < largest:
+            largest = bound
+            why = f"n_u - 1 = {bound} of the users with the fewest candidates ({key}: {name})"
+    return largest, why
+
+
+def sample_sizes_left_out(m_values, largest: int, why: str, key: str) -> pd.DataFrame:
+    """The sample sizes of ``m_values`` above ``largest`` (:func:`largest_sample_size`):
+    left out of Figure 6, each with why (:data:`LEFT_OUT_COLUMNS`; no rows when none).
+
+    Parameters
+    ----------
+    m_values : iterable of int
+    largest : int
+    why : str
+    key : str
+        The configuration key of ``m_values``.
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Examples
+    --------
+    >>> left_out = sample_sizes_left_out([1, 150, 200], 119, "n - 1 = 119 (120 items)",
+    ...                                  "fig6.m_values")
+    >>> left_out["m"].tolist(), left_out["reason"].iloc[0]
+    ([150, 200], 'above the largest sample size, n - 1 = 119 (120 items)')
+    """
+    rows = [
+        [key, int(m), largest, f"above the largest sample size, {why}"]
+        for m in m_values
+        if m > largest
+    ]
+    return pd.DataFrame(rows, columns=LEFT_OUT_COLUMNS)
 
 
 def sample_size_curves(
@@ -113,7 +204,7 @@ def sample_size_curves(
                 }
                 for method in methods
             ]
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=CURVE_COLUMNS)
 
 
 def expected_at_nodes(at_nodes, node_n, ranks, n_candidates, m: int, law: str) -> dict:
@@ -217,4 +308,4 @@ def order_thresholds(curves: pd.DataFrame, exact: dict, a: str, b: str) -> pd.Da
                 "stays_right_from_m": stays,
             }
         )
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=THRESHOLD_COLUMNS)

@@ -1,6 +1,6 @@
 """The protocol study's figure: per metric, the RMSE of every estimator against the
 exact metric under every framework's sampling protocol, and the share of recommender
-pairs it orders as the exact metric does.
+pairs it orders as the exact metric does; a note names the protocols left out.
 """
 
 from __future__ import annotations
@@ -16,11 +16,14 @@ __all__ = ["protocols_figure"]
 
 
 @styled
-def protocols_figure(errors: pd.DataFrame, pairs: pd.DataFrame, *, dataset: str = ""):
+def protocols_figure(
+    errors: pd.DataFrame, pairs: pd.DataFrame, *, dataset: str = "", note: str | None = None
+):
     """The protocol study (``results/<dataset>/protocols.csv``): for each metric, the
     RMSE of every estimator against the exact metric under every framework's
     protocol (mean over the recommenders, log scale), and the share of recommender
-    pairs it orders as the exact metric does.
+    pairs it orders as the exact metric does. With no protocol in ``errors`` (every one
+    left out), a figure that says so.
 
     Parameters
     ----------
@@ -30,6 +33,8 @@ def protocols_figure(errors: pd.DataFrame, pairs: pd.DataFrame, *, dataset: str 
         protocol, pair, metric, method, correct, repetitions.
     dataset : str, optional
         Named in the subtitle.
+    note : str, optional
+        More lines of the subtitle (the protocols left out, and why).
 
     Returns
     -------
@@ -46,8 +51,20 @@ def protocols_figure(errors: pd.DataFrame, pairs: pd.DataFrame, *, dataset: str 
     >>> len(fig.axes)
     2
     >>> plt.close(fig)
+    >>> fig = protocols_figure(errors.iloc[:0], pairs.iloc[:0], note="ncf left out")
+    >>> fig.axes[0].texts[0].get_text()
+    'No protocol to show: every protocol of protocols.run is left out'
+    >>> plt.close(fig)
     """
     rank = errors[errors["target"] == "rank"]
+    if rank.empty:
+        fig, ax = plt.subplots(figsize=(6.0, 2.4))
+        ax.axis("off")
+        ax.text(0.5, 0.5, "No protocol to show: every protocol of protocols.run is left out",
+                ha="center", va="center")  # fmt: skip
+        subtitle(fig, f"{dataset}: frameworks' sampling protocols", note or "")
+        fig.tight_layout()
+        return fig
     metrics = list(dict.fromkeys(rank["metric"]))
     protocols = list(dict.fromkeys(rank["protocol"]))
     methods = list(dict.fromkeys(rank["method"]))
@@ -86,6 +103,7 @@ def protocols_figure(errors: pd.DataFrame, pairs: pd.DataFrame, *, dataset: str 
         "real scores. Top: RMSE against the exact metric, mean over the recommenders; "
         "bottom: recommender pairs ordered as the exact metric orders them. Every "
         "estimator with the law the protocol implies.",
+        note or "",
     )
     fig.tight_layout()
     return fig

@@ -1,6 +1,7 @@
 """Figure 6: the expected metric (Recall@10 in the paper) against the sample size m
 on real ranks, per recommender, one panel per correction method, beside the exact
-values, with the m of Table 3 and the m from which a pair stays ordered marked.
+values, with the m of Table 3 and the m from which a pair stays ordered marked; the
+note names the sample sizes left out (above the data set's n - 1).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def sample_size_figure(
     size of Table 3) with each curve's value there, another the smallest m from
     which the pair of ``orders`` stays ordered as on the exact metric. Panels of
     ``log_methods`` have a log y axis with ticks at 1, 2, 5 x 10^k, the others a
-    linear one from 0.
+    linear one from 0. With no curve (every sample size left out), a figure that says so.
 
     Parameters
     ----------
@@ -93,7 +94,18 @@ def sample_size_figure(
     >>> [t.get_text() for t in fig.legends[0].get_texts()][:2]
     ['X: expected', 'X: exact (10.00 %)']
     >>> plt.close(fig)
+    >>> fig = sample_size_figure(curves.iloc[:0], {}, "recall@10", orders.iloc[:0], note="m > 9")
+    >>> fig.axes[0].texts[0].get_text()
+    'No sample size to show: every one is left out'
+    >>> plt.close(fig)
     """
+    if curves.empty:
+        fig, ax = plt.subplots(figsize=(6.0, 2.4), layout="constrained")
+        ax.axis("off")
+        ax.text(0.5, 0.5, "No sample size to show: every one is left out", ha="center",
+                va="center")  # fmt: skip
+        subtitle(fig, (f"{dataset}: " if dataset else "") + "Figure 6", note or "")
+        return fig
     methods = list(dict.fromkeys(curves["method"]))
     names = list(dict.fromkeys(curves["recommender"]))
     fig, axes = plt.subplots(
