@@ -220,6 +220,27 @@ def test_a_preset_sets_m_and_the_law_and_options_override_it(capsys, tmp_path, o
     assert got[0]["estimate"] == pytest.approx(expected["estimate"].iloc[0], rel=1e-12)
 
 
+def test_negatives_with_a_column_of_m_corrects_each_row_with_its_own(capsys, tmp_path):
+    """RecBole draws N = 100 with replacement and ranks the distinct items: the file's
+    column holds each row's m (<= N), read with the hypergeometric law."""
+    rng = np.random.default_rng(6)
+    n = rng.choice([3000, 3100], 200)
+    m = rng.integers(95, 101, 200)
+    sampled = 1 + rng.hypergeometric(rng.integers(0, 100, 200), n - 100, m)
+    frame = pd.DataFrame({"sampled_rank": sampled, "distinct": m, "n": n})
+    path = write(tmp_path / "r.csv", frame)
+    options = ["--preset", "recbole-uni", "--negatives", "100", "--m-column", "distinct"]
+    got = records(capsys, path, *options, "--law", "hypergeometric", "--methods", "bv_0.1")
+    data = sampled_evaluation(sampled, m, n, "hypergeometric")
+    expected = estimate_table(data, ["recall@10", "ndcg@10"], ["bv_0.1"])
+    assert [r["estimate"] for r in got] == pytest.approx(expected["estimate"].tolist(), rel=1e-12)
+    status, _, err = run(capsys, path, *options[:-1], "n", "--methods", "sampled")
+    assert status != 0
+    assert "column 'n' has m = 3100, more than the --negatives 100 drawn" in err
+    status, _, err = run(capsys, path, *options[:4], "--m", "100")
+    assert status != 0 and "--negatives and --m both give m: give one" in err
+
+
 def test_a_preset_says_when_it_replaces_the_files_column_m(capsys, tmp_path):
     path = write(tmp_path / "r.csv", pd.DataFrame({"sampled_rank": [1, 5, 9], "m": [99, 98, 99]}))
     status, out, err = run(capsys, path, "--preset", "ncf", "--n", "3706", "--methods", "sampled")

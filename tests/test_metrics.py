@@ -32,6 +32,21 @@ def test_aliases_named_in_the_paper():
     assert np.array_equal(M.metric_by_name("HR@10")(r), M.recall_at_k(r, k=10))
 
 
+def test_the_frameworks_metric_names_with_one_held_out_item():
+    """RecBole's hit@k and mrr@k, Elliot's nDCG / HR, cornac's HitRatio, LensKit's
+    recip_rank: by hand from their definitions with one relevant item at rank r."""
+    r = np.arange(1, 30)
+    hit = (r <= 10).astype(float)  # the held-out item is in the top 10
+    assert np.array_equal(M.metric_by_name("hit@10")(r), hit)
+    assert np.array_equal(M.metric_by_name("HitRatio@10")(r), hit)
+    assert np.array_equal(M.metric_by_name("mrr@10")(r), np.where(r <= 10, 1 / r, 0.0))
+    assert np.array_equal(M.metric_by_name("map@10")(r), np.where(r <= 10, 1 / r, 0.0))
+    assert np.array_equal(M.metric_by_name("recip_rank")(r), 1 / r)
+    assert np.array_equal(M.metric_by_name("MAP")(r), 1 / r)
+    ndcg = np.where(r <= 10, 1 / np.log2(r + 1), 0.0)
+    np.testing.assert_allclose(M.metric_by_name("nDCG@10")(r), ndcg, rtol=1e-15)
+
+
 def test_auc_accepts_per_user_n():
     np.testing.assert_allclose(M.auc([1, 5, 3], [3, 5, 5]), [1.0, 0.0, 0.5])
 

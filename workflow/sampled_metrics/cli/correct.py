@@ -26,10 +26,10 @@ def _protocol(args) -> tuple[int | None, str | None, str]:
     law = args.law or (preset.law if preset else WITH_REPLACEMENT)
     if args.negatives is not None and preset is None:
         raise InputError("--negatives needs --preset; give the sampled items with --m")
-    if args.negatives is not None and (args.m is not None or args.m_column is not None):
-        raise InputError("--negatives and --m / --m-column both give m: give one")
+    if args.negatives is not None and args.m is not None:
+        raise InputError("--negatives and --m both give m: give one")
     if args.m is not None or args.m_column is not None or preset is None:
-        return args.m, None, law
+        return args.m, None, law  # a column of m: each row's own (checked <= --negatives)
     if args.negatives is not None:
         return args.negatives, f"preset {preset.name}, --negatives", law
     if preset.m is None:
@@ -38,6 +38,19 @@ def _protocol(args) -> tuple[int | None, str | None, str]:
             "item), or --m / --m-column"
         )
     return preset.m, f"preset {preset.name}", law
+
+
+def _check_negatives(args, ranks: RankFile) -> None:
+    """With --negatives N and --m-column, each row's m is what the framework ranked of
+    its N draws (RecBole collapses an item drawn twice to one column): at most N."""
+    if args.negatives is None or args.m_column is None:
+        return
+    largest = max(int(data.m.max()) for data in ranks.evaluations.values())
+    if largest > args.negatives:
+        raise InputError(
+            f"{ranks.path}: column {args.m_column!r} has m = {largest}, more than the "
+            f"--negatives {args.negatives} drawn per held-out item"
+        )
 
 
 def _fmt(value: float, digits: int = 4) -> str:
@@ -85,6 +98,7 @@ def _correct(args) -> int:
         sep=args.sep,
         m_source=m_source,
     )
+    _check_negatives(args, ranks)
     if ranks.unused_m_rows:
         print(
             f"{PROG}: note: {ranks.path}: column m differs from m = {m} ({ranks.m_source}) "

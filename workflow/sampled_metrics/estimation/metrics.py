@@ -281,21 +281,30 @@ def accuracy(ranks, n=None) -> np.ndarray:
     return recall_at_k(ranks, k=1)
 
 
+# With one held-out item per user, the frameworks' names are these metrics: a hit
+# (RecBole's hit@k, Elliot's HR, cornac's HitRatio) is recall@k, the reciprocal rank
+# (mrr@k, LensKit's recip_rank) and mean average precision (map@k) are AP.
 _NAMED = {
     "auc": auc,
     "ap": average_precision_at_k,
+    "map": average_precision_at_k,
     "mrr": average_precision_at_k,
     "rr": average_precision_at_k,
+    "recip_rank": average_precision_at_k,
     "ndcg": ndcg_at_k,
     "accuracy": accuracy,
 }
 _AT_K = {
     "recall": recall_at_k,
     "hr": recall_at_k,
+    "hit": recall_at_k,
     "hit_ratio": recall_at_k,
+    "hitratio": recall_at_k,
     "precision": precision_at_k,
     "prec": precision_at_k,
     "ap": average_precision_at_k,
+    "map": average_precision_at_k,
+    "mrr": average_precision_at_k,
     "ndcg": ndcg_at_k,
 }
 _AT_K_PATTERN = re.compile(r"^([a-z_]+)@([1-9][0-9]*)$")
