@@ -79,6 +79,7 @@ API = (
     "simulate",
     "simulate_protocols",
     "protocol_estimates",
+    "rank_files",
     "TIE_POLICIES",
     "tie_order_keys",
     "rank_from_scores",

@@ -115,6 +115,7 @@ _API = {
     "frameworks.draws": ("draw_items", "draw_negatives"),
     "frameworks.simulate": ("beaten_items", "simulate", "simulate_protocols"),
     "frameworks.estimates": ("protocol_estimates",),
+    "frameworks.rank_files": ("rank_files",),
 }
 _HOME = {name: module for module, names in _API.items() for name in names}
 

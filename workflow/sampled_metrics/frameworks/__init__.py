@@ -6,5 +6,7 @@ DaisyRec), simulated on real scores, and the estimators applied to them.
 - ``draws``         drawing items by a popularity (or uniform) law
 - ``simulate``      the protocols simulated on real scores: the sampled ranks
 - ``estimates``     every estimator on the simulated ranks
+- ``rank_files``    any model's exact ranks and a protocol's sampled ranks, as the CLI
+                    reads them
 - ``study_report``  the study's report, protocols.md
 """

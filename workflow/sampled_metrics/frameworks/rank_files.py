@@ -1,0 +1,138 @@
+"""Any model's ranks in the CLI's format: scores in, the exact ranks from full sorting
+and a framework protocol's sampled ranks out.
+
+A model is anything that scores a block of users (``scores(users) -> (len(users),
+n_items)``), a plain function of the users, or an array of every user's scores. The
+exact ranks come from :func:`~sampled_metrics.passes.ranking.exact_ranks` and the
+sampled ranks from :func:`~.simulate.simulate_protocols`, both block by block (no
+users x items array unless one is given) and with the same tie order, so the two
+files describe the same model; ``sampled-metrics correct`` reads the second with the
+protocol's preset and compares with the first (docs/cli.md, "Any model").
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..passes.ranking import exact_ranks
+from ..recommenders.scores import PrecomputedScores
+from .registry import FRAMEWORK_PROTOCOLS, Protocol
+from .simulate import simulate_protocols
+
+__all__ = ["rank_files"]
+
+
+def rank_files(
+    models: dict,
+    train,
+    test_items,
+    protocol,
+    *,
+    seed: int = 0,
+    tie_policy: str = "random",
+    tie_seed: int = 0,
+    memory_mb: float = 1024,
+    user_ids=None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The exact ranks and one sampled evaluation of every model, as the CLI reads them.
+
+    Parameters
+    ----------
+    models : dict
+        name -> a model with ``scores(users)``, a function ``users -> scores`` (an
+        array (len(users), n_items)), or an array (n_users, n_items) of scores; the
+        scores are taken in float32, as the pipeline's, for both files.
+    train : scipy.sparse matrix (n_users, n_items)
+        The users' training items: neither ranked nor drawn.
+    test_items : array_like of int (n_users,)
+        Each user's held-out item.
+    protocol : str or Protocol
+        A protocol of :data:`~.registry.FRAMEWORK_PROTOCOLS` (``"ncf"``,
+        ``"recbole-uni100"``, ...) or one of your own.
+    seed : int, default 0
+        Seed of the protocol's draws (every model sees the same items).
+    tie_policy : str, default "random"
+        How items scored like the held-out item count, in both files.
+    tie_seed : int, default 0
+        Seed of the "random" tie order.
+    memory_mb : float, default 1024
+        Budget of a block of users' scores.
+    user_ids : array_like, optional
+        The users' ids (default 0..n_users - 1).
+
+    Returns
+    -------
+    exact : pandas.DataFrame
+        ``user``, a column of exact ranks per model, ``n`` (the ranked-set size).
+    sampled : pandas.DataFrame
+        ``user``, a column of sampled ranks per model, ``m``, ``n``.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> rng = np.random.default_rng(0)
+    >>> train = sp.random(64, 300, density=0.05, format="csr", random_state=1)
+    >>> train.data[:] = 1
+    >>> test = np.array([rng.choice(np.flatnonzero(row == 0))
+    ...                  for row in train.toarray()])
+    >>> taste = rng.normal(size=(64, 8)) @ rng.normal(size=(8, 300))
+    >>> exact, sampled = rank_files({"A": taste, "B": lambda users: taste[users] ** 2},
+    ...                             train, test, "ncf", seed=1)
+    >>> list(exact.columns), list(sampled.columns)
+    (['user', 'A', 'B', 'n'], ['user', 'A', 'B', 'm', 'n'])
+    >>> bool((sampled["A"] <= exact["A"]).all()), int(sampled["m"].iloc[0])
+    (True, 99)
+    """
+    if isinstance(protocol, str):
+        if protocol not in FRAMEWORK_PROTOCOLS:
+            known = ", ".join(FRAMEWORK_PROTOCOLS)
+            raise ValueError(f"unknown protocol {protocol!r}; known: {known}")
+        protocol = FRAMEWORK_PROTOCOLS[protocol]
+    if not isinstance(protocol, Protocol):
+        raise TypeError(f"protocol must be a name or a Protocol, not {type(protocol).__name__}")
+    if not models:
+        raise ValueError("models is empty: give at least one name -> model")
+    scorers = {name: _scorer(name, model) for name, model in models.items()}
+    test_items = np.asarray(test_items)
+    exact, n = {}, None
+    for name, scorer in scorers.items():
+        exact[name], n = exact_ranks(
+            scorer, train, test_items, tie_policy=tie_policy, seed=tie_seed
+        )
+    simulated = simulate_protocols(
+        list(scorers.values()),
+        train,
+        test_items,
+        [protocol],
+        repetitions=1,
+        seed=seed,
+        tie_policy=tie_policy,
+        tie_seed=tie_seed,
+        memory_mb=memory_mb,
+        exact_ranks=list(exact.values()),
+    )[protocol.name]
+    users = np.arange(n.size) if user_ids is None else np.asarray(user_ids)
+    sampled = {name: simulated.sampled[0, k] for k, name in enumerate(scorers)}
+    exact_frame = pd.DataFrame({"user": users, **exact, "n": n})
+    sampled_frame = pd.DataFrame({"user": users, **sampled, "m": protocol.m, "n": n})
+    return exact_frame, sampled_frame
+
+
+class _Float32Scores:
+    """A model, a scoring function or a score array, scored in float32 (as the
+    pipeline's block pass): the exact ranks and the simulation see the same ties."""
+
+    def __init__(self, name, function):
+        self.name, self.function = name, function
+
+    def scores(self, users) -> np.ndarray:
+        return np.asarray(self.function(np.asarray(users, dtype=np.int64)), dtype=np.float32)
+
+
+def _scorer(name: str, model) -> _Float32Scores:
+    if hasattr(model, "scores"):
+        return _Float32Scores(name, model.scores)
+    if callable(model):
+        return _Float32Scores(name, model)
+    return _Float32Scores(name, PrecomputedScores(np.asarray(model), name=name).scores)
