@@ -19,7 +19,7 @@ from .data import (
     SampledEvaluation,
     _distinct_rows,
 )
-from .learned import ESTIMATOR_DEFAULTS, _plug_in, learned_rank_distribution
+from .learned import ESTIMATOR_DEFAULTS, _plug_in, em_distributions, learned_rank_distribution
 from .learned_prior import _learned_prior_vectors, _per_user_from_vectors
 
 __all__ = ["compare", "estimate", "estimate_table", "point_estimates"]
@@ -168,22 +168,44 @@ def estimate(metric: str, method: str, data: SampledEvaluation, **options) -> fl
 def _bootstrap(data, metrics, methods, options, replicates, rng, progress, second=None):
     """{(metric, method): array of ``replicates`` estimates on users resampled with
     replacement (the difference first - second when ``second`` is given, the same
-    users for both)."""
+    users for both). EM is learned for a batch of resamples at once
+    (:func:`~.learned.em_distributions`), batches of about 2e7 resampled users."""
     out = {(metric, method): np.empty(replicates) for metric in metrics for method in methods}
-    rounds = range(replicates)
+    with_em = any(parse_estimator(method)[1] == "em" for method in methods)
+    iterations = options.get("em_iterations", ESTIMATOR_DEFAULTS["em_iterations"])
+    batch = max(1, _BOOTSTRAP_BATCH_USERS // max(1, data.n_users))
+    bar = None
     if progress:
         from tqdm.auto import tqdm
 
-        rounds = tqdm(rounds, desc="bootstrap", unit="resample", leave=False)
-    for b in rounds:
-        users = rng.integers(0, data.n_users, data.n_users)
-        found = _estimates(data.take(users), metrics, methods, options)
-        if second is not None:
-            other = _estimates(second.take(users), metrics, methods, options)
-            found = {pair: (found[pair][0] - other[pair][0], None) for pair in found}
-        for pair, (point, _) in found.items():
-            out[pair][b] = point
+        bar = tqdm(total=replicates, desc="bootstrap", unit="resample", leave=False)
+    for first in range(0, replicates, batch):
+        rounds = range(first, min(first + batch, replicates))
+        resamples = [rng.integers(0, data.n_users, data.n_users) for _ in rounds]
+        sides = [data] if second is None else [data, second]
+        taken = [[side.take(users) for users in resamples] for side in sides]
+        learned = [em_distributions(side, iterations) if with_em else None for side in taken]
+        for i, b in enumerate(rounds):
+            found = [
+                _estimates(side[i], metrics, methods, options, None, _em_of(pis, i))
+                for side, pis in zip(taken, learned)
+            ]
+            for pair in out:
+                point = found[0][pair][0]
+                out[pair][b] = point if second is None else point - found[1][pair][0]
+            if bar is not None:
+                bar.update()
+    if bar is not None:
+        bar.close()
     return out
+
+
+# Resampled users held at once by the bootstrap (a batch of resamples learns EM together).
+_BOOTSTRAP_BATCH_USERS = 20_000_000
+
+
+def _em_of(pis, i) -> dict | None:
+    return None if pis is None else {"em": pis[i]}
 
 
 def _normal(values, confidence):
