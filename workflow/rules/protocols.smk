@@ -55,7 +55,7 @@ rule protocols:
         "logs/{dataset}/protocols.log",
     benchmark:
         "results/{dataset}/benchmarks/protocols.tsv"
-    threads: 2  # the learned estimators' repetitions in parallel
+    threads: 2  # the protocols in parallel
     resources:
         runtime=30,
         mem_mb=3000,

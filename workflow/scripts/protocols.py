@@ -4,6 +4,8 @@ rank R^pi the corrections estimate): bias, RMSE, and the pairs ordered right. A 
 rule protocol_ranks left out (the data set cannot support it) is named, with why, in
 protocols.md, protocols_left_out.csv and the log, and nowhere given numbers."""
 
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from itertools import combinations
 
 import pandas as pd
@@ -52,32 +54,42 @@ def study_table(frames, columns) -> pd.DataFrame:
     return protocol_table(frame, dataset)
 
 
-exact = exact_frame(ranks)
-pairs = list(combinations(p.recommenders, 2))
-errors, agreement, left_out = [], [], []
-for name, path in zip(p.protocols, snakemake.input.protocols):
+def protocol_study(name, path):
+    """(error frames, pair agreement, left-out row, log line) of one protocol."""
     protocol = FRAMEWORK_PROTOCOLS[name]
     simulated = read_protocol_ranks(
         path, protocol, n.size, p.repetitions, len(p.recommenders), users.smallest_pool
     )
     if isinstance(simulated, str):  # left out by rule protocol_ranks: the reason
-        left_out.append([name, protocol.m, protocol.replacement, users.smallest_pool, simulated])
-        log.warning("%s left out: it %s", name, simulated)
-        continue
+        row = [name, protocol.m, protocol.replacement, users.smallest_pool, simulated]
+        return [], None, row, f"{name} left out: it {simulated}"
     values = protocol_estimates(
-        simulated, protocol, n, p.recommenders, p.metrics, p.methods, nodes=p.nodes,
-        workers=snakemake.threads,
-    )  # fmt: skip
+        simulated, protocol, n, p.recommenders, p.metrics, p.methods, nodes=p.nodes
+    )
     values["value"] *= 100
-    errors.append(estimator_errors(exact, values).assign(protocol=name, target="rank"))
+    found = [estimator_errors(exact, values).assign(protocol=name, target="rank")]
     if protocol.alpha:  # what the corrections estimate there (Hansen-Hurwitz: the rank)
         weighted = exact_frame(dict(zip(p.recommenders, simulated.weighted_rank)))
         corrections = values[values["method"] != HANSEN_HURWITZ]
-        errors.append(
+        found.append(
             estimator_errors(weighted, corrections).assign(protocol=name, target="weighted_rank")
         )
-    agreement.append(pair_agreement(exact, values, pairs).assign(protocol=name))
-    log.info("%s: %d estimates", name, len(values))
+    agreement = pair_agreement(exact, values, pairs).assign(protocol=name)
+    return found, agreement, None, f"{name}: {len(values)} estimates"
+
+
+exact = exact_frame(ranks)
+pairs = list(combinations(p.recommenders, 2))
+# The protocols are independent: one process each, snakemake.threads at a time (forked:
+# they share what is read above).
+with ProcessPoolExecutor(snakemake.threads, multiprocessing.get_context("fork")) as pool:
+    studies = list(pool.map(protocol_study, p.protocols, snakemake.input.protocols))
+errors, agreement, left_out = [], [], []
+for found, pairs_right, row, line in studies:
+    errors += found
+    agreement += [] if pairs_right is None else [pairs_right]
+    left_out += [] if row is None else [row]
+    (log.warning if row else log.info)(line)
 
 errors = study_table(errors, ERROR_COLUMNS)
 agreement = study_table(agreement, PAIR_COLUMNS)

@@ -140,8 +140,7 @@ def learned_estimates(
     metrics, methods : iterable of str
         Metric names; learned estimator names.
     workers : int, default 1
-        Threads of EM's matrix products; processes (forked) over the repetitions of
-        the maximum-entropy estimators.
+        Processes (forked) over the repetitions of the maximum-entropy estimators.
     progress : bool, default False
         A tqdm bar over the repetitions.
 
@@ -164,10 +163,9 @@ def learned_estimates(
     ranks = np.asarray(sampled_ranks)
     metrics, methods = list(metrics), list(methods)
     datas = [sampled_evaluation(row, m, n, law) for row in ranks]
-    # EM of every repetition at once (matrix products on ``workers`` threads); the
-    # maximum-entropy fits (an optimisation each) in ``workers`` processes, BLAS on one
-    # thread in each (no oversubscription).
-    with threadpool_limits(max(1, workers)):
+    # EM of every repetition at once; the maximum-entropy fits (an optimisation each) in
+    # ``workers`` processes. BLAS on one thread everywhere: jobs share the cores.
+    with threadpool_limits(1):
         learned = {}
         if any(parse_estimator(method)[1] == "em" for method in methods):
             learned["em"] = em_distributions(datas)
