@@ -45,6 +45,8 @@ This package is one public face over its modules:
 * :mod:`.learned`        the learned rank distribution (EM, maximum entropy) and its plug-in
 * :mod:`.learned_prior`  corrections with a learned prior (BV, MN), interpolated in n
 * :mod:`.estimate`       estimates, intervals, bootstrap and paired comparisons
+* :mod:`.bounds`         identification intervals: the exact metric's sharp bounds over a
+                         confidence region of the sampled ranks, bias included
 
 The estimators' names are entries of :mod:`sampled_metrics.estimation.registry`
 (:func:`parse_estimator`).
@@ -53,19 +55,29 @@ The estimators' names are entries of :mod:`sampled_metrics.estimation.registry`
 from __future__ import annotations
 
 from ..registry import LEARNED_DISTRIBUTIONS, paper_methods, parse_estimator
+from .bounds import (
+    BOUNDS_DEFAULTS,
+    difference_interval,
+    identification_interval,
+    identification_intervals,
+)
 from .data import SampledEvaluation, sampled_evaluation
 from .estimate import compare, estimate, estimate_table, point_estimates
 from .learned import ESTIMATOR_DEFAULTS, em_distributions, learned_rank_distribution
 from .learned_prior import mn_correction
 
 __all__ = [
+    "BOUNDS_DEFAULTS",
     "ESTIMATOR_DEFAULTS",
     "LEARNED_DISTRIBUTIONS",
     "SampledEvaluation",
     "compare",
+    "difference_interval",
     "em_distributions",
     "estimate",
     "estimate_table",
+    "identification_interval",
+    "identification_intervals",
     "learned_rank_distribution",
     "mn_correction",
     "paper_methods",
