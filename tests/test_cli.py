@@ -44,10 +44,10 @@ def run(capsys, *argv) -> tuple[int, str, str]:
     return status, out, err
 
 
-def records(capsys, *argv) -> list[dict]:
+def records(capsys, *argv, kinds=("estimate", "comparison")) -> list[dict]:
     status, out, err = run(capsys, *argv, "--json")
     assert status == 0, err
-    return json.loads(out)
+    return [record for record in json.loads(out) if record["kind"] in kinds]
 
 
 @pytest.fixture
@@ -89,11 +89,12 @@ def test_the_text_table_has_one_aligned_row_per_model_metric_and_method(capsys, 
     assert lines[1] == "95% intervals; bootstrap 200, seed 0"
     header = lines[3].split()
     assert header == ["model", "metric", "method", "estimate", "low", "high"]
-    rows = [line.split() for line in lines[4:]]
+    table = lines[3 : lines.index("", 3)]
+    rows = [line.split() for line in table[1:]]
     assert [row[:3] for row in rows] == [
         ["a", metric, method] for metric in ("recall@10", "ndcg@10") for method in ("sampled", "ls")
     ]
-    ends = {len(line) for line in lines[3:]}
+    ends = {len(line) for line in table}
     assert len(ends) == 1  # right-aligned numbers end in one column
 
 
@@ -102,7 +103,7 @@ def test_two_models_print_the_paired_comparison(capsys, ranks_file):
     status, out, _ = run(capsys, path, "--rank-column", "a", "--rank-column", "b")
     assert status == 0
     assert "paired comparisons (first - second, on the same sampled items):" in out
-    table = out.split("paired comparisons")[1].splitlines()
+    table = out.split("paired comparisons")[1].split("ranges that hold")[0].splitlines()
     assert table[2].split() == [
         "first", "second", "metric", "method", "difference", "low", "high", "P(order)"
     ]  # fmt: skip
@@ -120,6 +121,33 @@ def test_two_models_print_the_paired_comparison(capsys, ranks_file):
     for key, value in expected.items():
         assert pairs[1][key] == pytest.approx(value, rel=1e-12)
     assert pairs[1]["difference"] > 0 and pairs[1]["probability_order_right"] > 0.99  # b = a + 0..2
+
+
+def test_the_ranges_are_the_librarys_identification_intervals(capsys, ranks_file):
+    """Every model's metric and every pair's difference get the identification interval
+    (estimation.estimators.bounds), in the JSON records and below the tables."""
+    from sampled_metrics.estimation.estimators import (
+        difference_interval,
+        identification_intervals,
+    )
+
+    path, a, b = ranks_file
+    argv = [path, "--rank-column", "a", "--rank-column", "b", "--methods", "sampled"]
+    got = records(capsys, *argv, kinds=("range", "range_difference"))
+    first, second = sampled_evaluation(a, 20, 300), sampled_evaluation(b, 20, 300)
+    expected = identification_intervals(first, ["recall@10", "ndcg@10"])
+    ranges = [r for r in got if r["kind"] == "range" and r["model"] == "a"]
+    assert [(r["metric"], r["low"], r["high"]) for r in ranges] == [
+        (metric, *expected[metric]) for metric in ("recall@10", "ndcg@10")
+    ]
+    difference = [r for r in got if r["kind"] == "range_difference"][1]
+    assert (difference["low"], difference["high"]) == difference_interval(first, second, "ndcg@10")
+    status, out, _ = run(capsys, *argv)
+    section = out.split("ranges that hold whatever the ranks (95%")[1].splitlines()
+    assert section[2].split() == ["model", "metric", "low", "high"]
+    assert [line.split()[:3] for line in section[3:] if line.startswith("a - b")] == [
+        ["a", "-", "b"]
+    ] * 2
 
 
 def test_formats_zero_based_ranks_and_one_m_and_n_for_all_rows(capsys, tmp_path, ranks_file):
@@ -422,7 +450,8 @@ def test_the_installed_console_script(tmp_path):
         timeout=120,
     )
     assert done.returncode == 0 and done.stderr == "", done.stderr
-    assert [r["method"] for r in json.loads(done.stdout)] == ["sampled", "sampled"]
+    estimates = [r for r in json.loads(done.stdout) if r["kind"] == "estimate"]
+    assert [r["method"] for r in estimates] == ["sampled", "sampled"]
     path.write_text(GOOD.replace("2,5,", "2,x,"))
     done = subprocess.run([SCRIPT, "correct", str(path)], capture_output=True, text=True, env=ENV)
     assert done.returncode == 2 and done.stdout == ""
