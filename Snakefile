@@ -51,7 +51,7 @@ include: "workflow/rules/protocols.smk"
 include: "workflow/rules/provenance.smk"
 
 
-check_existing_splits()
+check_known_sizes()
 
 
 rule all:

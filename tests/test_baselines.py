@@ -12,7 +12,14 @@ import scipy.sparse as sp
 from sampled_metrics.data import leave_last_out_split
 from sampled_metrics.passes.ranking import exact_ranks
 from sampled_metrics.recommenders import fit_recommender, validate_spec
-from sampled_metrics.recommenders.baselines import ease_weights, spd_inverse
+from sampled_metrics.recommenders.baselines import BPR_WINDOW, bpr_converged
+from sampled_metrics.recommenders.ease import (
+    EASE_FLOAT64_MAX_BYTES,
+    ease_dtype,
+    ease_weights,
+    gram_matrix,
+    spd_inverse,
+)
 
 
 def random_train(users=60, items=25, density=0.2, seed=0):
@@ -71,6 +78,7 @@ def test_ease_scores_are_the_users_rows_times_b():
         ({"type": "ease", "regularization": 0}, "regularization"),
         ({"type": "bpr", "factors": 0}, "factors"),
         ({"type": "bpr", "learning_rate": -1}, "learning_rate"),
+        ({"type": "bpr", "tolerance": -0.1}, "tolerance"),
         ({"type": "popularity", "alpha": 1}, "alpha"),
     ],
 )
@@ -108,15 +116,106 @@ def test_the_baselines_are_entries_of_the_shipped_configuration():
 
 @pytest.mark.parametrize("n", [2, 9, 64, 301])
 def test_the_inverse_by_halves_is_the_inverse(n):
-    """Above scipy's 32-bit LAPACK limit EASE inverts by halves (Schur complement): at
-    any split depth the result is A^-1 (A A^-1 = I, symmetric) and equals one LAPACK
-    call to rounding."""
+    """Above scipy's 32-bit LAPACK limit EASE inverts by halves (Schur complement), in
+    place: at any split depth the result is A^-1 (A A^-1 = I, symmetric), in A's own
+    memory, and equals one LAPACK call to rounding."""
     rng = np.random.default_rng(n)
     M = rng.random((n, n))
     A = M @ M.T + n * np.eye(n)
     whole = spd_inverse(A.copy())
+    np.testing.assert_allclose(whole, np.linalg.inv(A), rtol=1e-10, atol=1e-15)
+    assert np.array_equal(whole, whole.T)  # the lower triangle copied to the upper
     for max_bytes in (8, 8 * n * n // 3, 8 * n * n - 1):
-        halves = spd_inverse(A.copy(), max_bytes=max_bytes)
+        copy = A.copy()
+        halves = spd_inverse(copy, max_bytes=max_bytes)
+        assert halves is copy and halves.flags.c_contiguous
         np.testing.assert_allclose(halves @ A, np.eye(n), atol=1e-12)
         np.testing.assert_allclose(halves, halves.T, atol=1e-15 * n)
         np.testing.assert_allclose(halves, whole, rtol=1e-10, atol=1e-15)
+
+
+@pytest.mark.parametrize("n", [7, 128])
+def test_the_float32_inverse_by_halves_is_the_inverse(n):
+    rng = np.random.default_rng(n)
+    M = rng.random((n, 3 * n))
+    A = M @ M.T + n * np.eye(n)
+    for max_bytes in (4 * n * n, 4 * n * n // 3):
+        inverse = spd_inverse(A.astype(np.float32), max_bytes=max_bytes)
+        assert inverse.dtype == np.float32
+        np.testing.assert_allclose(inverse @ A, np.eye(n), atol=1e-4)
+
+
+def test_spd_inverse_refuses_what_it_cannot_invert():
+    with pytest.raises(ValueError, match="C-contiguous"):
+        spd_inverse(np.asfortranarray(np.eye(3) + 0.1))
+    with pytest.raises(ValueError, match="positive definite"):
+        spd_inverse(np.array([[1.0, 2.0], [2.0, 1.0]]))
+
+
+def test_the_gram_matrix_is_the_exact_co_occurrence_count():
+    X = random_train(users=300, items=40, density=0.3, seed=5)
+    G = gram_matrix(X, np.float32, add_to_diagonal=2.5)
+    expected = (X.T @ X).toarray().astype(np.float64) + 2.5 * np.eye(40)
+    assert G.flags.c_contiguous and G.dtype == np.float32
+    assert np.array_equal(G, expected)
+
+
+def test_one_precision_rule_float64_up_to_its_byte_limit():
+    largest = int(np.sqrt(EASE_FLOAT64_MAX_BYTES / 8))
+    assert ease_dtype(largest) == np.float64
+    assert ease_dtype(largest + 1) == np.float32
+    assert ease_dtype(3706) == np.float64  # MovieLens 1M: unchanged weights
+    assert ease_dtype(26_744) == np.float32  # ml-20m-like: 2.9 GB, not 5.7
+
+
+def test_float64_ease_weights_are_the_bits_of_scipys_inverse():
+    """Up to 16,384 items the in-place Cholesky inverse gives the bits the former
+    ``scipy.linalg.inv`` gave (MovieLens 1M's stored weights did not change)."""
+    from scipy import linalg
+
+    X = random_train(users=500, items=80, density=0.15, seed=8)
+    gram = (X.T @ X).toarray().astype(np.float64)
+    gram[np.diag_indices_from(gram)] += 500.0
+    P = linalg.inv(gram, overwrite_a=True, check_finite=False)
+    before = P / -np.diag(P).copy()[None, :]
+    before[np.diag_indices_from(before)] = 0.0
+    assert np.array_equal(ease_weights(X, 500.0), before)
+
+
+def test_float32_ease_weights_are_float64_ones_to_rounding():
+    """The float32 path (above 16,384 items) solves the same problem: on a small matrix
+    its weights are the float64 ones within float32 rounding, and so are the scores."""
+    X = random_train(users=400, items=60, density=0.2, seed=6)
+    B64 = ease_weights(X, 5.0)
+    B32 = ease_weights(X, 5.0, dtype=np.float32)
+    assert B64.dtype == np.float64 and B32.dtype == np.float32
+    assert np.abs(B32 - B64).max() < 1e-5 * np.abs(B64).max() * 60
+    assert np.array_equal(np.diag(B32), np.zeros(60, dtype=np.float32))
+
+
+def test_bpr_convergence_rule():
+    window = BPR_WINDOW
+    flat = [0.6] * (2 * window)
+    assert not bpr_converged(flat[:-1], 0.002)  # too few epochs to judge
+    assert bpr_converged(flat, 0.002)
+    assert not bpr_converged(flat, 0.0)  # 0: never stops
+    rising = [0.6 + 0.001 * e for e in range(2 * window)]  # +0.01 per window
+    assert not bpr_converged(rising, 0.002)
+    assert bpr_converged(rising, 0.02)
+
+
+def test_bpr_stopped_early_is_the_shorter_fit():
+    """The rule ends implicit's loop after an epoch: a fit it stops after 2 windows is,
+    bit for bit, the fit of that many epochs; a fit it never stops is the fit without
+    the rule."""
+    X = random_train(users=80, items=30, density=0.2, seed=7)
+    spec = {"type": "bpr", "factors": 4, "learning_rate": 0.05}
+    stopped = fit_recommender({**spec, "iterations": 100, "tolerance": 1.0}, X, seed=2)
+    assert len(stopped.training_auc) == 2 * BPR_WINDOW
+    short = fit_recommender({**spec, "iterations": 2 * BPR_WINDOW, "tolerance": 0}, X, seed=2)
+    assert np.array_equal(stopped.user_factors, short.user_factors)
+    assert np.array_equal(stopped.item_factors, short.item_factors)
+    assert stopped.training_auc == short.training_auc
+    full = fit_recommender({**spec, "iterations": 25, "tolerance": 0}, X, seed=2)
+    assert len(full.training_auc) == 25
+    assert all(0.0 <= auc <= 1.0 for auc in full.training_auc)

@@ -9,7 +9,7 @@ from sampled_metrics.pipeline.config import (
     sampling_seed,
     source_file,
 )
-from sampled_metrics.pipeline.validation import check_data_sizes
+from sampled_metrics.pipeline.validation import check_data_sizes, check_fit_memory
 from sampled_metrics.data import split_users
 from sampled_metrics.reproduction.paper import PUBLISHED_FILE
 from sampled_metrics.pipeline.runs import library_fingerprint
@@ -99,14 +99,20 @@ def fit_threads(wildcards):
     return FIT_THREADS[kind] if kind in FIT_THREADS else 1
 
 
-def check_existing_splits():
-    """Before any job: a data set split earlier has known sizes, so what the
-    configuration asks of them (sampling.m, corrections.law) is checked now
-    (validation.check_data_sizes; the split rule checks a new split, a synthetic entry
-    is checked from its keys). Protocols of the study and Figure 6 sample sizes the data
-    set cannot support stop nothing: their rules leave them out, saying so."""
+def check_known_sizes():
+    """Before any job: where a data set's sizes are known (a split made earlier, or a
+    synthetic entry's keys), what the configuration asks of them is checked now:
+    sampling.m and corrections.law (validation.check_data_sizes; a synthetic entry's
+    are checked with the config) and each model's memory (validation.check_fit_memory).
+    The split rule checks a new split. Protocols of the study and Figure 6 sample sizes
+    the data set cannot support stop nothing: their rules leave them out, saying so."""
     for name in DATASETS:
-        path = SPLIT.format(dataset=name)
+        path, entry = SPLIT.format(dataset=name), config["datasets"][name]
         if os.path.exists(path):
             users = split_users(path)
             check_data_sizes(config, name, users.n_items, users.smallest_pool, path)
+            events = int((users.n_items - users.n_candidates).sum())
+            check_fit_memory(config, name, len(users.user_ids), users.n_items, events, path)
+        elif entry["format"] == "synthetic":
+            sizes = (entry["users"], entry["items"], entry["interactions"])
+            check_fit_memory(config, name, *sizes, f"datasets.{name}")

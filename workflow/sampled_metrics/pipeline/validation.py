@@ -15,6 +15,10 @@ and benchmarks use through :func:`load_config`:
    allow (:func:`check_data_sizes`). A protocol of the study or a Figure 6 sample size
    the sizes cannot support is no error: its rule leaves it out and says so.
 
+Before any model is trained, :func:`check_fit_memory` compares what each model's fit
+needs on the data set's sizes with the memory available (the Snakefile at start-up
+when the sizes are known, else rule split).
+
 Each problem raises one :class:`~.config.ConfigError` naming the key.
 """
 
@@ -39,6 +43,7 @@ from .config import (
 __all__ = [
     "check_config",
     "check_data_sizes",
+    "check_fit_memory",
     "load_config",
     "validate_config",
 ]
@@ -335,6 +340,68 @@ def check_data_sizes(
             f"corrections.law: {WITHOUT_REPLACEMENT} needs sampling.m <= n - 1 = "
             f"{smallest_n - 1} for every user, got m = {m} ({where}); choose binomial"
         )
+
+
+def check_fit_memory(
+    config: dict,
+    name: str,
+    n_users: int,
+    n_items: int,
+    n_events: int,
+    source: str,
+    available: int | None = None,
+) -> None:
+    """Stop before any model is trained when a configured model's fit needs more memory
+    than the machine has (``recommenders.memory.fit_memory_bytes``, an estimate from
+    measured fits), naming each such model and the memory it needs.
+
+    Parameters
+    ----------
+    config : dict
+        The validated configuration.
+    name : str
+        The data set's key of ``datasets``.
+    n_users, n_items, n_events : int
+        Its training matrix's shape and number of events.
+    source : str
+        Where the sizes come from (named in the message).
+    available : int or None
+        Bytes; None: what ``data.compressed.memory_available`` reads (``MemAvailable``,
+        cut to the cgroup's room); nothing is checked where that is unknown.
+
+    Raises
+    ------
+    ConfigError
+        One line per model that does not fit, each naming ``recommenders.<model>``.
+
+    Examples
+    --------
+    >>> config = load_config()
+    >>> check_fit_memory(config, "ml-1m", 6040, 3706, 994_169, "split", available=2**34)
+    >>> check_fit_memory(config, "ml-1m", 6040, 3706, 994_169, "split", available=2**28)
+    Traceback (most recent call last):
+    sampled_metrics.pipeline.config.ConfigError: ml-1m (6,040 users; split): recommenders.Y: its
+    fit needs about 0.4 GB (item_knn, 3,706 items, 994,169 events); 0.2 GB available: leave
+    it out (Y: null) or use a larger machine
+    recommenders.Z: its fit needs about 0.4 GB (item_knn, 3,706 items, 994,169 events); 0.2
+    GB available: leave it out (Z: null) or use a larger machine
+    recommenders.EASE: its fit needs about 0.3 GB (ease, 3,706 items, 994,169 events); 0.2
+    GB available: leave it out (EASE: null) or use a larger machine
+    """
+    from ..data.compressed import memory_available
+    from ..recommenders.memory import fit_memory_shortfalls
+
+    if available is None:
+        memory = memory_available()
+        if memory is None:
+            return
+        available = memory.available
+    shortfalls = fit_memory_shortfalls(
+        config["recommenders"], n_users, n_items, n_events, available
+    )
+    if shortfalls:
+        where = f"{name} ({n_users:,} users; {source})"
+        raise ConfigError(f"{where}: " + "\n".join(shortfalls))
 
 
 def _check_pair(pair, recommenders, key: str) -> None:

@@ -17,13 +17,20 @@ Modules, one per family:
 
 * :mod:`.ials`      ``ials``: recommender X, iALS on the paper's loss through ``implicit``
 * :mod:`.item_knn`  ``item_knn``: recommenders Y and Z, eqs 27-30
+* :mod:`.baselines` ``popularity`` and ``bpr`` (and EASE's names, re-exported)
+* :mod:`.ease`      ``ease``: Steck's closed form, one items x items array inverted in place
 * :mod:`.registry`  type name -> builder, validator, defaults; the paper's X, Y, Z
+* :mod:`.memory`    the peak memory of a fit (the start-up check)
 * :mod:`.scores`    score matrices of a fitted model
 * :mod:`.storage`   fitted models on disk
+
+Every model keeps the arrays its scores read C-contiguous (rows as the products read
+them), after the fit and after unpickling.
 """
 
 from .ials import IALS_DEFAULTS, IALSModel, fit_ials, ials_objective, implicit_parameters
 from .item_knn import ITEM_KNN_DEFAULTS, ItemKNN, cosine_similarity
+from .memory import fit_memory_bytes, fit_memory_shortfalls
 from .registry import (
     PAPER_RECOMMENDERS,
     fit_recommender,
@@ -45,6 +52,8 @@ __all__ = [
     "all_scores",
     "cosine_similarity",
     "fit_ials",
+    "fit_memory_bytes",
+    "fit_memory_shortfalls",
     "fit_recommender",
     "hyperparameter_defaults",
     "ials_objective",

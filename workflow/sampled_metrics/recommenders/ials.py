@@ -99,13 +99,21 @@ def ials_objective(train, user_factors, item_factors, alpha: float, regularizati
 
 
 class IALSModel:
-    """A fitted iALS model in the paper's parameterization: ``scores = W V^T``."""
+    """A fitted iALS model in the paper's parameterization: ``scores = W V^T``.
+
+    Both factor matrices are kept C-contiguous (a row per user or item, as the
+    product reads them), also after unpickling."""
 
     def __init__(self, user_factors, item_factors, name="ials", hyperparameters=None):
-        self.user_factors = user_factors
-        self.item_factors = item_factors
+        self.user_factors = np.ascontiguousarray(user_factors)
+        self.item_factors = np.ascontiguousarray(item_factors)
         self.name = name
         self.hyperparameters = dict(hyperparameters or {})
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.user_factors = np.ascontiguousarray(self.user_factors)
+        self.item_factors = np.ascontiguousarray(self.item_factors)
 
     @property
     def n_items(self) -> int:

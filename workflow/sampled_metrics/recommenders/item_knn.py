@@ -282,7 +282,7 @@ class ItemKNN:
         _transpose_in_place(S)
         # s' (column-normalized if asked), transposed; row scalings below. Stored sparse
         # when a cut leaves it sparse: the sums skip only exact zeros, the same bits.
-        self._ST = _sparse_if_smaller(S)
+        self._ST = _sparse_if_smaller(S)  # C-contiguous when dense: the product reads its rows
         del S
         if denominator == "row_sum":
             ones = sp.csr_matrix(
@@ -291,6 +291,11 @@ class ItemKNN:
             )
             divisor = _dense(ones @ self._ST).ravel()  # same summation order as the numerator
         self._divisor = divisor
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        if not sp.issparse(self._ST):  # the product reads rows of s'^T
+            self._ST = np.ascontiguousarray(self._ST)
 
     @property
     def similarity(self) -> np.ndarray:
@@ -306,10 +311,11 @@ class ItemKNN:
 
     def scores(self, users) -> np.ndarray:
         users = np.asarray(users, dtype=np.int64)
-        numerator = _dense(self._train[users] @ self._ST)
+        y = _dense(self._train[users] @ self._ST)  # a new array: divided in place
         d = self._divisor
-        y = np.divide(numerator, d, out=np.zeros_like(numerator), where=d > 0)
-        return y.astype(np.float32)
+        # where d = 0 the item's row of s' is all zero (s >= 0), so y is 0 there already
+        np.divide(y, d, out=y, where=d > 0)
+        return y.astype(np.float32, copy=False)
 
 
 def validate_item_knn(spec: dict) -> dict:

@@ -8,15 +8,13 @@ from dataclasses import dataclass
 
 from .baselines import (
     BPR_DEFAULTS,
-    EASE_DEFAULTS,
     POPULARITY_DEFAULTS,
     build_bpr,
-    build_ease,
     build_popularity,
     validate_bpr,
-    validate_ease,
     validate_popularity,
 )
+from .ease import EASE_DEFAULTS, build_ease, validate_ease
 from .ials import IALS_DEFAULTS, build_ials, validate_ials
 from .item_knn import ITEM_KNN_DEFAULTS, build_item_knn, validate_item_knn
 
