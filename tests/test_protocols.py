@@ -166,11 +166,13 @@ def test_popularity_sampled_ranks_are_binomial_in_the_beaten_mass():
     assert chi2_pvalue(observed, expected) > 1e-3
 
 
-def test_hansen_hurwitz_is_unbiased_for_the_rank():
+@pytest.mark.parametrize("weighing", ["popularity", "equal, not 1"])
+def test_hansen_hurwitz_is_unbiased_for_the_rank(weighing):
     """Over many draws the estimate's mean is the rank (all users pooled, and each), and
-    its variance (sum over the beaten items of 1 / pi - |A|^2) / m."""
+    its variance (sum over the beaten items of 1 / pi - |A|^2) / m; also where every
+    item has the same count, other than 1 (a uniform draw by a popularity protocol)."""
     _, test, _, beaten, excluded = planted()
-    counts = np.sqrt(np.arange(1.0, 61.0))
+    counts = np.sqrt(np.arange(1.0, 61.0)) if weighing == "popularity" else np.full(60, 2.0)
     reps, m = 4000, 5
     out = simulate(
         protocol(m=m, collapse=True), beaten, excluded, counts, test, start=0,

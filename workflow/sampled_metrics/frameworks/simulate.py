@@ -253,8 +253,8 @@ def simulate(
         users = np.tile(np.arange(lo, hi), repetitions)
         items, ranked = _draw_items(protocol, table, excluded, users, rng)
         every_draw_ranked = ranked.all()
-        # 1 / w of each draw; None for equal weights, where the mean of the hits' terms
-        # is their count / m (the same float: the sum of ones is exact)
+        # 1 / w of each draw; None for equal weights w, where the mean of the hits' terms
+        # is their count / (m w) (for w = 1 the same float: the sum of ones is exact)
         inverse_weights = 1.0 / weights[items] if protocol.replacement and table else None
         # one gather per group of 8 recommenders: bit k of a code is "beaten by k"
         for group, group_codes in enumerate(codes):
@@ -267,7 +267,7 @@ def simulate(
                 sampled[:, k, lo:hi] = (1 + counts).reshape(repetitions, hi - lo)
                 if protocol.replacement:
                     mean_term = (
-                        hits / protocol.m
+                        hits / protocol.m / weights[0]
                         if inverse_weights is None
                         else np.where(hit, inverse_weights, 0.0).mean(axis=1)
                     )
