@@ -11,11 +11,20 @@ from ..estimation.laws import LAWS
 from ..estimation.metrics import metric_by_name
 from .presets import PRESETS
 
-__all__ = ["DEFAULT_METHODS", "DEFAULT_METRICS", "PROG"]
+__all__ = ["DEFAULT_METHODS", "DEFAULT_METRICS", "NO_INTERVAL", "PROG", "RANGE"]
 
 PROG = "sampled-metrics"
 DEFAULT_METRICS = ("recall@10", "ndcg@10")
-DEFAULT_METHODS = ("sampled", "bv_0.1", "mn_em", "em")
+# ``range``: the identification interval (estimation.estimators.bounds), the one interval
+# the command prints: it covers the exact metric with the stated probability whatever the
+# ranks. The estimators print a point estimate without an interval (NO_INTERVAL says why).
+RANGE = "range"
+DEFAULT_METHODS = (RANGE, "sampled", "mn_em", "em")
+NO_INTERVAL = (
+    "no interval: an estimator's bias depends on the unknown distribution of the ranks "
+    "and is not in an interval of its sampling noise, which missed the exact metric in up "
+    'to 100 % of simulated evaluations (docs/estimators.md, "Which intervals hold")'
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -62,6 +71,8 @@ def _metric(text: str) -> str:
 
 
 def _method(text: str) -> str:
+    if text == RANGE:
+        return text
     try:
         parse_estimator(text)
     except ValueError as error:
@@ -83,11 +94,12 @@ def _parser() -> argparse.ArgumentParser:
     commands.required = True
     correct = commands.add_parser(
         "correct",
-        help="corrected metrics with confidence intervals from a file of sampled ranks",
+        help="corrected metrics, and ranges that hold, from a file of sampled ranks",
         description="Read each held-out item's sampled rank (1 + the sampled items the "
-        "model scored above it) and print every metric corrected by every estimator, with "
-        "a confidence interval; with several rank columns also the paired comparison of "
-        "each pair of models. See docs/cli.md.",
+        "model scored above it) and print every metric's range that holds whatever the "
+        "ranks (method range) and its estimate by every estimator (without an interval: "
+        "their bias is unknown); with several rank columns also the paired differences of "
+        "each pair of models and the verdict their range supports. See docs/cli.md.",
     )
     correct.add_argument(
         "file", help="a .csv or .tsv file (optionally compressed, e.g. .csv.gz) or .parquet"
@@ -160,25 +172,27 @@ def _parser() -> argparse.ArgumentParser:
         type=_method,
         default=list(DEFAULT_METHODS),
         metavar="METHOD",
-        help="sampled, rank_estimate, ls, cls, bv_<gamma>, em, maxent, bv_em_<gamma>, "
-        f"bv_maxent_<gamma>, mn_em, mn_maxent (default: {' '.join(DEFAULT_METHODS)})",
+        help="range (the interval that holds whatever the ranks), and the estimators "
+        "sampled, rank_estimate, ls, cls, bv_<gamma>, em, maxent, bv_em_<gamma>, "
+        "bv_maxent_<gamma>, mn_em, mn_maxent (point estimates, no interval) "
+        f"(default: {' '.join(DEFAULT_METHODS)})",
     )
     estimates.add_argument(
         "--confidence",
         type=_confidence,
         default=ESTIMATOR_DEFAULTS["confidence"],
-        help=f"level of the intervals (default: {ESTIMATOR_DEFAULTS['confidence']})",
+        help=f"level of the ranges (default: {ESTIMATOR_DEFAULTS['confidence']})",
     )
     estimates.add_argument(
         "--bootstrap",
         type=_count,
-        default=ESTIMATOR_DEFAULTS["bootstrap"],
+        default=None,
         metavar="B",
-        help="resamples of the rows for the learned estimators' intervals (0: none; "
-        f"default: {ESTIMATOR_DEFAULTS['bootstrap']})",
+        help="not used any more (the learned estimators' bootstrap intervals left out "
+        "their bias and are no longer printed); accepted, with a note on stderr",
     )
     estimates.add_argument(
-        "--seed", type=int, default=0, help="seed of the bootstrap's resamples (default: 0)"
+        "--seed", type=int, default=None, help="not used any more (as --bootstrap)"
     )
     output = correct.add_argument_group("output")
     output.add_argument("--json", action="store_true", help="print a JSON list of records")

@@ -1,7 +1,9 @@
-"""The ``correct`` command: every metric corrected by every estimator from a file of
-sampled ranks, with confidence intervals and the paired comparisons of the models,
-printed as a text report or as JSON records; and :func:`main`, the ``sampled-metrics``
-command itself.
+"""The ``correct`` command: from a file of sampled ranks, every metric's range that
+holds whatever the ranks (the identification interval, method ``range``) and its
+estimate by every estimator (a point estimate: no interval, see ``NO_INTERVAL``), and
+for several models the paired differences with the range of each and the verdict it
+supports, printed as a text report or as JSON records; and :func:`main`, the
+``sampled-metrics`` command itself.
 """
 
 from __future__ import annotations
@@ -12,13 +14,12 @@ import sys
 from itertools import combinations
 
 from ..estimation.estimators import (
-    compare,
     difference_interval,
-    estimate_table,
     identification_intervals,
+    point_estimates,
 )
 from ..estimation.laws import WITH_REPLACEMENT
-from .arguments import PROG, _parser
+from .arguments import NO_INTERVAL, PROG, RANGE, _parser
 from .presets import PRESETS
 from .rank_file import InputError, RankFile, read_rank_file
 
@@ -110,43 +111,49 @@ def _correct(args) -> int:
             f"on {ranks.unused_m_rows} rows and is not used (--m-column m uses it)",
             file=sys.stderr,
         )
+    if args.bootstrap is not None or args.seed is not None:
+        print(
+            f"{PROG}: note: --bootstrap and --seed are not used any more: the estimators "
+            "print no interval (their bias is not in one); method range prints the one "
+            "that holds",
+            file=sys.stderr,
+        )
     models = list(ranks.evaluations)
     pairs = list(combinations(models, 2))
-    cells = [(metric, method) for metric in args.metrics for method in args.methods]
+    estimators = list(dict.fromkeys(x for x in args.methods if x != RANGE))
     show = not args.quiet and sys.stderr.isatty()
-    options = {
-        "confidence": args.confidence,
-        "bootstrap": args.bootstrap,
-        "seed": args.seed,
-        "progress": show,
-    }
-    estimates, comparisons = [], []
-    with _progress(len(models) + len(pairs) * len(cells), not show) as bar:
+    points, estimates, comparisons = {}, [], []
+    with _progress(len(models) * (1 + (RANGE in args.methods)), not show) as bar:
         for model in models:
             bar.set_postfix_str(model)
-            table = estimate_table(ranks.evaluations[model], args.metrics, args.methods, **options)
+            points[model] = (
+                point_estimates(ranks.evaluations[model], args.metrics, estimators)
+                if estimators
+                else {}
+            )
             estimates += [
-                {"kind": "estimate", "model": model, **_record(row)} for _, row in table.iterrows()
-            ]
+                {"kind": "estimate", "model": model, "metric": metric, "method": method,
+                 "estimate": _number(points[model][metric, method]), "low": None,
+                 "high": None, "standard_error": None}
+                for metric in args.metrics
+                for method in estimators
+            ]  # fmt: skip
             bar.update()
-        for first, second in pairs:
-            bar.set_postfix_str(f"{first} - {second}")
-            for metric, method in cells:
-                result = compare(
-                    metric, method, ranks.evaluations[first], ranks.evaluations[second], **options
-                )
-                comparisons.append(
-                    {
-                        "kind": "comparison",
-                        "first": first,
-                        "second": second,
-                        "metric": metric,
-                        "method": method,
-                        **{key: _number(value) for key, value in result.items()},
-                    }
-                )
-                bar.update()
-    ranges = _ranges(ranks, models, pairs, args.metrics, args.confidence)
+        comparisons = [
+            {"kind": "comparison", "first": first, "second": second, "metric": metric,
+             "method": method,
+             "difference": _number(points[first][metric, method] - points[second][metric, method]),
+             "low": None, "high": None, "standard_error": None,
+             "probability_order_right": None}
+            for first, second in pairs
+            for metric in args.metrics
+            for method in estimators
+        ]  # fmt: skip
+        ranges = (
+            _ranges(ranks, models, pairs, args.metrics, args.confidence, bar)
+            if RANGE in args.methods
+            else []
+        )
     if args.json:
         print(json.dumps(estimates + comparisons + ranges, indent=1))
     else:
@@ -154,16 +161,20 @@ def _correct(args) -> int:
     return 0
 
 
-def _ranges(ranks: RankFile, models, pairs, metrics, confidence) -> list:
+def _ranges(ranks: RankFile, models, pairs, metrics, confidence, bar) -> list:
     """The identification intervals (estimation.estimators.bounds): of every model's
-    metric, and of every pair's difference; they hold whatever the ranks."""
-    records = [
-        {"kind": "range", "model": model, "metric": metric, "low": low, "high": high}
-        for model in models
-        for metric, (low, high) in identification_intervals(
-            ranks.evaluations[model], metrics, confidence
-        ).items()
-    ]
+    metric, and of every pair's difference with the verdict it supports; they hold
+    whatever the ranks."""
+    records = []
+    for model in models:
+        bar.set_postfix_str(f"range {model}")
+        records += [
+            {"kind": "range", "model": model, "metric": metric, "low": low, "high": high}
+            for metric, (low, high) in identification_intervals(
+                ranks.evaluations[model], metrics, confidence
+            ).items()
+        ]
+        bar.update()
     for first, second in pairs:
         for metric in metrics:
             low, high = difference_interval(
@@ -171,22 +182,25 @@ def _ranges(ranks: RankFile, models, pairs, metrics, confidence) -> list:
             )
             records.append(
                 {"kind": "range_difference", "first": first, "second": second,
-                 "metric": metric, "low": low, "high": high}
+                 "metric": metric, "low": low, "high": high,
+                 "verdict": _verdict(first, second, low, high)}
             )  # fmt: skip
     return records
+
+
+def _verdict(first: str, second: str, low: float, high: float) -> str:
+    """Which model the range of first - second says is the better (every metric here is
+    higher for a better model), or ``undecided`` when it holds 0."""
+    if low > 0:
+        return f"{first} better"
+    if high < 0:
+        return f"{second} better"
+    return "undecided"
 
 
 def _number(value) -> float | None:
     value = float(value)
     return value if math.isfinite(value) else None
-
-
-def _record(row) -> dict:
-    return {
-        "metric": row["metric"],
-        "method": row["method"],
-        **{key: _number(row[key]) for key in ("estimate", "low", "high", "standard_error")},
-    }
 
 
 def _report(args, ranks: RankFile, law: str, estimates, comparisons, ranges) -> str:
@@ -198,49 +212,55 @@ def _report(args, ranks: RankFile, law: str, estimates, comparisons, ranges) -> 
         f"{data.m.min()}" if data.m.min() == data.m.max() else f"{data.m.min()}..{data.m.max()}"
     )
     users = f", {len(set(ranks.users))} users" if ranks.users is not None else ""
+    level = f"{100 * args.confidence:g}%"
     lines = [
         f"{ranks.path}: {data.n_users} rows{users}; m = {m_range} ({ranks.m_source}), "
         f"n = {n_range} ({ranks.n_source}), {law} law",
-        f"{100 * args.confidence:g}% intervals; bootstrap {args.bootstrap}, seed {args.seed}",
-        "",
     ]
-    header = ["model", "metric", "method", "estimate", "low", "high"]
-    rows = [header] + [
-        [r["model"], r["metric"], r["method"]] + [_fmt(r[k]) for k in ("estimate", "low", "high")]
-        for r in estimates
-    ]
-    lines.append(_table(rows, right={3, 4, 5}))
+    if estimates:
+        lines += ["", f"estimates ({NO_INTERVAL}):", ""]
+        rows = [["model", "metric", "method", "estimate"]] + [
+            [r["model"], r["metric"], r["method"], _fmt(r["estimate"])] for r in estimates
+        ]
+        lines.append(_table(rows, right={3}))
     if comparisons:
-        lines += ["", "paired comparisons (first - second, on the same sampled items):", ""]
-        header = ["first", "second", "metric", "method", "difference", "low", "high", "P(order)"]
-        rows = [header] + [
-            [r["first"], r["second"], r["metric"], r["method"]]
-            + [_fmt(r[k]) for k in ("difference", "low", "high")]
-            + [_fmt(r["probability_order_right"], 3)]
+        lines += ["", "paired differences (first - second, on the same sampled items; no "
+                  "interval, as above):", ""]  # fmt: skip
+        rows = [["first", "second", "metric", "method", "difference"]] + [
+            [r["first"], r["second"], r["metric"], r["method"], _fmt(r["difference"])]
             for r in comparisons
         ]
-        lines.append(_table(rows, right={4, 5, 6, 7}))
+        lines.append(_table(rows, right={4}))
+    if ranges:
         lines += [
             "",
-            "P(order): probability that the sign of the difference is the true one.",
+            f"ranges that hold whatever the ranks ({level}, the estimators' bias included; "
+            "docs/estimators.md):",
+            "",
         ]
-    lines += [
-        "",
-        f"ranges that hold whatever the ranks ({100 * args.confidence:g}%, the estimators' "
-        "bias included; docs/estimators.md):",
-        "",
-    ]
-    rows = [["model", "metric", "low", "high"]] + [
-        [r["model"], r["metric"], _fmt(r["low"]), _fmt(r["high"])]
-        for r in ranges
-        if r["kind"] == "range"
-    ]
-    rows += [
-        [f"{r['first']} - {r['second']}", r["metric"], _fmt(r["low"]), _fmt(r["high"])]
-        for r in ranges
-        if r["kind"] == "range_difference"
-    ]
-    lines.append(_table(rows, right={2, 3}))
+        rows = [["model", "metric", "low", "high"]] + [
+            [r["model"], r["metric"], _fmt(r["low"]), _fmt(r["high"])]
+            for r in ranges
+            if r["kind"] == "range"
+        ]
+        lines.append(_table(rows, right={2, 3}))
+        differences = [r for r in ranges if r["kind"] == "range_difference"]
+        wrong = f"{100 - 100 * args.confidence:.3g}%"
+        if differences:
+            lines += [
+                "",
+                f"ranges of the paired differences (first - second, {level}) and the "
+                f"verdict each supports (wrong with probability at most {wrong}):",
+                "",
+            ]
+            rows = [["first", "second", "metric", "low", "high", "verdict"]] + [
+                [r["first"], r["second"], r["metric"], _fmt(r["low"]), _fmt(r["high"]),
+                 r["verdict"]]
+                for r in differences
+            ]  # fmt: skip
+            lines.append(_table(rows, right={3, 4}))
+    elif estimates:
+        lines += ["", f"no range (add method {RANGE}): nothing above carries an interval"]
     return "\n".join(lines)
 
 
@@ -268,17 +288,17 @@ def main(argv=None) -> int:
     >>> out = io.StringIO()
     >>> with contextlib.redirect_stdout(out):
     ...     status = main(["correct", str(path), "--m", "99", "--n", "3706", "--law",
-    ...                    "hypergeometric", "--metrics", "recall@10", "--methods", "sampled",
-    ...                    "bv_0.1", "--quiet"])
+    ...                    "hypergeometric", "--metrics", "recall@10", "--methods", "range",
+    ...                    "sampled", "bv_0.1", "--quiet"])
     >>> status
     0
-    >>> print(out.getvalue().split("ranks.csv: ")[1])
-    4 rows, 4 users; m = 99 (--m), n = 3706 (--n), hypergeometric law
-    95% intervals; bootstrap 200, seed 0
-    <BLANKLINE>
-    model         metric     method   estimate      low    high
-    sampled_rank  recall@10  sampled    0.7500   0.2600  1.2400
-    sampled_rank  recall@10  bv_0.1     0.0510  -0.2919  0.3939
+    >>> text = out.getvalue()
+    >>> text.splitlines()[2][:51]
+    "estimates (no interval: an estimator's bias depends"
+    >>> print(text[text.index("model "):])
+    model         metric     method   estimate
+    sampled_rank  recall@10  sampled    0.7500
+    sampled_rank  recall@10  bv_0.1     0.0510
     <BLANKLINE>
     ranges that hold whatever the ranks (95%, the estimators' bias included; docs/estimators.md):
     <BLANKLINE>
