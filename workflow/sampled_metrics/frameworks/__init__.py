@@ -9,4 +9,5 @@ DaisyRec), simulated on real scores, and the estimators applied to them.
 - ``rank_files``    any model's exact ranks and a protocol's sampled ranks, as the CLI
                     reads them
 - ``study_report``  the study's report, protocols.md
+- ``adapters``      a framework's own evaluation read rank by rank (RecBole, cornac)
 """

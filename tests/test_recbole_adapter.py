@@ -1,0 +1,188 @@
+"""RecBole's evaluation, rank by rank (docs/recbole.md): the worked example of the page,
+run as written in RecBole's environment (.envs/recbole, built by .ci/envs/recbole.sh),
+gives rank files whose Hit@k, NDCG@k and MRR@k are RecBole's printed metrics (to its
+four decimals, ties included), in the command line's format, with m and n as RecBole
+drew them; and ``sampled-metrics correct`` on the uni20 file gives ranges that hold the
+exact metrics of the full-sort file. Without .envs/recbole the tests are skipped, and
+fail under CI (which builds it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from conftest import IN_CI, REPO
+
+from sampled_metrics import metric_by_name
+from sampled_metrics.frameworks.rank_files import rank_files
+
+pytestmark = pytest.mark.slow
+
+ENV = REPO / ".envs" / "recbole"
+DOC = REPO / "docs" / "recbole.md"
+KS = (1, 5, 10)
+# RecBole rounds its metrics to metric_decimal_place = 4.
+PRECISION = 0.5e-4 + 1e-9
+
+
+def doc_section() -> str:
+    return DOC.read_text().split("\n## Worked example\n", 1)[1].split("\n## ", 1)[0]
+
+
+def doc_commands() -> list[str]:
+    block = re.search(r"```bash\n(.*?)```", doc_section(), re.DOTALL)
+    assert block, "no bash block in docs/recbole.md, 'Worked example'"
+    return [line.strip() for line in block.group(1).splitlines() if line.strip()]
+
+
+def doc_outputs() -> list[str]:
+    return re.findall(r"```console\n(.*?)```", doc_section(), re.DOTALL)
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory):
+    """The page's commands run in an empty folder, R the repository, the last one in
+    this environment (plus --json); their standard outputs."""
+    if not (ENV / "bin" / "python").exists():
+        message = f"{ENV.relative_to(REPO)} is missing: build it with .ci/envs/recbole.sh"
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+    work = tmp_path_factory.mktemp("recbole")
+    env = {
+        **os.environ,
+        "R": str(REPO),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+    commands = doc_commands()
+    assert len(commands) == 3 and commands[2].startswith("sampled-metrics correct ")
+    outputs = []
+    for command in [*commands, commands[2] + " --json"]:
+        done = subprocess.run(
+            ["bash", "-c", command],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, f"{command}\n{done.stderr[-3000:]}"
+        outputs.append(done.stdout)
+    return work, outputs
+
+
+def records(example) -> list[dict]:
+    """The JSON lines of the case script and of the adapter's command."""
+    work, outputs = example
+    return [json.loads(line) for text in outputs[:2] for line in text.splitlines()]
+
+
+def test_every_mode_and_route_is_recorded(example):
+    found = [(r["mode"], r["column"], Path(r["file"]).name) for r in records(example)]
+    assert found == [
+        ("uni20", "BPR", "inprocess-uni20.csv"),
+        ("uni20", "BPR_ties", "ties-uni20.csv"),
+        ("full", "BPR_ties", "ties-full.csv"),
+        ("uni20", "BPR", "BPR-uni20.csv"),
+        ("pop20", "BPR", "BPR-pop20.csv"),
+        ("full", "BPR", "BPR-full.csv"),
+    ]
+
+
+def test_the_files_give_recboles_metrics(example):
+    work, _ = example
+    compared = 0
+    for record in records(example):
+        ranks = pd.read_csv(work / record["file"])[record["column"]].to_numpy()
+        for k in KS:
+            for name, ours in (("hit", "recall"), ("ndcg", "ndcg"), ("mrr", "mrr")):
+                value = float(np.mean(metric_by_name(f"{ours}@{k}")(ranks)))
+                recbole = record["recbole"][f"{name}@{k}"]
+                assert abs(value - recbole) <= PRECISION, (record["file"], name, k, value)
+                compared += 1
+    assert compared == 6 * 9
+
+
+def test_ties_are_ranked_as_recbole_ranks_them(example):
+    """The rounded model ties most held-out items with another item: the files still
+    give RecBole's metrics (above), so its torch.topk order is the files' order."""
+    (tied,) = [r["tied"] for r in records(example) if "tied" in r]
+    assert tied > 0.5
+
+
+def test_columns_are_those_of_rank_files(example):
+    work, _ = example
+    train = sp.csr_matrix(np.eye(3, 5))
+    exact, sampled = rank_files({"BPR": np.ones((3, 5))}, train, [1, 2, 3], "recbole-uni100")
+    for record in records(example):
+        frame = pd.read_csv(work / record["file"])
+        expected = exact if record["mode"] == "full" else sampled
+        assert list(frame.columns) == [c.replace("BPR", record["column"]) for c in expected]
+
+
+def test_m_and_n_are_what_recbole_drew_from(example):
+    """n - 1: every item of the data but the user's own (train, valid and test); m: the
+    distinct items of 20 draws with replacement, some drawn twice."""
+    work, _ = example
+    data = pd.read_csv(work / "data" / "tiny" / "tiny.inter", sep="\t")
+    data.columns = ["user", "item", "time"]
+    catalogue = data["item"].nunique()
+    expected_n = catalogue - data.groupby("user")["item"].nunique() + 1
+    users = None
+    for record in records(example):
+        frame = pd.read_csv(work / record["file"])
+        if users is None:  # the same rows in every file, one per user
+            users = frame["user"].tolist()
+        assert frame["user"].tolist() == users and sorted(users) == sorted(expected_n.index)
+        assert frame["n"].tolist() == expected_n.loc[users].tolist()
+        rank = frame[record["column"]]
+        if record["mode"] == "full":
+            assert rank.between(1, frame["n"]).all()
+        else:
+            assert rank.between(1, frame["m"] + 1).all()
+            assert frame["m"].between(1, 20).all() and (frame["m"] < 20).mean() > 0.5
+            # 20 draws from about 67 items: about 17.3 distinct ones on average
+            assert 16 < frame["m"].mean() < 18.5
+
+
+def test_the_page_shows_the_outputs(example):
+    """The adapter's output is the page's; so are the rows of the corrected table."""
+    _, outputs = example
+    shown = doc_outputs()
+    assert len(shown) == 2
+    assert shown[0] == outputs[1], f"docs/recbole.md should show:\n{outputs[1]}"
+    rows = [line for line in outputs[2].splitlines() if line.startswith("BPR ")]
+    assert len(rows) == 12
+    assert [line for line in shown[1].splitlines() if line.startswith("BPR ")] == rows
+
+
+def test_the_ranges_hold_the_exact_metrics(example):
+    work, outputs = example
+    found = json.loads(outputs[3])
+    exact = pd.read_csv(work / "ranks" / "BPR-full.csv")["BPR"].to_numpy()
+    (uni,) = [r for r in records(example) if r["file"] == "ranks/BPR-uni20.csv"]
+    metrics = ("hit@10", "ndcg@10", "mrr@10")
+    for metric in metrics:
+        truth = float(np.mean(metric_by_name(metric)(exact)))
+        (bounds,) = [r for r in found if r["kind"] == "range" and r["metric"] == metric]
+        assert bounds["low"] <= truth <= bounds["high"], (metric, truth, bounds)
+        (sampled,) = [
+            r
+            for r in found
+            if r["kind"] == "estimate" and r["metric"] == metric and r["method"] == "sampled"
+        ]
+        assert abs(sampled["estimate"] - uni["recbole"][metric]) <= PRECISION
+        # the sampled metric is far above the exact one: there is something to correct
+        assert sampled["estimate"] > 1.5 * truth

@@ -1,0 +1,334 @@
+"""RecBole's evaluation, rank by rank: the sampled rank of every held-out item as
+RecBole's ``uniN`` / ``popN`` evaluation drew and scored it, and its exact rank from
+RecBole's full sorting, in the command line's rank-file format (docs/recbole.md).
+
+Read in RUCAIBox/RecBole 1.2.1: ``Trainer.evaluate`` passes each batch's scores, a
+users x items matrix, to ``trainer.eval_collector.eval_batch_collect``, which orders
+each row by ``torch.topk``. In a ``uniN`` / ``popN`` evaluation the matrix is -inf
+outside the held-out items and the items drawn for them (``_neg_sample_batch_eval``:
+an item drawn twice is one column); in full sorting it is -inf on ``[PAD]`` and the
+user's history (``_full_sort_batch_eval``). RecBole has no public way to get the ranks
+out, so the one shim here, :class:`RankRecorder`, wraps ``eval_batch_collect`` of one
+trainer for the time of an ``evaluate`` call, and reads each held-out item's rank off
+the same scores with the same ``torch.topk`` call: Hit@k, NDCG@k and MRR@k of the file
+are RecBole's printed metrics, ties included.
+
+Each row is one held-out item: ``user`` (RecBole's token), the rank (a column named
+after the model), for a sampled evaluation ``m`` (the distinct items drawn for the
+row, which is what RecBole ranks against: with ``uniN``, ``sampled-metrics correct
+--preset recbole-uni --negatives N --m-column m --law hypergeometric`` is exact), and
+``n`` (the pool the items were drawn from, plus one). The rank counts only drawn (or,
+in full sorting, non-history) items above the held-out item, not the user's other
+held-out items.
+
+recbole and torch are imported inside the functions: the module imports without them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ...io.atomic import write_csv
+
+__all__ = ["RankRecorder", "eval_loader", "main", "ranks_from_checkpoint", "record_ranks"]
+
+
+class RankRecorder:
+    """Records the rank of every held-out item while ``trainer.evaluate(eval_data)`` runs.
+
+    The shim: inside ``with``, ``trainer.eval_collector.eval_batch_collect`` is wrapped
+    (an attribute of that one collector, removed on exit); the wrapper reads the ranks
+    off the batch's scores, then calls RecBole's method unchanged. Nothing RecBole
+    draws, scores or reports changes.
+
+    Parameters
+    ----------
+    trainer : recbole.trainer.Trainer
+        The trainer whose ``evaluate`` is run inside the block.
+    eval_data : recbole.data.dataloader.AbstractDataLoader
+        The loader given to ``evaluate``: a ``NegSampleEvalDataLoader`` (``uniN``,
+        ``popN``) or a ``FullSortEvalDataLoader`` (``full``).
+    name : str, optional
+        The rank column's name (default: the model's, ``config["model"]``).
+
+    Examples
+    --------
+    Inside a RecBole run (docs/recbole.md)::
+
+        with RankRecorder(trainer, test_data) as recorder:
+            result = trainer.evaluate(test_data, load_best_model=True)
+        recorder.write("ranks/BPR-uni100.csv")
+    """
+
+    def __init__(self, trainer, eval_data, name: str | None = None):
+        from recbole.data.dataloader import FullSortEvalDataLoader
+        from recbole.utils import EvaluatorType
+
+        self.trainer, self.eval_data = trainer, eval_data
+        self.config = trainer.config
+        if self.config["eval_type"] != EvaluatorType.RANKING:
+            raise ValueError("a value-based evaluation (eval mode labeled) ranks nothing")
+        self.name = name or str(self.config["model"])
+        self.full = isinstance(eval_data, FullSortEvalDataLoader)
+        self.dataset = eval_data._dataset
+        self.item_num = int(self.dataset.item_num)
+        self._rows: list[np.ndarray] = []
+        self._collector = None
+
+    # -- the shim ------------------------------------------------------------------
+    def __enter__(self) -> RankRecorder:
+        collector = self.trainer.eval_collector
+        original = collector.eval_batch_collect
+
+        def eval_batch_collect(scores_tensor, interaction, positive_u, positive_i):
+            self._collect(scores_tensor, interaction, positive_u, positive_i)
+            return original(scores_tensor, interaction, positive_u, positive_i)
+
+        collector.eval_batch_collect = eval_batch_collect
+        self._collector = collector
+        return self
+
+    def __exit__(self, *exc) -> None:
+        del self._collector.eval_batch_collect  # RecBole's method again
+        self._collector = None
+
+    # -- one batch -------------------------------------------------------------------
+    def _collect(self, scores, interaction, positive_u, positive_i) -> None:
+        import torch
+
+        uid = self.config["USER_ID_FIELD"]
+        topk = max(self.trainer.eval_collector.topk)
+        # RecBole's own call (collector.eval_batch_collect), on the same tensor: the same
+        # order, ties included.
+        _, top = torch.topk(scores, topk, dim=-1)
+        scores, top = scores.detach().cpu(), top.cpu()
+        positive_u, positive_i = positive_u.cpu().long(), positive_i.cpu().long()
+        rows, items = scores.shape
+        users = interaction[uid].cpu().long()
+        positive = torch.zeros((rows, items), dtype=torch.bool)
+        positive[positive_u, positive_i] = True
+        if self.full:
+            if users.numel() != rows:
+                raise ValueError(f"{rows} score rows but {users.numel()} users in the batch")
+            ranked = torch.ones((rows, items), dtype=torch.bool)
+            ranked[:, 0] = False  # [PAD]
+            history = getattr(self.eval_data, "uid2history_item", None)
+            if not self.eval_data.is_sequential and history is not None:
+                for row, user in enumerate(users.tolist()):
+                    ranked[row, history[user]] = False
+        else:
+            # Each user's interactions (held-out items, then the items drawn for them)
+            # are one block of the batch, in the order of the score rows.
+            row_users, row_of = torch.unique_consecutive(users, return_inverse=True)
+            if row_users.numel() != rows:
+                raise ValueError(f"{rows} score rows but {row_users.numel()} users in the batch")
+            users = row_users
+            ranked = torch.zeros((rows, items), dtype=torch.bool)
+            ranked[row_of, interaction[self.config["ITEM_ID_FIELD"]].cpu().long()] = True
+        negative = ranked & ~positive  # what a held-out item is ranked against
+        m = negative.sum(dim=1)
+        in_top = negative.gather(1, top)
+        hits = top[positive_u] == positive_i[:, None]
+        found = hits.any(dim=1)
+        before = (in_top[positive_u].cumsum(dim=1) * hits).sum(dim=1)  # negatives before it
+        target = scores[positive_u, positive_i]
+        above = ((scores[positive_u] > target[:, None]) & negative[positive_u]).sum(dim=1)
+        # Out of the top k: below the k listed and every negative scored higher; a tie
+        # beyond the top k, which no metric of RecBole sees, goes to the held-out item.
+        beyond = torch.maximum(above, in_top[positive_u].sum(dim=1))
+        rank = 1 + torch.where(found, before, beyond)
+        pool = self._pool(users, positive_u, positive_i)
+        self._rows.append(
+            np.column_stack(
+                [
+                    users[positive_u].numpy(),
+                    positive_i.numpy(),
+                    rank.numpy(),
+                    m[positive_u].numpy(),
+                    pool,
+                ]
+            ).astype(np.int64)
+        )
+
+    def _pool(self, users, positive_u, positive_i) -> np.ndarray:
+        """n - 1 per held-out item: the items it could be ranked against (full sorting)
+        or the pool its row's items were drawn from (uniN, popN)."""
+        loader = self.eval_data
+        user_of = users[positive_u].tolist()
+        items = positive_i.tolist()
+        if self.full:
+            if loader.is_sequential:  # every item but [PAD] and the held-out one
+                return np.full(len(items), self.item_num - 2)
+            return np.array(
+                [
+                    self.item_num - 1 - len(loader.uid2history_item[u]) - len(
+                        loader.uid2positive_item[u])
+                    for u in user_of
+                ]
+            )  # fmt: skip
+        sampler = loader._sampler
+        repeatable = type(sampler).__name__ == "RepeatableSampler"
+        drawable = (
+            set(sampler.prob)  # popN: the items of the alias table (count > 0)
+            if sampler.distribution == "popularity"
+            else set(range(1, self.item_num))
+        )
+        return np.array(
+            [
+                len(drawable - ({i} if repeatable else sampler.used_ids[u]))
+                for u, i in zip(user_of, items)
+            ]
+        )
+
+    # -- results -----------------------------------------------------------------------
+    def frame(self) -> pd.DataFrame:
+        """One row per held-out item, sorted by user and item: ``user`` (token), the
+        rank column, ``m`` (sampled evaluations only) and ``n``."""
+        if not self._rows:
+            raise ValueError("nothing recorded: call trainer.evaluate inside the with block")
+        table = np.concatenate(self._rows)
+        table = table[np.lexsort((table[:, 1], table[:, 0]))]
+        pairs = table[:, :2]
+        if len(np.unique(pairs, axis=0)) != len(pairs):
+            raise ValueError(
+                "a held-out item recorded twice: two evaluate calls in one recorder, or a "
+                "user's test interaction repeated"
+            )
+        users = self.dataset.id2token(self.config["USER_ID_FIELD"], table[:, 0])
+        columns = {"user": users, self.name: table[:, 2]}
+        if not self.full:
+            columns["m"] = table[:, 3]
+        columns["n"] = table[:, 4] + 1
+        return pd.DataFrame(columns)
+
+    def write(self, path) -> Path:
+        """The rank file (csv, written atomically); returns its path."""
+        write_csv(self.frame(), path)
+        return Path(path)
+
+
+def record_ranks(trainer, eval_data, *, name: str | None = None, **evaluate_kwargs):
+    """``trainer.evaluate(eval_data, **evaluate_kwargs)`` with its ranks recorded.
+
+    Returns
+    -------
+    result : dict
+        What RecBole's evaluate returned (its printed metrics).
+    frame : pandas.DataFrame
+        The ranks of that evaluation (:meth:`RankRecorder.frame`).
+    """
+    with RankRecorder(trainer, eval_data, name=name) as recorder:
+        result = trainer.evaluate(eval_data, **evaluate_kwargs)
+    return dict(result), recorder.frame()
+
+
+def _neg_sample_args(mode: str) -> dict:
+    """RecBole's ``test_neg_sample_args`` of an eval mode (Config's
+    ``_set_eval_neg_sample_args``: ``full``, ``uniN``, ``popN``)."""
+    if mode == "full":
+        return {"distribution": "uniform", "sample_num": "none"}
+    kinds = {"uni": "uniform", "pop": "popularity"}
+    if mode[:3] in kinds and mode[3:].isdigit() and int(mode[3:]) > 0:
+        return {"distribution": kinds[mode[:3]], "sample_num": int(mode[3:])}
+    raise ValueError(f"eval mode {mode!r}: give full, uniN or popN (N > 0)")
+
+
+def eval_loader(config, dataset, train_data, valid_data, test_data, mode: str):
+    """A test loader of another eval mode (``full``, ``uniN``, ``popN``) on the same
+    split (the three loaders' datasets), built as RecBole's ``data_preparation`` builds
+    one (``create_samplers``, ``get_dataloader``); ``dataset`` is the whole data set
+    (``create_dataset(config)``). Sets ``config["eval_args"]["mode"]["test"]`` to ``mode``."""
+    from recbole.data.utils import create_samplers, get_dataloader
+
+    config["eval_args"]["mode"]["test"] = mode
+    config["test_neg_sample_args"] = _neg_sample_args(mode)
+    built = [loader._dataset for loader in (train_data, valid_data, test_data)]
+    _, _, sampler = create_samplers(config, dataset, built)
+    return get_dataloader(config, "test")(config, built[2], sampler, shuffle=False)
+
+
+def ranks_from_checkpoint(checkpoint, modes=("uni100", "full"), *, name: str | None = None):
+    """Load a RecBole checkpoint (its config, data and model) and run RecBole's test
+    evaluation in each mode, recording the ranks.
+
+    Each evaluation starts from the checkpoint's seed (``init_seed``), so the draws are
+    the same on every call. The checkpoint holds a pickled config, which torch >= 2.6
+    loads only with ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1``: it is set for the load (your
+    own checkpoint is trusted).
+
+    Returns
+    -------
+    dict
+        mode -> (RecBole's result, the ranks), as :func:`record_ranks`.
+    """
+    from recbole.quick_start import load_data_and_model
+    from recbole.utils import get_trainer, init_seed
+
+    before = os.environ.get("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD")
+    os.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
+    try:
+        config, model, dataset, train_data, valid_data, test_data = load_data_and_model(
+            str(checkpoint)
+        )
+    finally:
+        if before is None:
+            del os.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"]
+        else:
+            os.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = before
+    # Config.__init__ restores numpy's removed aliases (np.float, ...) that RecBole's
+    # metrics use; an unpickled config has not run it.
+    config.compatibility_settings()
+    config["save_dataloaders"] = False  # never overwrite the user's saved loaders
+    trainer = get_trainer(config["MODEL_TYPE"], config["model"])(config, model)
+    found = {}
+    for mode in modes:
+        loader = eval_loader(config, dataset, train_data, valid_data, test_data, mode)
+        init_seed(config["seed"], config["reproducibility"])
+        found[mode] = record_ranks(trainer, loader, name=name, load_best_model=False)
+    return found
+
+
+def _arguments(argv):
+    parser = argparse.ArgumentParser(
+        prog="python -m sampled_metrics.frameworks.adapters.recbole",
+        description="RecBole's test evaluation of a checkpoint, rank by rank, as rank files "
+        "for sampled-metrics correct (docs/recbole.md). Run it in your RecBole environment.",
+    )
+    parser.add_argument("--checkpoint", required=True, help="a RecBole checkpoint (saved/*.pth)")
+    parser.add_argument(
+        "--modes",
+        nargs="+",
+        default=["uni100", "full"],
+        help="RecBole eval modes: uniN, popN, full (default: uni100 full)",
+    )
+    parser.add_argument("--out", default="ranks", help="folder of the rank files (ranks)")
+    parser.add_argument("--name", help="the rank column (default: the model's name)")
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    """Write ``<out>/<model>-<mode>.csv`` per mode; print one JSON line per mode with
+    RecBole's metrics of that evaluation and the file (stdout; RecBole logs to stderr)."""
+    args = _arguments(argv)
+    for mode in args.modes:
+        _neg_sample_args(mode)  # a bad mode stops before RecBole loads anything
+    found = ranks_from_checkpoint(args.checkpoint, args.modes, name=args.name)
+    for mode, (result, frame) in found.items():
+        name = frame.columns[1]
+        path = Path(args.out) / f"{name}-{mode}.csv"
+        write_csv(frame, path)
+        record = {"mode": mode, "file": str(path), "column": name, "rows": len(frame)}
+        record["recbole"] = {key: float(value) for key, value in result.items()}
+        print(json.dumps(record), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
