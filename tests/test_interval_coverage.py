@@ -136,3 +136,55 @@ def test_the_printed_range_covers_the_users_exact_metric(capsys, tmp_path):
         hits.append(found["low"] <= truth <= found["high"])
         assert all(r["low"] is None for r in got if r["kind"] == "estimate")
     assert np.mean(hits) >= 0.95 - 2.6 * (0.95 * 0.05 / files) ** 0.5, np.mean(hits)
+
+
+def collapsed(ranks: np.ndarray, rng) -> tuple[np.ndarray, np.ndarray]:
+    """RecBole's uniM: M uniform draws with replacement from the N - 1 other items, an
+    item drawn twice ranked once. (sampled ranks, distinct items drawn) per user."""
+    draws = np.sort(rng.integers(0, N - 1, (ranks.size, M)), axis=1)
+    new = np.ones(draws.shape, dtype=bool)
+    new[:, 1:] = draws[:, 1:] != draws[:, :-1]
+    beaten = new & (draws < (ranks - 1)[:, None])  # items 0..r-2 rank above the target
+    return 1 + beaten.sum(axis=1), new.sum(axis=1)
+
+
+def test_recboles_collapsed_draws_get_the_range_of_their_exact_law():
+    """RecBole ranks the distinct items of its draws. Given each row's number of distinct
+    items d, the sampled rank is 1 + Hypergeometric(r - 1, N - r, d): the range of that
+    law holds. The binomial law in the M draws (what --negatives alone would assume)
+    misses AUC on a population with many middle ranks (uniform exact ranks): the
+    command prints no range then and says how to get one."""
+    rng = np.random.default_rng(7)
+    ranks = rng.integers(1, N + 1, USERS)
+    truth = float(np.mean(metric_by_name("auc")(ranks.astype(float), float(N))))
+    held = {"exact law": 0, "binomial": 0}
+    for _ in range(10):
+        sampled, distinct = collapsed(ranks, rng)
+        for name, data in (
+            ("exact law", sampled_evaluation(sampled, distinct, N, "hypergeometric")),
+            ("binomial", sampled_evaluation(sampled, M, N, "binomial")),
+        ):
+            low, high = identification_intervals(data, ["auc"])["auc"]
+            held[name] += low <= truth <= high
+    assert held["exact law"] == 10, held
+    assert held["binomial"] <= 5  # the check can see a range that does not hold
+
+
+def test_the_command_prints_no_range_for_collapsed_draws_without_their_count(tmp_path, capsys):
+    rng = np.random.default_rng(8)
+    sampled, distinct = collapsed(rng.integers(1, N + 1, 500), rng)
+    path = tmp_path / "uni.csv"
+    pd.DataFrame({"sampled_rank": sampled, "m": distinct, "n": N}).to_csv(path, index=False)
+    common = ["correct", str(path), "--preset", "recbole-uni", "--negatives", str(M), "--quiet"]
+    assert main([*common, "--metrics", "auc"]) == 0
+    text = capsys.readouterr().out
+    assert "no range: recbole-uni ranks an item drawn twice once" in text
+    assert "ranges that hold" not in text
+    assert main([*common, "--metrics", "auc", "--json"]) == 0
+    out = capsys.readouterr()
+    assert not [r for r in json.loads(out.out) if r["kind"].startswith("range")]
+    assert "--m-column" in out.err
+    exact_law = [*common, "--m-column", "m", "--law", "hypergeometric", "--metrics", "auc"]
+    assert main([*exact_law, "--json"]) == 0
+    (record,) = [r for r in json.loads(capsys.readouterr().out) if r["kind"] == "range"]
+    assert 0 <= record["low"] < record["high"] <= 1

@@ -30,13 +30,16 @@ class Preset:
         What the framework does, in one sentence.
     source : str
         Where that was read: repository, path and commit.
+    collapse : bool, default False
+        An item drawn twice is ranked once (RecBole): the sampled rank's law is then
+        hypergeometric in the number of distinct items drawn, not binomial in the draws.
 
     Examples
     --------
     >>> PRESETS["ncf"].m, PRESETS["ncf"].law
     (99, 'hypergeometric')
-    >>> PRESETS["recbole-uni"].m is None
-    True
+    >>> PRESETS["recbole-uni"].m is None, PRESETS["recbole-uni"].collapse
+    (True, True)
     """
 
     name: str
@@ -44,6 +47,7 @@ class Preset:
     law: str
     summary: str
     source: str
+    collapse: bool = False
 
 
 # The preset of each framework that has one: its first protocol's law, and its m
@@ -55,6 +59,7 @@ PRESETS = {
         framework.protocols[0].law,
         framework.summary,
         framework.source,
+        framework.protocols[0].collapse,
     )
     for framework in FRAMEWORKS
     if framework.preset is not None
