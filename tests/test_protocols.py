@@ -24,8 +24,8 @@ from sampled_metrics.frameworks.simulate import (
     interaction_counts,
     save_protocol_ranks,
     simulate,
-    simulate_protocols,
 )
+from sampled_metrics.frameworks.study_pass import simulate_protocols
 from sampled_metrics.passes.block_pass import SCORE_CHUNK
 from sampled_metrics.passes.ranking import block_ranks
 from sampled_metrics.pipeline.config import ConfigError
@@ -236,12 +236,16 @@ def test_simulate_protocols_over_models_and_blocks():
     for name in ("recbole-pop100", "e"):
         np.testing.assert_array_equal(small[name].sampled, large[name].sampled)
         np.testing.assert_array_equal(small[name].hansen_hurwitz, large[name].hansen_hurwitz)
-    # the same items for both models: a model scoring like the first ranks like it
+    # a paired protocol gives both models the same items: a model scoring like the first
+    # ranks like it; an unpaired one (RecBole redraws per model) gives them their own
+    paired = Protocol("p", 20, 1.0, False, False, False, "")
     twin = simulate_protocols(
-        [models[0], PrecomputedScores(scores[0] * 2)], train, test, protocols[:1],
+        [models[0], PrecomputedScores(scores[0] * 2)], train, test, [paired, protocols[0]],
         memory_mb=64, repetitions=4, seed=5, tie_policy="random", tie_seed=0,
-    )["recbole-pop100"]  # fmt: skip
-    np.testing.assert_array_equal(twin.sampled[:, 0], twin.sampled[:, 1])
+    )  # fmt: skip
+    np.testing.assert_array_equal(twin["p"].sampled[:, 0], twin["p"].sampled[:, 1])
+    unpaired = twin["recbole-pop100"].sampled
+    assert np.mean(unpaired[:, 0] != unpaired[:, 1]) > 0.5
     with pytest.raises(ValueError, match="disagree with the exact ranks, first user 0"):
         simulate_protocols(
             models, train, test, protocols, memory_mb=64,

@@ -113,7 +113,9 @@ _API = {
     ),
     "frameworks.registry": ("Protocol",),
     "frameworks.draws": ("draw_items", "draw_negatives"),
-    "frameworks.simulate": ("beaten_items", "simulate", "simulate_protocols"),
+    "frameworks.beaten": ("beaten_items",),
+    "frameworks.simulate": ("simulate",),
+    "frameworks.study_pass": ("simulate_protocols",),
     "frameworks.estimates": ("protocol_estimates",),
     "frameworks.rank_files": ("rank_files",),
 }

@@ -1,16 +1,12 @@
 """Rule protocol_ranks: the sampled ranks every protocol of protocols.run gives every
-recommender, simulated on their real scores (sampled_metrics.frameworks.simulate). A
+recommender, simulated on their real scores (sampled_metrics.frameworks.study_pass). A
 protocol the data set cannot support (more distinct draws than a user's pool) is not
 simulated: its file records that it was left out and why (frameworks.simulate.save_left_out)."""
 
 from sampled_metrics.data import load_split
 from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
-from sampled_metrics.frameworks.simulate import (
-    left_out_reason,
-    save_left_out,
-    save_protocol_ranks,
-    simulate_protocols,
-)
+from sampled_metrics.frameworks.simulate import left_out_reason, save_left_out, save_protocol_ranks
+from sampled_metrics.frameworks.study_pass import simulate_protocols
 from sampled_metrics.pipeline.intermediates import read_ranks
 from sampled_metrics.pipeline.runs import start_job
 from sampled_metrics.recommenders import load_model

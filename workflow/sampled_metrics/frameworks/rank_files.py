@@ -4,7 +4,7 @@ and a framework protocol's sampled ranks out.
 A model is anything that scores a block of users (``scores(users) -> (len(users),
 n_items)``), a plain function of the users, or an array of every user's scores. The
 exact ranks come from :func:`~sampled_metrics.passes.ranking.exact_ranks` and the
-sampled ranks from :func:`~.simulate.simulate_protocols`, both block by block (no
+sampled ranks from :func:`~.study_pass.simulate_protocols`, both block by block (no
 users x items array unless one is given) and with the same tie order, so the two
 files describe the same model; ``sampled-metrics correct`` reads the second with the
 protocol's preset and compares with the first (docs/cli.md, "Any model").
@@ -18,7 +18,7 @@ import pandas as pd
 from ..passes.ranking import exact_ranks
 from ..recommenders.scores import PrecomputedScores
 from .registry import FRAMEWORK_PROTOCOLS, Protocol
-from .simulate import simulate_protocols
+from .study_pass import simulate_protocols
 
 __all__ = ["rank_files"]
 

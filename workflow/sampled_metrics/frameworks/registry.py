@@ -7,22 +7,33 @@ record each (:data:`FRAMEWORKS`), holding where its sampling protocol was read
 Each framework ranks the held-out item among items it draws itself; what differs is
 how (read in each framework's code, docs/cli.md and docs/popularity.md):
 
-========================  =====  =====  ===========  ==========  =====================
-protocol                  m      alpha  replacement  duplicates  pool
-========================  =====  =====  ===========  ==========  =====================
-``ncf``                   99     0      no           --          unseen + held-out item
-``elliot``                100    0      no           --          unseen
-``recbole-uni100``        100    0      yes          collapse    unseen
-``recbole-pop100``        100    1      yes          collapse    unseen
-``bert4rec``              100    1      no           --          unseen
-``daisyrec``              999    0      yes          count       unseen
-========================  =====  =====  ===========  ==========  =====================
+========================  =====  =====  ===========  ==========  ============  =======  ==========
+protocol                  m      alpha  replacement  duplicates  pool          paired   ties
+========================  =====  =====  ===========  ==========  ============  =======  ==========
+``ncf``                   99     0      no           --          unseen + t    yes      pessimistic
+``elliot``                100    0      no           --          unseen        yes      index
+``recbole-uni100``        100    0      yes          collapse    unseen        no       random
+``recbole-pop100``        100    1      yes          collapse    unseen        no       random
+``recbole-seq-uni100``    100    0      yes          collapse    all but t     no       random
+``bert4rec``              100    1      no           --          unseen        yes      random
+``daisyrec``              999    0      yes          count       unseen        no       random
+========================  =====  =====  ===========  ==========  ============  =======  ==========
 
 "unseen": every item the user has no training interaction with, but the held-out
 one. alpha: draws proportional to count ** alpha, counts over all interactions
 (training and held-out: RecBole's ``Sampler._get_candidates_list`` and BERT4Rec's
 vocabulary counter count every phase). "collapse": an item drawn twice is scored
-once (RecBole's dense score matrix); "count": it takes two places (DaisyRec).
+once (RecBole's dense score matrix); "count": it takes two places (DaisyRec). "all but
+t": RecBole's sequential models (``RepeatableSampler``: the used ids are the positive
+item alone), so the user's history can be drawn, scored as the model scores it.
+
+"paired": every model is ranked among the same drawn items (BERT4Rec reseeds numpy with
+12345 at each evaluation, NCF reads a fixed test.negative file, Elliot a fixed
+negative file); RecBole redraws in its dataloader's collate from the global generator
+and DaisyRec draws its candidates after training, so each model gets its own draws.
+"ties": the framework's order among tied scores (``beaten``'s module docstring:
+"pessimistic" NCF's heapq.nlargest with the held-out item inserted last, "index"
+Elliot's tf.nn.top_k, "random" an unspecified order, the pipeline's tie policy).
 """
 
 from __future__ import annotations
@@ -30,6 +41,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..estimation.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
+from .beaten import TIE_ORDERS
 
 __all__ = ["FRAMEWORKS", "FRAMEWORK_PROTOCOLS", "Framework", "Protocol"]
 
@@ -54,6 +66,13 @@ class Protocol:
         The held-out item may be drawn (NCF); it is then dropped, not ranked twice.
     source : str
         Where the protocol was read.
+    paired : bool, default True
+        Every model ranked among the same draws (False: each model its own draws).
+    ties : {"pessimistic", "index", "random"}, default "random"
+        The framework's order among tied scores ("random": unspecified, the pipeline's
+        tie policy stands in; ``beaten.tie_order_for``).
+    history_in_pool : bool, default False
+        The user's training items can be drawn (only the held-out item is excluded).
 
     Examples
     --------
@@ -68,6 +87,13 @@ class Protocol:
     collapse: bool
     target_in_pool: bool
     source: str
+    paired: bool = True
+    ties: str = "random"
+    history_in_pool: bool = False
+
+    def __post_init__(self):
+        if self.ties not in TIE_ORDERS:
+            raise ValueError(f"protocol {self.name}: ties {self.ties!r} not one of {TIE_ORDERS}")
 
     @property
     def law(self) -> str:
@@ -139,6 +165,7 @@ FRAMEWORKS = (
                 "ncf", 99, 0.0, False, False, True,
                 "NCF's test.negative (docs/cli.md, preset ncf): 99 distinct items outside the "
                 "user's training items; the held-out item is not excluded",
+                ties="pessimistic",
             ),
         ),
         preset="ncf",
@@ -155,6 +182,7 @@ FRAMEWORKS = (
             Protocol(
                 "elliot", 100, 0.0, False, False, False,
                 "Elliot's negative_sampling strategy random with num_items: 100 (preset elliot)",
+                ties="index",
             ),
         ),
         preset="elliot",
@@ -177,11 +205,21 @@ FRAMEWORKS = (
                 "recbole-uni100", 100, 0.0, True, True, False,
                 "RecBole's eval mode uni100 (preset recbole-uni): 100 uniform draws with "
                 "replacement, used ids redrawn, a repeated item one column of the scores",
+                paired=False,
             ),
             Protocol(
                 "recbole-pop100", 100, 1.0, True, True, False,
                 "RecBole's eval mode pop100: as uni100 with the alias table of the item counts "
                 "over all phases (recbole/sampler/sampler.py, alpha 1.0; commit 7b02be5)",
+                paired=False,
+            ),
+            Protocol(
+                "recbole-seq-uni100", 100, 0.0, True, True, False,
+                "RecBole's eval mode uni100 for sequential models: RepeatableSampler, whose "
+                "used ids are the positive item alone, so the user's history can be drawn "
+                "(recbole/sampler/sampler.py)",
+                paired=False,
+                history_in_pool=True,
             ),
         ),
         preset="recbole-uni",
@@ -217,6 +255,7 @@ FRAMEWORKS = (
                 "daisyrec", 999, 0.0, True, False, False,
                 "DaisyRec's candidate set of 1000 (preset daisyrec): 999 uniform draws with "
                 "replacement, a repeated item two places",
+                paired=False,
             ),
         ),
         preset="daisyrec",

@@ -2,10 +2,13 @@
 
 :func:`simulate` draws a block of users' items for every repetition and counts, for
 every recommender, the drawn items it ranks above the held-out item
-(:func:`beaten_items`): the sampled rank the framework would have reported. The draws
-of a user depend only on (seed, protocol, the user's chunk of
+(``beaten.beaten_items``): the sampled rank the framework would have reported. The
+draws of a user depend only on (seed, protocol, the user's chunk of
 ``block_pass.SCORE_CHUNK`` users), so every recommender sees the same items (a paired
-study, as with a shared test file) and the result does not depend on the blocks.
+protocol, as with a shared test file) and the result does not depend on the blocks.
+``cells.simulate_cells`` draws the same law for uniform paired protocols without
+drawing every item; ``unpaired.simulate_unpaired`` gives each recommender its own draws
+(RecBole, DaisyRec); ``study_pass.simulate_protocols`` runs them over blocks of users.
 With replacement each user also gets the Hansen-Hurwitz estimate of the rank, and
 every user the popularity-weighted rank R^pi = 1 + (n - 1) q (docs/popularity.md).
 
@@ -22,9 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..io.atomic import write_npz
-from ..passes.block_pass import SCORE_CHUNK, score_users, users_per_block
-from ..passes.ranking import mask_training_items
-from ..passes.ties import check_tie_policy, tie_order_keys
+from ..passes.block_pass import SCORE_CHUNK
+from .beaten import beaten_items
 from .draws import _alias_table, _check_drawable, _draw_items
 from .registry import Protocol
 
@@ -36,7 +38,7 @@ __all__ = [
     "save_left_out",
     "save_protocol_ranks",
     "simulate",
-    "simulate_protocols",
+    "weighted_ranks",
 ]
 
 
@@ -131,53 +133,6 @@ def interaction_counts(train, test_items) -> np.ndarray:
     return counts + np.bincount(np.asarray(test_items), minlength=n_items)
 
 
-def beaten_items(S: np.ndarray, test_items, users, tie_policy: str, seed: int) -> np.ndarray:
-    """bool (rows, items): the items each user's model ranks above the held-out item,
-    with ties resolved as the exact ranks resolve them, so that 1 + a row's count is
-    the row's exact rank (``ranking.block_ranks``).
-
-    Parameters
-    ----------
-    S : numpy.ndarray (rows, n_items)
-        Scores, -inf for the items that are not ranked.
-    test_items : array_like of int (rows,)
-    users : array_like of int (rows,)
-        The user ids (for the "random" tie order).
-    tie_policy : {"random", "pessimistic", "optimistic"}
-        "average" gives half items, which no draw can beat.
-    seed : int
-        Seed of the "random" tie order.
-
-    Returns
-    -------
-    numpy.ndarray
-
-    Examples
-    --------
-    >>> S = np.array([[0.9, 0.5, 0.5, -np.inf, 0.1]])
-    >>> beaten_items(S, [1], [0], "pessimistic", 0).astype(int).tolist()
-    [[1, 0, 1, 0, 0]]
-    """
-    check_tie_policy(tie_policy)
-    if tie_policy == "average":
-        raise ValueError("tie_policy 'average' counts half items: simulated draws need integers")
-    rows = np.arange(S.shape[0])
-    test_items = np.asarray(test_items)
-    target = S[rows, test_items][:, None]
-    beaten = S > target
-    if tie_policy == "optimistic":
-        return beaten
-    tied = S == target
-    tied[rows, test_items] = False
-    if tie_policy == "pessimistic":
-        return beaten | tied
-    row, item = np.nonzero(tied)
-    users = np.asarray(users)
-    first = tie_order_keys(users[row], item, seed) < tie_order_keys(users, test_items, seed)[row]
-    beaten[row[first], item[first]] = True
-    return beaten
-
-
 def simulate(
     protocol: Protocol,
     beaten: list,
@@ -232,17 +187,7 @@ def simulate(
     hansen_hurwitz = np.empty(
         (repetitions if protocol.replacement else 0, len(beaten), n_rows), dtype=float
     )
-    # Draw probabilities are weights over the pool (total); R^pi weighs the negatives,
-    # the pool without the held-out item (which NCF's pool holds and never beats).
-    pool = ~excluded
-    total = _mass(pool, weights)
-    rows = np.arange(n_rows)
-    test_items = np.asarray(test_items)
-    in_pool = pool[rows, test_items]
-    negatives_mass = total - np.where(in_pool, weights[test_items], 0.0)
-    beaten_mass = np.stack([_mass(b, weights) for b in beaten]) if beaten else np.empty((0, n_rows))
-    negatives = np.count_nonzero(pool, axis=1) - in_pool
-    weighted_rank = 1.0 + negatives * beaten_mass / negatives_mass
+    total, weighted_rank = weighted_ranks(beaten, excluded, weights, test_items)
     stream = zlib.crc32(protocol.name.encode())
     _check_drawable(protocol, weights, excluded)
     table = _alias_table(weights)
@@ -276,6 +221,44 @@ def simulate(
     return ProtocolRanks(start, sampled, hansen_hurwitz, weighted_rank)
 
 
+def weighted_ranks(beaten: list, excluded: np.ndarray, weights, test_items) -> tuple:
+    """(total, weighted_rank): each row's pool mass (the weights of the items it may
+    draw: draw probabilities are weights / total) and, per recommender, the
+    popularity-weighted rank R^pi = 1 + (n - 1) q, q the beaten share of the negatives'
+    mass (the pool without the held-out item, which NCF's pool holds and never beats).
+
+    Parameters
+    ----------
+    beaten : list of bool numpy.ndarray (rows, n_items)
+    excluded : bool numpy.ndarray (rows, n_items)
+    weights : numpy.ndarray (n_items,)
+    test_items : array_like of int (rows,)
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        (rows,) and (recommenders, rows).
+
+    Examples
+    --------
+    >>> beaten = [np.array([[True, False, True, False]])]
+    >>> total, r = weighted_ranks(beaten, np.array([[0, 0, 0, 1]], bool), np.ones(4), [3])
+    >>> total.tolist(), r.tolist()
+    ([3.0], [[3.0]])
+    """
+    weights = np.asarray(weights, dtype=float)
+    n_rows = excluded.shape[0]
+    pool = ~excluded
+    total = _mass(pool, weights)
+    rows = np.arange(n_rows)
+    test_items = np.asarray(test_items)
+    in_pool = pool[rows, test_items]
+    negatives_mass = total - np.where(in_pool, weights[test_items], 0.0)
+    beaten_mass = np.stack([_mass(b, weights) for b in beaten]) if beaten else np.empty((0, n_rows))
+    negatives = np.count_nonzero(pool, axis=1) - in_pool
+    return total, 1.0 + negatives * beaten_mass / negatives_mass
+
+
 def _mass(mask: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """mask @ weights per row; a count where every weight is 1 (the same floats)."""
     if np.all(weights == 1.0):
@@ -293,135 +276,6 @@ def _beaten_codes(beaten: list) -> list:
             code |= mask.astype(np.uint8) << np.uint8(bit)
         codes.append(code)
     return codes
-
-
-def simulate_protocols(
-    models: list,
-    train,
-    test_items,
-    protocols: list,
-    *,
-    repetitions: int,
-    seed: int,
-    tie_policy: str,
-    tie_seed: int,
-    memory_mb: float,
-    exact_ranks: list | None = None,
-    progress: bool = False,
-) -> dict:
-    """Every protocol's sampled ranks of every user for every model, in one pass over
-    blocks of users whose scores are computed once (as ``block_pass.rank_users``).
-
-    Parameters
-    ----------
-    models : list
-        Fitted models (``scores(users)``, optionally ``name``).
-    train : scipy.sparse.csr_matrix (n_users, n_items)
-    test_items : array_like of int (n_users,)
-    protocols : list of Protocol
-    repetitions, seed : int
-        Repetitions of each protocol; the seed of the draws.
-    tie_policy : str
-        As the exact ranks'.
-    tie_seed : int
-        The seed of the exact ranks' "random" tie order.
-    memory_mb : float
-        Budget of a block's arrays.
-    exact_ranks : list of array_like, optional
-        Each model's exact ranks: checked against 1 + the beaten items.
-    progress : bool, default False
-        A tqdm bar over blocks.
-
-    Returns
-    -------
-    dict
-        {protocol name: ProtocolRanks of all users}.
-
-    Raises
-    ------
-    ValueError
-        When the beaten items of a model disagree with its exact ranks.
-
-    Examples
-    --------
-    >>> import scipy.sparse as sp
-    >>> from sampled_metrics.recommenders import PrecomputedScores
-    >>> from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
-    >>> model = PrecomputedScores(np.tile(np.arange(40.0), (3, 1)))  # item 39 first
-    >>> train = sp.csr_matrix(np.eye(3, 40))
-    >>> out = simulate_protocols([model], train, [30, 31, 32],
-    ...                          [FRAMEWORK_PROTOCOLS["recbole-uni100"]], repetitions=2,
-    ...                          seed=0, tie_policy="random", tie_seed=0, memory_mb=8)
-    >>> out["recbole-uni100"].weighted_rank.tolist()  # 9, 8, 7 items above
-    [[10.0, 9.0, 8.0]]
-    """
-    X = train.tocsr()
-    n_users, n_items = X.shape
-    test_items = np.asarray(test_items, dtype=np.int64)
-    counts = interaction_counts(X, test_items)
-    weights = {p.name: counts**p.alpha if p.alpha else np.ones(n_items) for p in protocols}
-    # bytes per user: the models' beaten masks, two exclusion masks, float32 scores and
-    # the float64 product of a mask with the weights
-    per_user = n_items * (len(models) + 2 + 4 + 8)
-    size = users_per_block(-(-per_user // 8), memory_mb)
-    parts: dict = {p.name: [] for p in protocols}
-    starts = range(0, n_users, size)
-    if progress:
-        from tqdm.auto import tqdm
-
-        starts = tqdm(starts, desc="protocol study", unit="block")
-    for a in starts:
-        b = min(a + size, n_users)
-        users = np.arange(a, b)
-        beaten = []
-        for k, model in enumerate(models):
-            S = score_users(model, a, b)
-            mask_training_items(S, X, a, b)
-            beaten.append(beaten_items(S, test_items[a:b], users, tie_policy, tie_seed))
-            if exact_ranks is not None:
-                _check_ranks(beaten[-1], np.asarray(exact_ranks[k])[a:b], model, a)
-        training = np.zeros((b - a, n_items), dtype=bool)
-        rows = np.repeat(np.arange(b - a), np.diff(X.indptr[a : b + 1]))
-        training[rows, X.indices[X.indptr[a] : X.indptr[b]]] = True
-        without_target = training.copy()
-        without_target[np.arange(b - a), test_items[a:b]] = True
-        for protocol in protocols:
-            excluded = training if protocol.target_in_pool else without_target
-            parts[protocol.name].append(
-                simulate(
-                    protocol,
-                    beaten,
-                    excluded,
-                    weights[protocol.name],
-                    test_items[a:b],
-                    start=a,
-                    repetitions=repetitions,
-                    seed=seed,
-                )
-            )
-    return {name: _concatenate(blocks) for name, blocks in parts.items()}
-
-
-def _check_ranks(beaten: np.ndarray, ranks: np.ndarray, model, start: int) -> None:
-    counted = 1 + np.count_nonzero(beaten, axis=1)
-    wrong = np.flatnonzero(counted != ranks)
-    if wrong.size:
-        name = getattr(model, "name", type(model).__name__)
-        user = start + int(wrong[0])
-        raise ValueError(
-            f"recommender {name!r}: {wrong.size} users' items ranked above the held-out item "
-            f"disagree with the exact ranks, first user {user}: {counted[wrong[0]]} vs "
-            f"{ranks[wrong[0]]:g} (a model or split other than the ranks')"
-        )
-
-
-def _concatenate(blocks: list) -> ProtocolRanks:
-    return ProtocolRanks(
-        0,
-        np.concatenate([b.sampled for b in blocks], axis=2),
-        np.concatenate([b.hansen_hurwitz for b in blocks], axis=2),
-        np.concatenate([b.weighted_rank for b in blocks], axis=1),
-    )
 
 
 def save_protocol_ranks(ranks: ProtocolRanks, path) -> None:

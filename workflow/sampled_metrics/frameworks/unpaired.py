@@ -1,0 +1,163 @@
+"""Protocols that redraw for every model (RecBole, DaisyRec): each recommender's own law.
+
+RecBole draws its negatives in the dataloader's collate from the global generator and
+DaisyRec its candidates after training, so two models are ranked among different
+items. Only each model's own law of the sampled rank then matters, not the joint law
+of one draw over all models, and it needs no drawn item but the beaten ones.
+
+A user u with pool mass T_u (the weights of the items they may draw, weights
+count ** alpha) and beaten mass B_u (those of the pool items the model ranks above
+the held-out item) takes m independent draws, each beaten with probability
+q_u = B_u / T_u, so
+
+- K, the beaten draws, follows Binomial(m, q_u) (the margin of the multinomial law
+  of the draws' items; Johnson, Kotz & Balakrishnan, *Discrete Multivariate
+  Distributions*, 1997, ch. 35), and given K the beaten draws are K independent
+  draws among the beaten items with probabilities w_j / B_u (the multinomial law given
+  its margin, ibid.);
+- repeats counted (DaisyRec): the sampled rank is 1 + K;
+- repeats collapsed (RecBole: an item drawn twice is one column of its scores): the
+  sampled rank is 1 + the distinct items among the K beaten draws, drawn here as
+  positions in the user's beaten items (uniform positions for equal weights; for
+  popularity weights, a uniform point of the user's stretch of the cumulative weights
+  and ``searchsorted``);
+- the Hansen-Hurwitz estimate of the rank (every draw, with replacement) is
+  1 + T_u mean_i 1{i beaten} / w_i over the m draws (Hansen & Hurwitz 1943), the sum
+  over the K beaten draws of 1 / w divided by m: for equal weights w, K / (m w)
+  (``simulate``'s formula, the same floats).
+
+The draws of recommender k for a user depend only on (seed, protocol, k, the user's
+chunk of ``SCORE_CHUNK`` users): each (recommender, chunk) has its own generator, so
+the recommenders' ranks are independent given the scores and the result does not
+depend on the blocks.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+
+from ..passes.block_pass import SCORE_CHUNK
+from .draws import _check_drawable
+from .registry import Protocol
+from .simulate import ProtocolRanks, weighted_ranks
+
+__all__ = ["simulate_unpaired"]
+
+
+def simulate_unpaired(
+    protocol: Protocol,
+    beaten: list,
+    excluded: np.ndarray,
+    weights,
+    test_items,
+    *,
+    start: int,
+    repetitions: int,
+    seed: int,
+) -> ProtocolRanks:
+    """The sampled ranks of users ``start..`` under a protocol with replacement, each
+    recommender with its own draws (see the module docstring); ``simulate``'s arguments.
+
+    Parameters
+    ----------
+    protocol : Protocol
+        With replacement.
+    beaten : list of bool numpy.ndarray (rows, n_items)
+        Per recommender, ``beaten_items`` of the users.
+    excluded : bool numpy.ndarray (rows, n_items)
+        The items the users may not draw.
+    weights : numpy.ndarray (n_items,)
+        count ** protocol.alpha.
+    test_items : array_like of int (rows,)
+    start : int
+        The first user (a multiple of ``SCORE_CHUNK``).
+    repetitions, seed : int
+
+    Returns
+    -------
+    ProtocolRanks
+
+    Raises
+    ------
+    ValueError
+        For a protocol without replacement, a start off the chunks or a user with
+        nothing to draw.
+
+    Examples
+    --------
+    Every pool item beaten: all m draws are beaten, 3 distinct items at most.
+
+    >>> p = Protocol("tiny", 50, 0.0, True, True, False, "", paired=False)
+    >>> beaten = [np.array([[True, True, True, False]])]
+    >>> excluded = np.array([[False, False, False, True]])
+    >>> r = simulate_unpaired(p, beaten, excluded, np.ones(4), [3], start=0,
+    ...                       repetitions=2, seed=0)
+    >>> r.sampled[:, 0, 0].tolist(), r.hansen_hurwitz[:, 0, 0].tolist()
+    ([4, 4], [4.0, 4.0])
+    """
+    if not protocol.replacement:
+        raise ValueError(f"protocol {protocol.name}: unpaired draws need replacement")
+    if start % SCORE_CHUNK:
+        raise ValueError(f"users must start at a multiple of {SCORE_CHUNK}, not {start}")
+    weights = np.asarray(weights, dtype=float)
+    _check_drawable(protocol, weights, excluded)
+    n_rows = excluded.shape[0]
+    total, weighted_rank = weighted_ranks(beaten, excluded, weights, test_items)
+    sampled = np.empty((repetitions, len(beaten), n_rows), dtype=np.int16)
+    hansen_hurwitz = np.empty((repetitions, len(beaten), n_rows), dtype=float)
+    uniform = bool(np.all(weights == weights[0]))
+    stream = zlib.crc32(protocol.name.encode())
+    pool = ~excluded
+    for k, mask in enumerate(beaten):
+        for lo in range(0, n_rows, SCORE_CHUNK):
+            hi = min(lo + SCORE_CHUNK, n_rows)
+            rng = np.random.default_rng([seed, stream, k + 1, start + lo])
+            ranks, estimate = _chunk(
+                protocol, mask[lo:hi] & pool[lo:hi], total[lo:hi], weights, uniform,
+                repetitions, rng,
+            )  # fmt: skip
+            sampled[:, k, lo:hi] = ranks
+            hansen_hurwitz[:, k, lo:hi] = estimate
+    return ProtocolRanks(start, sampled, hansen_hurwitz, weighted_rank)
+
+
+def _chunk(protocol, beaten, total, weights, uniform, repetitions, rng) -> tuple:
+    """(sampled, Hansen-Hurwitz), each (repetitions, users), of one recommender on a
+    chunk of users whose beaten pool items are ``beaten``."""
+    users = beaten.shape[0]
+    row, item = np.nonzero(beaten)  # row-major: each user's beaten items together
+    w = weights[item]
+    beaten_mass = np.bincount(row, w, minlength=users) if not uniform else None
+    count = np.bincount(row, minlength=users)
+    if uniform:
+        q = count * weights[0] / total  # B / T, the masses of equal weights
+    else:
+        q = beaten_mass / total
+    # K ~ Binomial(m, q_u), entries in the order (repetition, user)
+    k = rng.binomial(protocol.m, np.minimum(np.tile(q, repetitions), 1.0))
+    user = np.tile(np.arange(users), repetitions)
+    if uniform:
+        # simulate's equal-weight estimate: 1 + T (hits / m / w)
+        estimate = 1.0 + total[user] * (k / protocol.m / weights[0])
+    if protocol.collapse or not uniform:
+        owner = np.repeat(np.arange(k.size), k)
+        first = np.concatenate([[0], np.cumsum(count)[:-1]])  # each user's first position
+        if uniform:
+            position = first[user[owner]] + rng.integers(0, count[user[owner]])
+        else:
+            cumulative = np.cumsum(w)
+            below = np.concatenate([[0.0], cumulative])[first]  # mass before each user
+            point = below[user[owner]] + rng.random(owner.size) * beaten_mass[user[owner]]
+            position = np.searchsorted(cumulative, point, side="right")
+            # float rounding at a stretch's ends: stay in the user's own items
+            last = first + count - 1
+            position = np.clip(position, first[user[owner]], last[user[owner]])
+            inverse = np.bincount(owner, 1.0 / w[position], minlength=k.size)
+            estimate = 1.0 + total[user] * (inverse / protocol.m)
+        if protocol.collapse:
+            keys = np.unique(owner.astype(np.int64) * max(item.size, 1) + position)
+            k = np.bincount(keys // max(item.size, 1), minlength=k.size)
+    shape = (repetitions, users)
+    return (1 + k).reshape(shape).astype(np.int16), estimate.reshape(shape)
