@@ -53,10 +53,17 @@ def test_every_model_sees_the_same_draws_whatever_form_it_takes():
             return scores[users]
 
     models = {"array": scores, "function": lambda users: scores[users], "model": Model()}
-    _, sampled = rank_files(models, train, test, "recbole-uni100", seed=5)
+    _, sampled = rank_files(models, train, test, "elliot", seed=5)  # paired
     assert sampled["array"].tolist() == sampled["function"].tolist() == sampled["model"].tolist()
-    _, again = rank_files({"array": scores}, train, test, "recbole-uni100", seed=5)
+    _, again = rank_files({"array": scores}, train, test, "elliot", seed=5)
     assert again["array"].tolist() == sampled["array"].tolist()
+    # RecBole redraws for every model: the same scores, other draws; a model's draws
+    # depend on its place, not on its form
+    _, redrawn = rank_files(models, train, test, "recbole-uni100", seed=5)
+    assert redrawn["array"].tolist() != redrawn["function"].tolist()
+    for name in models:
+        _, alone = rank_files({name: models[name]}, train, test, "recbole-uni100", seed=5)
+        assert alone[name].tolist() == redrawn["array"].tolist()
 
 
 def test_the_cli_reads_the_sampled_file_with_the_protocols_preset(capsys, tmp_path):

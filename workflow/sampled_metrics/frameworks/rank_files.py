@@ -5,8 +5,10 @@ A model is anything that scores a block of users (``scores(users) -> (len(users)
 n_items)``), a plain function of the users, or an array of every user's scores. The
 exact ranks come from :func:`~sampled_metrics.passes.ranking.exact_ranks` and the
 sampled ranks from :func:`~.study_pass.simulate_protocols`, both block by block (no
-users x items array unless one is given) and with the same tie order, so the two
-files describe the same model; ``sampled-metrics correct`` reads the second with the
+users x items array unless one is given), so the two files describe the same model;
+the sampled ranks do what the framework does: its tie order where it has one
+(``beaten``), the same draws for every model under a paired protocol, each model its
+own under RecBole's and DaisyRec's (``registry.Protocol.paired``); ``sampled-metrics correct`` reads the second with the
 protocol's preset and compares with the first (docs/cli.md, "Any model").
 """
 
@@ -51,7 +53,7 @@ def rank_files(
         A protocol of :data:`~.registry.FRAMEWORK_PROTOCOLS` (``"ncf"``,
         ``"recbole-uni100"``, ...) or one of your own.
     seed : int, default 0
-        Seed of the protocol's draws (every model sees the same items).
+        Seed of the protocol's draws (a paired protocol's are every model's).
     tie_policy : str, default "random"
         How items scored like the held-out item count, in both files.
     tie_seed : int, default 0
