@@ -149,15 +149,36 @@ def _chunk(protocol, beaten, total, weights, uniform, repetitions, rng) -> tuple
         else:
             cumulative = np.cumsum(w)
             below = np.concatenate([[0.0], cumulative])[first]  # mass before each user
-            point = below[user[owner]] + rng.random(owner.size) * beaten_mass[user[owner]]
+            # each entry's uniforms in increasing order (owner + u sorted: u's resolution
+            # 2^-40 or finer), so the points of a repetition are sorted, which
+            # searchsorted walks ~3x faster, and an entry's positions come out sorted
+            ordered = owner + rng.random(owner.size)
+            ordered.sort()
+            u = ordered - owner
+            point = below[user[owner]] + u * beaten_mass[user[owner]]
             position = np.searchsorted(cumulative, point, side="right")
             # float rounding at a stretch's ends: stay in the user's own items
             last = first + count - 1
             position = np.clip(position, first[user[owner]], last[user[owner]])
             inverse = np.bincount(owner, 1.0 / w[position], minlength=k.size)
             estimate = 1.0 + total[user] * (inverse / protocol.m)
-        if protocol.collapse:
-            keys = np.unique(owner.astype(np.int64) * max(item.size, 1) + position)
-            k = np.bincount(keys // max(item.size, 1), minlength=k.size)
+        if protocol.collapse and not uniform:  # positions sorted within an entry
+            new = np.ones(position.size, dtype=bool)
+            new[1:] = (position[1:] != position[:-1]) | (owner[1:] != owner[:-1])
+            k = np.bincount(owner[new], minlength=k.size)
+        elif protocol.collapse:
+            k = _distinct(owner, position, item.size, k.size)
     shape = (repetitions, users)
     return (1 + k).reshape(shape).astype(np.int16), estimate.reshape(shape)
+
+
+def _distinct(owner, position, positions: int, entries: int) -> np.ndarray:
+    """(entries,) int64: the distinct positions each entry (owner) drew, by sorting the
+    keys owner * positions + position (uint32 when they fit: sorted faster)."""
+    keys = owner.astype(np.int64) * max(positions, 1) + position
+    if entries * max(positions, 1) < 2**32:
+        keys = keys.astype(np.uint32)
+    keys.sort()
+    first = np.ones(keys.size, dtype=bool)
+    first[1:] = keys[1:] != keys[:-1]
+    return np.bincount(keys[first] // max(positions, 1), minlength=entries)
