@@ -110,7 +110,9 @@ def protocols_markdown(
                 "an item drawn twice": ("ranked once" if p.collapse else "ranked twice")
                 if p.replacement
                 else "-",
-                "pool": "unseen + held-out" if p.target_in_pool else "unseen",
+                "pool": _POOLS[p.target_in_pool, p.history_in_pool],
+                "recommenders": "same draws" if p.paired else "own draws",
+                "ties": _TIES[p.ties],
                 "law of the estimators": p.law,
             }
             for p in (FRAMEWORK_PROTOCOLS[name] for name in used)
@@ -127,12 +129,15 @@ def protocols_markdown(
     lines = [
         f"# Sampling protocols of common frameworks on {dataset}",
         "",
-        f"Each protocol simulated {reps} times on every recommender's real scores, the same",
-        "sampled items for all recommenders; each estimator applied with the law the protocol",
-        "implies and each user's own n (docs/popularity.md). Percent points. alpha: draws",
-        "proportional to count ** alpha; unseen: the items without a training interaction,",
-        "held-out item excluded. hansen_hurwitz (protocols with replacement): the mean of",
-        "M(r^), r^ the Hansen-Hurwitz estimate of the rank.",
+        f"Each protocol simulated {reps} times on every recommender's real scores as the",
+        "framework's code does it: the same sampled items for all recommenders or each its",
+        "own draws (RecBole, DaisyRec redraw per model), ties in the framework's order",
+        "(held-out item last: NCF; lower index first: Elliot; unspecified: the pipeline's",
+        "tie policy); each estimator applied with the law the protocol implies and each",
+        "user's own n (docs/popularity.md). Percent points. alpha: draws proportional to",
+        "count ** alpha; unseen: the items without a training interaction, held-out item",
+        "excluded. hansen_hurwitz (protocols with replacement): the mean of M(r^), r^ the",
+        "Hansen-Hurwitz estimate of the rank.",
         "",
         markdown_table(described, digits={"alpha": 0}),
         *skipped,
@@ -183,6 +188,13 @@ def protocols_markdown(
             ),
         ]
     return "\n".join(lines) + "\n"
+
+
+# (target_in_pool, history_in_pool) -> the pool's name; Protocol.ties -> its label
+_POOLS = {(False, False): "unseen", (True, False): "unseen + held-out",
+          (False, True): "all but held-out", (True, True): "all"}  # fmt: skip
+_TIES = {"pessimistic": "held-out last", "index": "lower index first",
+         "random": "unspecified"}  # fmt: skip
 
 
 def _left_out_section(left_out, dataset: str) -> list:
