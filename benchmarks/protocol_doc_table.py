@@ -36,8 +36,10 @@ def main(folder: Path) -> None:
     rmse = rank.groupby(["protocol", "metric", "method"])["rmse"].mean()
     right = pairs.groupby(["protocol", "metric", "method"])[["correct", "repetitions"]].sum()
     share = 100 * right["correct"] / right["repetitions"]
-    print("| protocol | Recall@10 RMSE: sampled / CLS / BV 0.1 / EM / Hansen-Hurwitz "
-          "| AUC RMSE: sampled / CLS | pairs right on Recall@10: sampled / CLS / BV 0.1 |")
+    print(
+        "| protocol | Recall@10 RMSE: sampled / CLS / BV 0.1 / EM / Hansen-Hurwitz "
+        "| AUC RMSE: sampled / CLS | pairs right on Recall@10: sampled / CLS / BV 0.1 |"
+    )
     print("|---|---|---|---|")
     for protocol in errors["protocol"].drop_duplicates():
         recall = " / ".join(fmt(rmse.get((protocol, RECALL, m))) for m in METHODS)
@@ -45,13 +47,17 @@ def main(folder: Path) -> None:
         right_ = " / ".join(fmt(share.get((protocol, RECALL, m))) for m in METHODS[:3])
         print(f"| {protocol} | {recall} | {auc} | {right_} % |")
     uniform = [p for p in UNIFORM if p in set(errors["protocol"])]
-    print("\nuniform protocols, Recall@10 RMSE sampled / cls (mean over protocols):",
-          fmt(rmse.loc[uniform, RECALL, "sampled"].mean()), "/",
-          fmt(rmse.loc[uniform, RECALL, "cls"].mean()))
+    print(
+        "\nuniform protocols, Recall@10 RMSE sampled / cls (mean over protocols):",
+        fmt(rmse.loc[uniform, RECALL, "sampled"].mean()),
+        "/",
+        fmt(rmse.loc[uniform, RECALL, "cls"].mean()),
+    )
     for method in ("cls", "sampled"):
         values = share.loc[uniform, RECALL, method]
-        print(f"uniform pairs right on Recall@10, {method}: {fmt(values.min())}-"
-              f"{fmt(values.max())} %")
+        print(
+            f"uniform pairs right on Recall@10, {method}: {fmt(values.min())}-{fmt(values.max())} %"
+        )
     popularity = [p for p in POPULARITY if p in set(errors["protocol"])]
     weighted = errors[errors["target"] == "weighted_rank"]
     if popularity and not weighted.empty:
@@ -62,16 +68,24 @@ def main(folder: Path) -> None:
             on=["protocol", "recommender", "metric"], suffixes=("_pi", ""),
         )  # fmt: skip
         gap = (gap["exact_pi"] - gap["exact"]).groupby(gap["metric"]).mean()
-        print(f"popularity: metric of R^pi minus exact, Recall@10 {fmt(gap.get(RECALL))}, "
-              f"AUC {fmt(gap.get(AUC))} points (mean over protocols and recommenders)")
+        print(
+            f"popularity: metric of R^pi minus exact, Recall@10 {fmt(gap.get(RECALL))}, "
+            f"AUC {fmt(gap.get(AUC))} points (mean over protocols and recommenders)"
+        )
         values = share.loc[popularity, RECALL]
         values = values[values.index.get_level_values("method").isin(METHODS[:4])]
-        print(f"popularity pairs right on Recall@10 (sampled, cls, bv_0.1, em): "
-              f"{fmt(values.min())}-{fmt(values.max())} %")
+        print(
+            f"popularity pairs right on Recall@10 (sampled, cls, bv_0.1, em): "
+            f"{fmt(values.min())}-{fmt(values.max())} %"
+        )
         if "recbole-pop100" in popularity:
-            print("recbole-pop100 hansen_hurwitz: AUC RMSE",
-                  fmt(rmse.get(("recbole-pop100", AUC, "hansen_hurwitz"))), "pairs right AUC",
-                  fmt(share.get(("recbole-pop100", AUC, "hansen_hurwitz"))), "%")
+            print(
+                "recbole-pop100 hansen_hurwitz: AUC RMSE",
+                fmt(rmse.get(("recbole-pop100", AUC, "hansen_hurwitz"))),
+                "pairs right AUC",
+                fmt(share.get(("recbole-pop100", AUC, "hansen_hurwitz"))),
+                "%",
+            )
 
 
 if __name__ == "__main__":

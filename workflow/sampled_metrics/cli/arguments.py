@@ -110,8 +110,8 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         dest="rank_columns",
         metavar="NAME",
-        help="a sampled-rank column (repeat for several models on the same sampled items; "
-        "default: sampled_rank)",
+        help="a sampled-rank column (repeat for several models, on the same or on their own "
+        "sampled items; default: sampled_rank)",
     )
     columns.add_argument("--user-column", metavar="NAME", help="default: user, if present")
     sizes = columns.add_mutually_exclusive_group()

@@ -245,8 +245,7 @@ def _report(args, ranks: RankFile, law: str, estimates, comparisons, ranges) -> 
         ]
         lines.append(_table(rows, right={3}))
     if comparisons:
-        lines += ["", "paired differences (first - second, on the same sampled items; no "
-                  "interval, as above):", ""]  # fmt: skip
+        lines += ["", "paired differences (first - second; no interval, as above):", ""]
         rows = [["first", "second", "metric", "method", "difference"]] + [
             [r["first"], r["second"], r["metric"], r["method"], _fmt(r["difference"])]
             for r in comparisons

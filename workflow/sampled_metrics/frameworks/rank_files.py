@@ -8,8 +8,9 @@ sampled ranks from :func:`~.study_pass.simulate_protocols`, both block by block 
 users x items array unless one is given), so the two files describe the same model;
 the sampled ranks do what the framework does: its tie order where it has one
 (``beaten``), the same draws for every model under a paired protocol, each model its
-own under RecBole's and DaisyRec's (``registry.Protocol.paired``); ``sampled-metrics correct`` reads the second with the
-protocol's preset and compares with the first (docs/cli.md, "Any model").
+own under RecBole's and DaisyRec's (``registry.Protocol.paired``); ``sampled-metrics
+correct`` reads the second with the protocol's preset and compares with the first
+(docs/cli.md, "Any model").
 """
 
 from __future__ import annotations
