@@ -50,8 +50,9 @@ import zlib
 import numpy as np
 
 from ..passes.block_pass import SCORE_CHUNK
+from .draws import _check_drawable
 from .registry import Protocol
-from .simulate import ProtocolRanks, _mass, simulate
+from .simulate import ProtocolRanks, simulate, weighted_ranks
 
 __all__ = ["MAX_RECOMMENDERS", "cell_counts", "is_uniform", "simulate_cells", "simulator"]
 
@@ -229,22 +230,18 @@ def simulate_cells(
     if start % SCORE_CHUNK:
         raise ValueError(f"users must start at a multiple of {SCORE_CHUNK}, not {start}")
     n_rows, n_recs = excluded.shape[0], len(beaten)
-    beaten_counts = None  # per recommender, over every item (simulate's _mass)
     if counts is not None:
         size = excluded.shape[1] - np.count_nonzero(excluded, axis=1)  # the pool
         if counts.shape != (n_rows, 1 << n_recs) or np.any(counts.sum(axis=1) != size):
             raise ValueError("counts are not cell_counts(beaten, excluded): other pools")
     elif n_recs:
-        counts, dropped = _code_counts(beaten, excluded)
+        counts, _ = _code_counts(beaten, excluded)
         size = counts.sum(axis=1)
-        beaten_counts = ((counts + dropped) @ _bits(n_recs)).T
     else:
         size = excluded.shape[1] - np.count_nonzero(excluded, axis=1)
         counts = size[:, None]
-    _check_size(protocol, size)
-    weighted_rank = _weighted_rank(
-        size, beaten, beaten_counts, excluded, weights, np.asarray(test_items)
-    )
+    _check_drawable(protocol, weights, excluded)
+    _, weighted_rank = weighted_ranks(beaten, excluded, weights, test_items)
     sampled = np.ones((repetitions, n_recs, n_rows), dtype=np.int16)
     hansen_hurwitz = np.ones(
         (repetitions if protocol.replacement else 0, n_recs, n_rows), dtype=float
@@ -269,35 +266,6 @@ def simulate_cells(
 def _bits(n_recs: int) -> np.ndarray:
     """(2^R, R) int64: bit k of cell j, recommender k beats the cell's items."""
     return (np.arange(1 << n_recs)[:, None] >> np.arange(n_recs)) & 1
-
-
-def _check_size(protocol: Protocol, size: np.ndarray) -> None:
-    """``draws._check_drawable`` for uniform weights, from the pool sizes."""
-    need = 1 if protocol.replacement else protocol.m
-    if np.any(size < need):
-        row = int(np.argmin(size))
-        raise ValueError(
-            f"protocol {protocol.name}: row {row} has {int(size[row])} items to draw "
-            f"from, fewer than {need}"
-        )
-
-
-def _weighted_rank(size, beaten, beaten_counts, excluded, weights, test_items) -> np.ndarray:
-    """R^pi = 1 + (n - 1) q, as ``simulate`` computes it (the same floats): its masses
-    are counts for weights of 1 (``beaten_counts``, when counted already)."""
-    rows = np.arange(excluded.shape[0])
-    ones = weights[0] == 1.0
-    total = size.astype(float) if ones else _mass(~excluded, weights)
-    in_pool = ~excluded[rows, test_items]
-    negatives_mass = total - np.where(in_pool, weights[test_items], 0.0)
-    if ones and beaten_counts is not None:
-        beaten_mass = beaten_counts.astype(float)
-    elif beaten:
-        beaten_mass = np.stack([_mass(b, weights) for b in beaten])
-    else:
-        beaten_mass = np.empty((0, rows.size))
-    negatives = size - in_pool
-    return 1.0 + negatives * beaten_mass / negatives_mass
 
 
 def _by_recommender(per_cell, bits, repetitions) -> np.ndarray:
