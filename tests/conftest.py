@@ -638,3 +638,18 @@ def peaked(n, head=5, share=0.5):
     """``1 - share`` of the mass uniform over 1..n, ``share`` over the top ``head`` ranks."""
     ranks = np.arange(1, n + 1)
     return (1 - share) / n + np.where(ranks <= head, share / head, 0.0)
+
+
+def chi2_pvalue(observed, expected) -> float:
+    """Pearson's chi-square goodness of fit, cells with expected < 5 pooled into one."""
+    from scipy import stats
+
+    observed, expected = np.asarray(observed, float), np.asarray(expected, float)
+    keep = expected >= 5
+    chi2 = np.sum((observed[keep] - expected[keep]) ** 2 / expected[keep])
+    cells = int(keep.sum())
+    rest_o, rest_e = observed[~keep].sum(), expected[~keep].sum()
+    if rest_e > 0:
+        chi2 += (rest_o - rest_e) ** 2 / rest_e
+        cells += 1
+    return float(stats.chi2.sf(chi2, cells - 1))

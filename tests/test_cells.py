@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import chi2_pvalue
 from scipy import stats
 
 from sampled_metrics.frameworks.cells import (
@@ -38,19 +39,6 @@ KINDS = {"without": (False, False), "count": (True, False), "collapse": (True, T
 def protocol(m: int, kind: str, target_in_pool: bool = False) -> Protocol:
     replacement, collapse = KINDS[kind]
     return Protocol("cells-test", m, 0.0, replacement, collapse, target_in_pool, "")
-
-
-def chi2_pvalue(observed, expected) -> float:
-    """Pearson's chi-square goodness of fit, cells with expected < 5 pooled into one."""
-    observed, expected = np.asarray(observed, float), np.asarray(expected, float)
-    keep = expected >= 5
-    chi2 = np.sum((observed[keep] - expected[keep]) ** 2 / expected[keep])
-    cells = int(keep.sum())
-    rest_o, rest_e = observed[~keep].sum(), expected[~keep].sum()
-    if rest_e > 0:
-        chi2 += (rest_o - rest_e) ** 2 / rest_e
-        cells += 1
-    return float(stats.chi2.sf(chi2, cells - 1))
 
 
 def two_sample_pvalue(a, b) -> float:

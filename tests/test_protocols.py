@@ -11,6 +11,7 @@ import itertools
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import chi2_pvalue
 from scipy import stats
 
 from sampled_metrics.estimation.laws import sampled_rank_pmf
@@ -32,19 +33,6 @@ from sampled_metrics.pipeline.config import ConfigError
 from sampled_metrics.pipeline.intermediates import read_protocol_ranks
 from sampled_metrics.pipeline.validation import load_config, validate_config
 from sampled_metrics.recommenders import PrecomputedScores
-
-
-def chi2_pvalue(observed, expected) -> float:
-    """Pearson's chi-square, cells with expected < 5 pooled into one."""
-    observed, expected = np.asarray(observed, float), np.asarray(expected, float)
-    keep = expected >= 5
-    chi2 = np.sum((observed[keep] - expected[keep]) ** 2 / expected[keep])
-    cells = int(keep.sum())
-    rest_o, rest_e = observed[~keep].sum(), expected[~keep].sum()
-    if rest_e > 0:
-        chi2 += (rest_o - rest_e) ** 2 / rest_e
-        cells += 1
-    return float(stats.chi2.sf(chi2, cells - 1))
 
 
 def protocol(**changes) -> Protocol:
