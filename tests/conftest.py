@@ -55,6 +55,18 @@ settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True
 settings.register_profile("dev", derandomize=False)
 settings.load_profile("ci" if IN_CI else "dev")
 
+# --------------------------------------------------------------------------
+# Order: the test files marked ``minutes`` (a whole MovieLens run, the SLURM
+# cluster) first, so that pytest-xdist (``-n auto --dist loadfile`` in
+# pyproject.toml) starts them at once on separate workers and the short files
+# fill the time around them. Otherwise the collection order is kept.
+# --------------------------------------------------------------------------
+
+
+def pytest_collection_modifyitems(items) -> None:
+    items.sort(key=lambda item: item.get_closest_marker("minutes") is None)
+
+
 REPO = CONFIG_FILE.parent
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]
 
