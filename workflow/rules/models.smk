@@ -11,6 +11,7 @@ rule fit:
         "logs/{dataset}/fit_{recommender}.log",
     benchmark:
         "results/{dataset}/benchmarks/fit_{recommender}.tsv"
+    priority: fit_priority
     threads: fit_threads
     resources:
         runtime=30,
