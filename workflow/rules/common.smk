@@ -107,7 +107,8 @@ FIT_PRIORITY = {"bpr": 2, "ease": 1}
 
 
 def fit_priority(wildcards):
-    return FIT_PRIORITY.get(config["recommenders"][wildcards.recommender]["type"], 0)
+    kind = config["recommenders"][wildcards.recommender]["type"]
+    return FIT_PRIORITY[kind] if kind in FIT_PRIORITY else 0
 
 
 def check_known_sizes():
