@@ -8,7 +8,6 @@ of :mod:`.laws` (eq 16), and the closed forms of eq 18 (Recall@k) and eq 19
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from .laws import (
     WITHOUT_REPLACEMENT,
@@ -140,6 +139,8 @@ def expected_recall_closed_form(
     ...                  expected_sampled_metric(v, r, 100)))
     True
     """
+    from scipy import stats  # here: importing scipy.stats takes about 1 s of every job
+
     check_law_arguments(ranks, n, m, law)
     r = np.asarray(ranks, dtype=float)
     if sampling_law(law).replacement:

@@ -37,7 +37,7 @@ simulation: within 0.02 in total variation, where the with-replacement law is no
 from __future__ import annotations
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize
 
 __all__ = [
     "binomial_law_of_weighted_rank",
@@ -195,6 +195,8 @@ def binomial_law_of_weighted_rank(q: float, m: int) -> np.ndarray:
     >>> binomial_law_of_weighted_rank(0.5, 2).tolist()
     [0.25, 0.5, 0.25]
     """
+    from scipy import stats  # here: importing scipy.stats takes about 1 s of every job
+
     return stats.binom.pmf(np.arange(m + 1), m, q)
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy import linalg, optimize, special, stats
+from scipy import linalg, optimize, special
 
 from ..corrections.law_cache import cached_law
 from ..laws import WITHOUT_REPLACEMENT, sampling_law
@@ -84,6 +84,8 @@ def _likelihood_rows(distinct: np.ndarray, grid: int, exact_n: bool) -> np.ndarr
 @lru_cache(maxsize=4)
 def _binomial_on_grid(m: int, grid: int) -> np.ndarray:
     """p(r~ | theta_j) = Binomial(r~ - 1; m, theta_j) for r~ = 1..m + 1 (rows), read-only."""
+    from scipy import stats  # here: importing scipy.stats takes about 1 s of every job
+
     table = stats.binom.pmf(np.arange(m + 1)[:, None], m, np.linspace(0.0, 1.0, grid))
     table.setflags(write=False)
     return table
