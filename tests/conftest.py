@@ -67,6 +67,12 @@ def pytest_collection_modifyitems(items) -> None:
     items.sort(key=lambda item: item.get_closest_marker("minutes") is None)
 
 
+def pytest_xdist_auto_num_workers(config) -> int:
+    """``-n auto``: one worker more than the cores, as several tests spend much of their
+    time waiting (the SLURM cluster's job polls, the download stalls, the interruptions)."""
+    return (os.cpu_count() or 1) + 1
+
+
 REPO = CONFIG_FILE.parent
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]
 
