@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pandas as pd
+from scipy import special
 from threadpoolctl import threadpool_limits
 
 from ..corrections.vectors import correction_vectors
@@ -207,12 +208,6 @@ def _em_of(pis, i) -> dict | None:
     return None if pis is None else {"em": pis[i]}
 
 
-def _standard_normal_cdf(x):
-    from scipy import stats  # here: importing scipy.stats takes about 1 s of every job
-
-    return stats.norm.cdf(x)
-
-
 def _normal(values, confidence):
     """(standard error, half width) of the mean of ``values``."""
     from scipy import stats  # here: importing scipy.stats takes about 1 s of every job
@@ -354,7 +349,7 @@ def compare(
     if parse_estimator(method)[0] == "correction" or (bootstrap == 0 and values_a is not None):
         error, half = _normal(values_a - values_b, confidence)
         low, high = d - half, d + half
-        right = float(_standard_normal_cdf(abs(d) / error)) if error > 0 else 1.0
+        right = float(special.ndtr(abs(d) / error)) if error > 0 else 1.0  # normal CDF
     else:
         rng = np.random.default_rng(seed)
         replicates = _bootstrap(
