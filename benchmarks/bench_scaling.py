@@ -2,7 +2,7 @@
 synthetic data sets of growing size, per rule.
 
     python benchmarks/bench_scaling.py [--cores 2] [--size USERS ITEMS INTERACTIONS ...]
-                                       [--preset NAME ...] [--keep DIR]
+                                       [--preset NAME ...] [--keep DIR] [--shipped]
 
 For each size, writes a `format: synthetic` entry (docs/datasets.md, "Synthetic
 data"; the presets' popularity and activity exponents, 20 to `items // 4` events per
@@ -10,7 +10,8 @@ user) into a fresh temporary directory, or takes a preset of config.yaml
 (`--preset ml-20m-like`), runs `snakemake --cores N` to every figure and table of the
 paper with the shipped config otherwise (X, Y, Z, m = 100, 100 repetitions, every
 correction; the baselines Pop, EASE and BPR set to null and the protocol study
-omitted, `--omit-from protocol_ranks`: docs/popularity.md gives their cost),
+omitted, `--omit-from protocol_ranks`: docs/popularity.md gives their cost;
+`--shipped` keeps both, the run a user of config.yaml gets),
 and prints, per rule, the wall time (summed over its jobs) and the largest peak
 memory (max RSS) of its jobs, from the rules' `benchmark:` files, then the whole
 run's wall time and the size of the stored models and draw plan on disk (no score
@@ -60,9 +61,13 @@ BEYOND_THE_PAPER = {"recommenders": {"Pop": None, "EASE": None, "BPR": None}}
 OMIT = ("--omit-from", "protocol_ranks")
 
 
-def measure(workdir: Path, name: str, entry: dict, cores: int) -> tuple[pd.DataFrame, dict]:
-    config = {"dataset": name, "datasets": {name: entry}, **BEYOND_THE_PAPER}
-    total = run_workflow(workdir, config, cores, OMIT)
+def measure(
+    workdir: Path, name: str, entry: dict, cores: int, shipped: bool
+) -> tuple[pd.DataFrame, dict]:
+    config = {"dataset": name, "datasets": {name: entry}}
+    if not shipped:
+        config.update(BEYOND_THE_PAPER)
+    total = run_workflow(workdir, config, cores, () if shipped else OMIT)
     rows = []
     for path in sorted((workdir / "results" / name / "benchmarks").glob("*.tsv")):
         bench = pd.read_csv(path, sep="\t")
@@ -82,12 +87,14 @@ def measure(workdir: Path, name: str, entry: dict, cores: int) -> tuple[pd.DataF
     return per_rule, {"total_s": total, "models_and_plan_mb": stored / 2**20}
 
 
-def run(name: str, entry: dict, cores: int, keep: Path | None) -> tuple[pd.DataFrame, dict]:
+def run(
+    name: str, entry: dict, cores: int, keep: Path | None, shipped: bool
+) -> tuple[pd.DataFrame, dict]:
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
-        return measure(keep, name, entry, cores)
+        return measure(keep, name, entry, cores, shipped)
     with tempfile.TemporaryDirectory() as tmp:
-        return measure(Path(tmp), name, entry, cores)
+        return measure(Path(tmp), name, entry, cores, shipped)
 
 
 def main() -> None:
@@ -98,6 +105,9 @@ def main() -> None:
     )
     parser.add_argument("--preset", action="append", default=[], help="a synthetic preset")
     parser.add_argument("--keep", type=Path, help="run in this directory and keep it")
+    parser.add_argument(
+        "--shipped", action="store_true", help="the shipped config: baselines and study kept"
+    )
     args = parser.parse_args()
     presets = yaml.safe_load((REPO / "config.yaml").read_text())["datasets"]
     runs = {name: presets[name] for name in args.preset}
@@ -107,7 +117,7 @@ def main() -> None:
     tables, totals = {}, {}
     for name, entry in runs.items():
         label = f"{name}: {entry['users']:,} x {entry['items']:,}, {entry['interactions']:,}"
-        tables[label], totals[label] = run(name, entry, args.cores, args.keep)
+        tables[label], totals[label] = run(name, entry, args.cores, args.keep, args.shipped)
         print(f"done: {label} in {totals[label]['total_s']:.0f} s", file=sys.stderr)
     seconds = pd.DataFrame({label: t["s"] for label, t in tables.items()}).round(1)
     memory = pd.DataFrame({label: t["max_rss_mb"] for label, t in tables.items()}).round(0)
