@@ -11,6 +11,8 @@ from sampled_metrics.estimation.population import (
     exact_metric,
     expected_sampled_value,
     expected_sampled_values,
+    learned_estimates,
+    learned_estimates_of,
     sampled_metric_table,
 )
 from sampled_metrics.reproduction.claims import check_claims, crosscheck_claim
@@ -284,3 +286,23 @@ def test_expected_values_in_blocks_of_users_equal_one_block(monkeypatch):
     assert blocked.keys() == whole.keys()
     for key, value in whole.items():
         assert blocked[key] == pytest.approx(value, rel=1e-13)
+
+
+def test_learned_estimates_in_a_pool_equal_each_evaluation_alone():
+    """The pool over every (evaluation, repetition) of several evaluations gives, bit for
+    bit, what each evaluation gives alone and serially."""
+    rng = np.random.default_rng(7)
+    n = rng.integers(150, 200, size=80)
+    m = 20
+    evaluations = [(1 + rng.binomial(m, rng.beta(a, 5, size=(3, n.size))), n) for a in (0.3, 1.0)]
+    methods = ["em", "maxent", "bv_em_0.1", "mn_em"]
+    pooled = learned_estimates_of(
+        evaluations, m, WITH_REPLACEMENT, ["recall@10", "auc"], methods, workers=2
+    )
+    for (ranks, users_n), table in zip(evaluations, pooled):
+        alone = learned_estimates(
+            ranks, users_n, m, WITH_REPLACEMENT, ["recall@10", "auc"], methods
+        )
+        pd.testing.assert_frame_equal(table, alone, check_exact=True)
+        assert len(table) == 3 * 2 * len(methods)
+    assert not pooled[0]["value"].equals(pooled[1]["value"])

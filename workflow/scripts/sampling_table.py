@@ -10,7 +10,7 @@ from sampled_metrics.estimation.estimators import paper_methods
 from sampled_metrics.estimation.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
 from sampled_metrics.estimation.population import (
     expected_sampled_values,
-    learned_estimates,
+    learned_estimates_of,
     sampled_metric_table,
 )
 from sampled_metrics.io.atomic import write_csv
@@ -54,23 +54,30 @@ log.info("corrections built for %d distinct n in %d processes", len(by_n), snake
 vectors = by_n.__getitem__ if per_user else by_n[n_items]
 # The law the sampling really followed: the user's own pool, with or without replacement.
 true_law = WITH_REPLACEMENT if p.replacement else WITHOUT_REPLACEMENT
-tables, expected = [], {}
+tables, expected, sampled_of = [], {}, {}
 for recommender, sampled_path in zip(p.recommenders, snakemake.input.sampled):
     sampled = read_sampled_ranks(sampled_path, len(users.user_ids), p.repetitions, p.m)
     n_candidates = exact[recommender]["n_candidates"].to_numpy()
     table = sampled_metric_table(sampled, vectors, n_candidates if per_user else None)
-    if learned:
-        n = n_candidates if per_user else n_items
-        estimates = learned_estimates(
-            sampled, n, p.m, c["law"], p.metrics, learned, workers=snakemake.threads, progress=True
-        )
-        table = pd.concat([table, estimates], ignore_index=True)
     tables.append(table.assign(recommender=recommender))
     values = expected_sampled_values(
         vectors, exact[recommender]["rank"].to_numpy(), n_candidates, p.m, true_law, per_user
     )
     expected.update({(recommender, *key): 100 * value for key, value in values.items()})
-    log.info("%s: %d repetitions done", recommender, sampled.shape[0])
+    sampled_of[recommender] = (sampled, n_candidates if per_user else n_items)
+    log.info("%s: %d repetitions corrected", recommender, sampled.shape[0])
+if learned:  # every recommender's repetitions in one pool of the rule's threads
+    estimates = learned_estimates_of(
+        list(sampled_of.values()),
+        p.m,
+        c["law"],
+        p.metrics,
+        learned,
+        workers=snakemake.threads,
+        progress=True,
+    )
+    tables += [table.assign(recommender=r) for r, table in zip(sampled_of, estimates)]
+    log.info("learned estimators done for %d recommenders", len(estimates))
 
 table = pd.concat(tables, ignore_index=True)
 # rows by recommender, then metric, method and repetition in the configured orders

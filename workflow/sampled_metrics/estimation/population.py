@@ -10,7 +10,7 @@ from each repetition alone.
 
 from __future__ import annotations
 
-from functools import partial
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -24,6 +24,7 @@ __all__ = [
     "expected_sampled_value",
     "expected_sampled_values",
     "learned_estimates",
+    "learned_estimates_of",
     "sampled_metric_table",
 ]
 
@@ -140,7 +141,7 @@ def learned_estimates(
     metrics, methods : iterable of str
         Metric names; learned estimator names.
     workers : int, default 1
-        Processes (forked) over the repetitions of the maximum-entropy estimators.
+        Processes (forked) over the repetitions.
     progress : bool, default False
         A tqdm bar over the repetitions.
 
@@ -156,56 +157,129 @@ def learned_estimates(
     >>> table["value"].round(6).tolist()
     [0.333333, 0.666667]
     """
+    (table,) = learned_estimates_of(
+        [(sampled_ranks, n)], m, law, metrics, methods, workers=workers, progress=progress
+    )
+    return table
+
+
+def learned_estimates_of(
+    evaluations, m: int, law: str, metrics, methods, *, workers: int = 1, progress=False
+) -> list:
+    """:func:`learned_estimates` of several evaluations at once (the recommenders of a
+    run): EM of each evaluation's repetitions together, then every (evaluation,
+    repetition) in one pool of ``workers`` forked processes. The workers inherit the
+    sampled ranks and the learned distributions; only indices cross between processes.
+
+    Parameters
+    ----------
+    evaluations : sequence of (sampled_ranks, n)
+        As :func:`learned_estimates`' first two arguments.
+    m, law, metrics, methods, workers, progress
+        As :func:`learned_estimates`.
+
+    Returns
+    -------
+    list of pandas.DataFrame
+        One table per evaluation, in order, as :func:`learned_estimates`'.
+
+    Examples
+    --------
+    >>> ranks = np.array([[1, 2, 11], [1, 1, 3]])
+    >>> tables = learned_estimates_of([(ranks, 11), (ranks[::-1], 11)], 10,
+    ...                               "hypergeometric", ["recall@1"], ["em"])
+    >>> [t["value"].round(6).tolist() for t in tables]
+    [[0.333333, 0.666667], [0.666667, 0.333333]]
+    """
     from threadpoolctl import threadpool_limits
 
     from .estimators import em_distributions, sampled_evaluation
 
-    ranks = np.asarray(sampled_ranks)
     metrics, methods = list(metrics), list(methods)
-    datas = [sampled_evaluation(row, m, n, law) for row in ranks]
-    # EM of every repetition at once; the maximum-entropy fits (an optimisation each) in
-    # ``workers`` processes. BLAS on one thread everywhere: jobs share the cores.
+    ranks = [np.asarray(sampled) for sampled, _ in evaluations]
+    shared = _LearnedWork(ranks, [n for _, n in evaluations], m, law, metrics, methods, [])
+    # EM of every repetition of an evaluation at once; BLAS on one thread everywhere
+    # (jobs share the cores).
     with threadpool_limits(1):
-        learned = {}
-        if any(parse_estimator(method)[1] == "em" for method in methods):
-            learned["em"] = em_distributions(datas)
-    run = partial(_learned_at, datas, learned, metrics, methods)
-    repetitions = range(ranks.shape[0])
-    serial = workers <= 1 or all(parse_estimator(method)[1] != "maxent" for method in methods)
-    if serial:
-        results = map(run, repetitions)
-    else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        pool = ProcessPoolExecutor(
-            workers,
-            multiprocessing.get_context("fork"),
-            initializer=threadpool_limits,
-            initargs=(1,),
-        )
-        results = pool.map(run, repetitions)
-    if progress:
-        from tqdm.auto import tqdm
-
-        results = tqdm(results, total=len(repetitions), desc="learned estimators", unit="rep")
-    try:
-        with threadpool_limits(1):
-            rows = [row for frame in results for row in frame]
-    finally:
-        if not serial:
-            pool.shutdown()
-    return pd.DataFrame(rows, columns=["metric", "method", "rep", "value"])
-
-
-def _learned_at(datas, learned, metrics, methods, rep) -> list:
-    """[(metric, method, rep, value)] of one repetition, metric by metric."""
-    from .estimators import point_estimates
-
-    distributions = {kind: pis[rep] for kind, pis in learned.items()}
-    values = point_estimates(datas[rep], metrics, methods, distributions=distributions)
+        for sampled, n in zip(ranks, shared.n):
+            learned = {}
+            if any(parse_estimator(method)[1] == "em" for method in methods):
+                learned["em"] = em_distributions(
+                    [sampled_evaluation(row, m, n, law) for row in sampled]
+                )
+            shared.learned.append(learned)
+    tasks = [(e, rep) for e, sampled in enumerate(ranks) for rep in range(sampled.shape[0])]
+    rows = _run_learned(shared, tasks, workers, progress)
     return [
-        (metric, method, rep, values[metric, method]) for metric in metrics for method in methods
+        pd.DataFrame(
+            [row for (e, _), found in zip(tasks, rows) if e == k for row in found],
+            columns=["metric", "method", "rep", "value"],
+        )
+        for k in range(len(ranks))
+    ]
+
+
+class _LearnedWork(NamedTuple):
+    """What the workers of :func:`learned_estimates_of` read (inherited at fork)."""
+
+    ranks: list
+    n: list
+    m: int
+    law: str
+    metrics: list
+    methods: list
+    learned: list  # {kind: pis over repetitions} of each evaluation
+
+
+_WORK: list = []  # the _LearnedWork of the running pool, read by _learned_at
+
+
+def _run_learned(shared: _LearnedWork, tasks: list, workers: int, progress: bool) -> list:
+    """[rows of each task], in the processes of a forked pool (or here when serial)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from threadpoolctl import threadpool_limits
+
+    _WORK[:] = [shared]
+    serial = workers <= 1 or len(tasks) <= 1
+    pool = None
+    try:
+        if serial:
+            results = map(_learned_at, tasks)
+        else:
+            pool = ProcessPoolExecutor(
+                workers,
+                multiprocessing.get_context("fork"),
+                initializer=threadpool_limits,
+                initargs=(1,),
+            )
+            results = pool.map(_learned_at, tasks, chunksize=max(1, len(tasks) // (8 * workers)))
+        if progress:
+            from tqdm.auto import tqdm
+
+            results = tqdm(results, total=len(tasks), desc="learned estimators", unit="rep")
+        with threadpool_limits(1):
+            return list(results)
+    finally:
+        if pool is not None:
+            pool.shutdown()
+        _WORK.clear()
+
+
+def _learned_at(task) -> list:
+    """[(metric, method, rep, value)] of one (evaluation, repetition), metric by metric."""
+    from .estimators import point_estimates, sampled_evaluation
+
+    e, rep = task
+    work = _WORK[0]
+    data = sampled_evaluation(work.ranks[e][rep], work.m, work.n[e], work.law)
+    distributions = {kind: pis[rep] for kind, pis in work.learned[e].items()}
+    values = point_estimates(data, work.metrics, work.methods, distributions=distributions)
+    return [
+        (metric, method, rep, values[metric, method])
+        for metric in work.metrics
+        for method in work.methods
     ]
 
 
