@@ -6,6 +6,8 @@ at up to ``nodes`` values of n and interpolated linearly in n between them."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from scipy import linalg
 
@@ -53,14 +55,29 @@ def mn_correction(exact_values, law_matrix, prior, n_users: int) -> np.ndarray:
 
     P = np.asarray(law_matrix, dtype=float)
     gram, rhs, _ = normal_equations(exact_values, P, prior)  # P^T D P (upper), P^T D M
-    solution = _solve_symmetric(_mn_system(gram, P, n_users), rhs)
+    solution = _solve_symmetric(_mn_system(gram, _variance_term(P), n_users), rhs)
     return solution[:, 0] if np.ndim(exact_values) == 1 else solution
 
 
-def _mn_system(gram: np.ndarray, P: np.ndarray, n_users: int) -> np.ndarray:
-    """P^T D P + (diag(P^T 1) - P^T P) / U, from the upper triangle of P^T D P."""
+def _mn_system(gram: np.ndarray, variance: np.ndarray, n_users: int) -> np.ndarray:
+    """P^T D P + (diag(P^T 1) - P^T P) / U, from the upper triangle of P^T D P and the
+    variance term diag(P^T 1) - P^T P (:func:`_variance_term`)."""
     lhs = np.triu(gram) + np.triu(gram, 1).T
-    return lhs + (np.diag(P.sum(axis=0)) - P.T @ P) / n_users
+    return lhs + variance / n_users
+
+
+def _variance_term(P: np.ndarray) -> np.ndarray:
+    """diag(P^T 1) - P^T P: the variances of M^ summed over r, whatever the prior."""
+    return np.diag(P.sum(axis=0)) - P.T @ P
+
+
+@lru_cache(maxsize=16)
+def _law_variance_term(n: int, m: int, law: str) -> np.ndarray:
+    """:func:`_variance_term` of the cached law (n, m, law): every repetition's MN
+    system at a node of n reads it."""
+    term = _variance_term(cached_law(n, m, law))
+    term.setflags(write=False)
+    return term
 
 
 def _solve_symmetric(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
@@ -90,7 +107,8 @@ def _learned_prior_vectors(metrics, specs, pi, data, nodes) -> dict:
             solutions = {}
             for method, (family, gamma) in specs.items():
                 if family == "mn":  # the system of mn_correction
-                    lhs = _mn_system(gram, P, data.n_users)
+                    variance = _law_variance_term(int(n), int(m), data.law)
+                    lhs = _mn_system(gram, variance, data.n_users)
                     solutions[method] = _solve_symmetric(lhs, rhs)
                 else:
                     solutions[method] = _solve_bias_variance(gram.copy(), rhs, c, gamma)
