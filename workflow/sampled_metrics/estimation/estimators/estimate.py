@@ -93,12 +93,14 @@ def _estimates(
         if specs:
             nodes = options.get("nodes", ESTIMATOR_DEFAULTS["nodes"])
             vectors = _learned_prior_vectors(metrics, specs, pi, data, nodes)
+            keys = [(metric, method) for method in specs for metric in metrics]
+            per_user = _per_user_from_vectors(vectors, keys, data)
         for method, (family, _, _) in mine.items():
             for metric in metrics:
                 if family == "distribution":
                     out[metric, method] = (float(_plug_in(metric, pi, data)), None)
                 else:
-                    v = _per_user_from_vectors(vectors, (metric, method), data)
+                    v = per_user[metric, method]
                     out[metric, method] = (float(v.mean()), v)
     return out
 

@@ -120,16 +120,18 @@ def _learned_prior_vectors(metrics, specs, pi, data, nodes) -> dict:
     return vectors
 
 
-def _per_user_from_vectors(vectors: dict, key, data: SampledEvaluation) -> np.ndarray:
-    """M^_{m_u, n_u}(r~_u) of ``key`` = (metric, method), linear in n between the node
-    values of n of each m."""
+def _per_user_from_vectors(vectors: dict, keys, data: SampledEvaluation) -> dict:
+    """{key: M^_{m_u, n_u}(r~_u)} of each ``key`` = (metric, method), linear in n between
+    the node values of n of each m (the weights computed once for every key)."""
     from ..nodes import node_weights
 
-    values = np.empty(data.n_users)
+    values = {key: np.empty(data.n_users) for key in keys}
     for m in np.unique(data.m):
         users = np.flatnonzero(data.m == m)
         nodes = np.array(sorted(n for mm, n in vectors if mm == m))
         weights = node_weights(data.n[users], nodes)
-        table = np.column_stack([vectors[m, n][key] for n in nodes])  # (m + 1, nodes)
-        values[users] = np.sum(table[data.ranks[users] - 1] * weights, axis=1)
+        index = data.ranks[users] - 1
+        for key in keys:
+            table = np.column_stack([vectors[m, n][key] for n in nodes])  # (m + 1, nodes)
+            values[key][users] = np.sum(table[index] * weights, axis=1)
     return values
