@@ -221,9 +221,12 @@ def test_simulate_protocols_over_models_and_blocks():
     kwargs = dict(repetitions=4, seed=5, tie_policy="random", tie_seed=0, exact_ranks=ranks)
     small = simulate_protocols(models, train, test, protocols, memory_mb=0.01, **kwargs)
     large = simulate_protocols(models, train, test, protocols, memory_mb=64, **kwargs)
+    forked = simulate_protocols(models, train, test, protocols, memory_mb=64, workers=2, **kwargs)
     for name in ("recbole-pop100", "e"):
-        np.testing.assert_array_equal(small[name].sampled, large[name].sampled)
-        np.testing.assert_array_equal(small[name].hansen_hurwitz, large[name].hansen_hurwitz)
+        for other in (small, forked):  # blocks of any size, in one process or two
+            np.testing.assert_array_equal(other[name].sampled, large[name].sampled)
+            np.testing.assert_array_equal(other[name].hansen_hurwitz, large[name].hansen_hurwitz)
+            np.testing.assert_array_equal(other[name].weighted_rank, large[name].weighted_rank)
     # a paired protocol gives both models the same items: a model scoring like the first
     # ranks like it; an unpaired one (RecBole redraws per model) gives them their own
     paired = Protocol("p", 20, 1.0, False, False, False, "")
@@ -234,11 +237,12 @@ def test_simulate_protocols_over_models_and_blocks():
     np.testing.assert_array_equal(twin["p"].sampled[:, 0], twin["p"].sampled[:, 1])
     unpaired = twin["recbole-pop100"].sampled
     assert np.mean(unpaired[:, 0] != unpaired[:, 1]) > 0.5
-    with pytest.raises(ValueError, match="disagree with the exact ranks, first user 0"):
-        simulate_protocols(
-            models, train, test, protocols, memory_mb=64,
-            **{**kwargs, "exact_ranks": [r + 1 for r in ranks]},
-        )  # fmt: skip
+    for workers in (1, 2):  # the check holds in the workers too
+        with pytest.raises(ValueError, match="disagree with the exact ranks, first user 0"):
+            simulate_protocols(
+                models, train, test, protocols, memory_mb=64, workers=workers,
+                **{**kwargs, "exact_ranks": [r + 1 for r in ranks]},
+            )  # fmt: skip
 
 
 def test_interaction_counts_hold_training_and_held_out_items():

@@ -20,6 +20,7 @@ rule protocol_ranks:
         "logs/{dataset}/protocol_ranks.log",
     benchmark:
         "results/{dataset}/benchmarks/protocol_ranks.tsv"
+    threads: 2  # blocks of users in parallel
     resources:
         runtime=60,
         mem_mb=lambda wildcards, input: config["ranking"]["memory_mb"] + 2 * input.size_mb + 1000,

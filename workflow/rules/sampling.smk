@@ -16,7 +16,7 @@ rule sampling_table:
         "logs/{dataset}/sampling_table.log",
     benchmark:
         "results/{dataset}/benchmarks/sampling_table.tsv"
-    threads: 2  # the corrections of the distinct n are built in parallel
+    threads: 2  # the corrections of the distinct n, then the learned estimators, in parallel
     resources:
         runtime=15,
         mem_mb=3000,

@@ -42,6 +42,7 @@ if run:
         tie_seed=p.tie_seed,
         memory_mb=p.memory_mb,
         exact_ranks=exact,
+        workers=snakemake.threads,
         progress=True,
     )
 for protocol, path in zip(protocols, snakemake.output):

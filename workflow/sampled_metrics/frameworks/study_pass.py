@@ -13,9 +13,11 @@ unpaired ones by each model's own law (``unpaired.simulate_unpaired``).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
-from ..passes.block_pass import score_users, users_per_block
+from ..passes.block_pass import SCORE_CHUNK, score_users, users_per_block
 from ..passes.ranking import mask_training_items
 from .beaten import beaten_items, tie_order_for
 from .cells import simulator
@@ -37,6 +39,7 @@ def simulate_protocols(
     tie_seed: int,
     memory_mb: float,
     exact_ranks: list | None = None,
+    workers: int = 1,
     progress: bool = False,
 ) -> dict:
     """Every protocol's sampled ranks of every user for every model, in one pass over
@@ -59,6 +62,9 @@ def simulate_protocols(
         Budget of a block's arrays.
     exact_ranks : list of array_like, optional
         Each model's exact ranks: checked against 1 + the beaten items.
+    workers : int, default 1
+        Processes (forked) over the blocks, each within ``memory_mb / workers``; the
+        draws are seeded by chunks of users, so the result is the same.
     progress : bool, default False
         A tqdm bar over blocks.
 
@@ -97,62 +103,110 @@ def simulate_protocols(
     # bytes per user: the models' beaten masks, two exclusion masks, float32 scores and
     # the float64 product of a mask with the weights
     per_user = n_items * (len(models) * len(orders) + 3 + 4 + 8)
-    size = users_per_block(-(-per_user // 8), memory_mb)
+    workers = max(1, min(workers, -(-n_users // SCORE_CHUNK)))
+    size = users_per_block(-(-per_user // 8), memory_mb / workers)
+    if workers > 1:  # at least one block a worker
+        size = min(size, SCORE_CHUNK * -(-n_users // (SCORE_CHUNK * workers)))
+    work = _StudyWork(
+        models, X, test_items, protocols, weights, orders, own,
+        dict(repetitions=repetitions, seed=seed), tie_policy, tie_seed, exact_ranks,
+    )  # fmt: skip
+    blocks = [(a, min(a + size, n_users)) for a in range(0, n_users, size)]
     parts: dict = {p.name: [] for p in protocols}
-    starts = range(0, n_users, size)
-    if progress:
-        from tqdm.auto import tqdm
-
-        starts = tqdm(starts, desc="protocol study", unit="block")
-    for a in starts:
-        b = min(a + size, n_users)
-        users = np.arange(a, b)
-        beaten: dict = {key: [] for key in orders}
-        for k, model in enumerate(models):
-            S = score_users(model, a, b)
-            for order, history in orders:
-                if history:  # scored as the model scores them, before masking
-                    beaten[order, history].append(
-                        beaten_items(S, test_items[a:b], users, order, tie_seed)
-                    )
-            mask_training_items(S, X, a, b)
-            for order, history in orders:
-                if not history:
-                    beaten[order, history].append(
-                        beaten_items(S, test_items[a:b], users, order, tie_seed)
-                    )
-            if exact_ranks is not None:
-                _check_ranks(beaten[own][-1], np.asarray(exact_ranks[k])[a:b], model, a)
-        training = np.zeros((b - a, n_items), dtype=bool)
-        rows = np.repeat(np.arange(b - a), np.diff(X.indptr[a : b + 1]))
-        training[rows, X.indices[X.indptr[a] : X.indptr[b]]] = True
-        without_target = training.copy()
-        without_target[np.arange(b - a), test_items[a:b]] = True
-        target_only = np.zeros((b - a, n_items), dtype=bool)
-        target_only[np.arange(b - a), test_items[a:b]] = True
-        for protocol in protocols:
-            if protocol.history_in_pool:
-                excluded = target_only
-            else:
-                excluded = training if protocol.target_in_pool else without_target
-            masks = beaten[_mask_key(protocol, tie_policy)]
-            if protocol.paired:
-                simulate = simulator(protocol, weights[protocol.name], len(models))
-            else:
-                simulate = simulate_unpaired
-            parts[protocol.name].append(
-                simulate(
-                    protocol,
-                    masks,
-                    excluded,
-                    weights[protocol.name],
-                    test_items[a:b],
-                    start=a,
-                    repetitions=repetitions,
-                    seed=seed,
-                )
-            )
+    for simulated in _map_blocks(work, blocks, workers, progress):
+        for name, ranks in simulated.items():
+            parts[name].append(ranks)
     return {name: _concatenate(blocks) for name, blocks in parts.items()}
+
+
+class _StudyWork(NamedTuple):
+    """What every block of :func:`simulate_protocols` reads (inherited at fork)."""
+
+    models: list
+    X: object
+    test_items: np.ndarray
+    protocols: list
+    weights: dict
+    orders: list
+    own: tuple
+    draws: dict  # repetitions, seed
+    tie_policy: str
+    tie_seed: int
+    exact_ranks: list | None
+
+
+_WORK: list = []  # the _StudyWork of the running pass, read by _simulate_block
+
+
+def _map_blocks(work: _StudyWork, blocks: list, workers: int, progress: bool):
+    """The blocks' results in order, here or in ``workers`` forked processes."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    _WORK[:] = [work]
+    pool = None
+    try:
+        if workers > 1 and len(blocks) > 1:
+            pool = ProcessPoolExecutor(workers, multiprocessing.get_context("fork"))
+            results = pool.map(_simulate_block, blocks)
+        else:
+            results = map(_simulate_block, blocks)
+        if progress:
+            from tqdm.auto import tqdm
+
+            results = tqdm(results, total=len(blocks), desc="protocol study", unit="block")
+        yield from results
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+        _WORK.clear()
+
+
+def _simulate_block(block: tuple) -> dict:
+    """{protocol name: ProtocolRanks} of users a..b-1: their scores computed once."""
+    a, b = block
+    w = _WORK[0]
+    X, test_items, n_items = w.X, w.test_items, w.X.shape[1]
+    users = np.arange(a, b)
+    beaten: dict = {key: [] for key in w.orders}
+    for k, model in enumerate(w.models):
+        S = score_users(model, a, b)
+        for order, history in w.orders:
+            if history:  # scored as the model scores them, before masking
+                beaten[order, history].append(
+                    beaten_items(S, test_items[a:b], users, order, w.tie_seed)
+                )
+        mask_training_items(S, X, a, b)
+        for order, history in w.orders:
+            if not history:
+                beaten[order, history].append(
+                    beaten_items(S, test_items[a:b], users, order, w.tie_seed)
+                )
+        if w.exact_ranks is not None:
+            _check_ranks(beaten[w.own][-1], np.asarray(w.exact_ranks[k])[a:b], model, a)
+    training = np.zeros((b - a, n_items), dtype=bool)
+    rows = np.repeat(np.arange(b - a), np.diff(X.indptr[a : b + 1]))
+    training[rows, X.indices[X.indptr[a] : X.indptr[b]]] = True
+    without_target = training.copy()
+    without_target[np.arange(b - a), test_items[a:b]] = True
+    target_only = np.zeros((b - a, n_items), dtype=bool)
+    target_only[np.arange(b - a), test_items[a:b]] = True
+    out = {}
+    for protocol in w.protocols:
+        if protocol.history_in_pool:
+            excluded = target_only
+        else:
+            excluded = training if protocol.target_in_pool else without_target
+        masks = beaten[_mask_key(protocol, w.tie_policy)]
+        if protocol.paired:
+            simulate = simulator(protocol, w.weights[protocol.name], len(w.models))
+        else:
+            simulate = simulate_unpaired
+        out[protocol.name] = simulate(
+            protocol, masks, excluded, w.weights[protocol.name], test_items[a:b], start=a,
+            **w.draws,
+        )  # fmt: skip
+    return out
 
 
 def _mask_key(protocol, tie_policy: str) -> tuple:
