@@ -141,9 +141,40 @@ def test_users_per_block_follows_the_budget():
     sizes = [users_per_block(1000, mb) for mb in (0.01, 0.5, 1, 4, 64)]
     assert all(s % CHUNK == 0 and s >= CHUNK for s in sizes)
     assert sizes == sorted(sizes) and sizes[0] == CHUNK < sizes[-1]
-    # a block's scores (8 bytes each, with masks) and one chunk (24 bytes) within the budget
-    for mb in (0.5, 1, 4, 64):
-        assert 8 * users_per_block(1000, mb) * 1000 + 24 * CHUNK * 1000 <= mb * 2**20
+
+
+class _ScoresOnTheFly:
+    """A model that holds nothing: every score computed when asked for."""
+
+    name = "on-the-fly"
+
+    def scores(self, users):
+        return np.sin(np.outer(users + 1.0, np.arange(1.0, 2001.0)))
+
+
+@pytest.mark.parametrize("memory_mb", [8, 16])
+def test_the_ranking_pass_stays_within_its_memory_budget(memory_mb):
+    """Every array the pass allocates (numpy's, as tracemalloc counts them), its output
+    included, within ``memory_mb`` when the model holds nothing: blocks of several
+    chunks of 2000 items, 100 sampled items, the random tie order."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    train = sp.csr_matrix((rng.random((1024, 2000)) < 0.05).astype(np.float32))
+    test = np.array([rng.choice(np.flatnonzero(row == 0)) for row in train.toarray()])
+    plan = draw_plan(
+        pool_sizes(excluded_items(train, test)), m=100, repetitions=3, seed=0, chunk=CHUNK
+    )
+    assert 2 * CHUNK < users_per_block(2000, memory_mb) < 1024  # several blocks of chunks
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        rank_users(_ScoresOnTheFly(), train, test, plan, 0, 1024, tie_policy="random",
+                   tie_seed=0, memory_mb=memory_mb)  # fmt: skip
+        peak = tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+    assert peak <= memory_mb * 2**20
 
 
 @pytest.mark.parametrize("n_users", [1, 4, 5, 30, 33])

@@ -12,8 +12,10 @@ from sampled_metrics.passes.sampling import (
     excluded_items,
     pool_sizes,
     positions_to_items,
+    ranks_among_sampled,
     sampled_ranks,
 )
+from sampled_metrics.passes.ties import tie_order_keys
 from sampled_metrics.recommenders import PrecomputedScores
 
 
@@ -159,3 +161,32 @@ def test_sampled_ranks_at_the_int16_limit_do_not_wrap(m):
     )
     assert ranks.tolist() == [[m + 1, m + 1]]
     assert np.iinfo(ranks.dtype).max >= m + 1
+
+
+@pytest.mark.parametrize("tie_policy", ["random", "pessimistic", "optimistic", "average"])
+def test_ranks_among_sampled_count_the_tied_items_by_their_order(tie_policy):
+    """1 + the sampled items scored higher + the tied ones the policy puts above, the
+    random order's keys compared item by item (scores of 4 values: many ties)."""
+    rng = np.random.default_rng(3)
+    users = rng.permutation(50)
+    scores = rng.integers(0, 4, size=(50, 30)).astype(np.float32)
+    target = rng.integers(0, 4, size=(50, 1)).astype(np.float32)
+    items = rng.integers(0, 1000, size=(50, 30))
+    test = rng.integers(1000, 2000, size=50)
+    got = ranks_among_sampled(scores, target, users, items, test, tie_policy, 11)
+    expected = []
+    for u in range(50):
+        tied = [j for j in range(30) if scores[u, j] == target[u, 0]]
+        above = {
+            "random": sum(
+                int(tie_order_keys(users[u], items[u, j], 11))
+                < int(tie_order_keys(users[u], test[u], 11))
+                for j in tied
+            ),
+            "pessimistic": len(tied),
+            "optimistic": 0,
+            "average": len(tied) / 2,
+        }[tie_policy]
+        expected.append(1 + np.sum(scores[u] > target[u, 0]) + above)
+    np.testing.assert_array_equal(got, expected)
+    assert got.dtype == np.float64

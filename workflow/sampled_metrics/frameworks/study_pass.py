@@ -104,7 +104,7 @@ def simulate_protocols(
     # the float64 product of a mask with the weights
     per_user = n_items * (len(models) * len(orders) + 3 + 4 + 8)
     workers = max(1, min(workers, -(-n_users // SCORE_CHUNK)))
-    size = users_per_block(-(-per_user // 8), memory_mb / workers)
+    size = users_per_block(-(-per_user // 8), memory_mb / workers, bytes_per_score=8)
     if workers > 1:  # at least one block a worker
         size = min(size, SCORE_CHUNK * -(-n_users // (SCORE_CHUNK * workers)))
     work = _StudyWork(

@@ -43,9 +43,10 @@ __all__ = [
 # Users scored by one call of model.scores, at multiples of it: small, so that the
 # memory floor is low and small data sets still make several shards.
 SCORE_CHUNK = 32
-# Bytes per score held for a block (float32 scores, bool masks over them) and per
-# score of the chunk being computed (a model's float64 products and float32 copy).
-_BLOCK_BYTES_PER_SCORE = 8
+# Bytes per score held for a block (float32 scores, the free items' float32 scores
+# packed, bool masks over them; a block's arrays are released before the next one's) and
+# per score of the chunk being computed (a model's float64 products and float32 copy).
+_BLOCK_BYTES_PER_SCORE = 10
 _CHUNK_BYTES_PER_SCORE = 24
 # The arrays of a file of UserRanks, in the order of its fields.
 _FIELDS = ("start", "rank", "n_candidates", "pessimistic", "sampled")
@@ -85,7 +86,9 @@ class UserRanks:
         return self.start + int(self.rank.size)
 
 
-def users_per_block(n_items: int, memory_mb: float) -> int:
+def users_per_block(
+    n_items: int, memory_mb: float, bytes_per_score: int = _BLOCK_BYTES_PER_SCORE
+) -> int:
     """Users per block so that a block's scores and the chunk being computed fit
     ``memory_mb`` (besides the model): a multiple of :data:`SCORE_CHUNK`, at least one.
 
@@ -95,6 +98,8 @@ def users_per_block(n_items: int, memory_mb: float) -> int:
         Items scored per user.
     memory_mb : float
         The budget in MiB.
+    bytes_per_score : int, optional
+        What a block holds per score (the ranking pass's arrays by default).
 
     Returns
     -------
@@ -103,10 +108,10 @@ def users_per_block(n_items: int, memory_mb: float) -> int:
     Examples
     --------
     >>> users_per_block(3706, 1024), users_per_block(26744, 1024), users_per_block(10**6, 64)
-    (36096, 4896, 32)
+    (28896, 3936, 32)
     """
     budget = memory_mb * 2**20 - _CHUNK_BYTES_PER_SCORE * SCORE_CHUNK * n_items
-    chunks = int(budget // (_BLOCK_BYTES_PER_SCORE * SCORE_CHUNK * max(n_items, 1)))
+    chunks = int(budget // (bytes_per_score * SCORE_CHUNK * max(n_items, 1)))
     return SCORE_CHUNK * max(1, chunks)
 
 
@@ -295,16 +300,36 @@ def rank_users(
         users = np.arange(a, b)
         local = slice(a - start, b - start)
         rank[local], pessimistic[local] = block_ranks(S, test[a:b], users, tie_policy, tie_seed)
-        free_items = free_item_lookup(excluded_items(X[a:b], test[a:b]))
-        rows = np.arange(b - a)[:, None]
-        target = S[rows[:, 0], test[a:b]][:, None]
+        excluded = excluded_items(X[a:b], test[a:b])
+        target = S[np.arange(b - a), test[a:b]][:, None]
+        packed, row_start = _free_scores(S, excluded)
+        del S  # the sampled items are read from the packed scores
+        free_items = free_item_lookup(excluded)
         for rep in range(plan.repetitions):
-            items = free_items(block_positions(plan, a, b, rep))
+            positions = block_positions(plan, a, b, rep)
             sampled[rep, local] = ranks_among_sampled(
-                S[rows, items], target, users, items, test[a:b], tie_policy, tie_seed
+                packed[positions + row_start],
+                target,
+                users,
+                lambda row, column: free_items(positions[row, column], row),  # noqa: B023
+                test[a:b],
+                tie_policy,
+                tie_seed,
             )
+        del packed, free_items  # before the next block's scores
     n_candidates = (n_items - history[start:stop]).astype(np.int64)
     return UserRanks(start, rank, n_candidates, pessimistic, sampled)
+
+
+def _free_scores(S: np.ndarray, excluded) -> tuple:
+    """(packed, row_start): the scores of each user's free items (not ``excluded``), in
+    item order, row after row, and where each row starts (a column), so that the p-th
+    free item of row u scores ``packed[row_start[u] + p]`` (as the draws' positions)."""
+    free = np.ones(S.shape, dtype=bool)
+    free[np.repeat(np.arange(S.shape[0]), np.diff(excluded.indptr)), excluded.indices] = False
+    row_start = np.zeros((S.shape[0], 1), dtype=np.int64)
+    np.cumsum(S.shape[1] - np.diff(excluded.indptr)[:-1], out=row_start[1:, 0])
+    return S[free], row_start
 
 
 def _check_finite(S: np.ndarray, start: int, name: str, user_ids) -> None:

@@ -201,7 +201,8 @@ def positions_to_items(excluded: sp.csr_matrix, positions: np.ndarray) -> np.nda
 
 def free_item_lookup(excluded: sp.csr_matrix):
     """:func:`positions_to_items` for one ``excluded`` matrix, its search array built
-    once: a function ``positions -> items`` to call for every repetition.
+    once: a function ``positions -> items`` to call for every repetition (or
+    ``(positions, rows) -> items`` for one position of each of the users ``rows``).
 
     Parameters
     ----------
@@ -217,6 +218,8 @@ def free_item_lookup(excluded: sp.csr_matrix):
     >>> E = excluded_items(sp.csr_matrix([[1, 0, 0, 0, 0], [0, 1, 1, 0, 0]]), [2, 4])
     >>> free_item_lookup(E)(np.array([[0, 2], [0, 1]])).tolist()
     [[1, 4], [0, 3]]
+    >>> free_item_lookup(E)(np.array([1, 2]), rows=np.array([1, 0])).tolist()
+    [3, 4]
     """
     n_users, n_items = excluded.shape
     counts = np.diff(excluded.indptr)
@@ -225,9 +228,13 @@ def free_item_lookup(excluded: sp.csr_matrix):
     gaps = excluded.indices.astype(np.int64) - rank_in_row + np.repeat(offset, counts)
     first = excluded.indptr[:-1, None]
 
-    def items(positions: np.ndarray) -> np.ndarray:
-        before = np.searchsorted(gaps, positions + offset[:, None], side="right") - first
-        return positions + before
+    def items(positions: np.ndarray, rows=None) -> np.ndarray:
+        """The items at ``positions`` (n_users, m), or at one position of each of
+        the users ``rows`` (both 1-d)."""
+        if rows is None:
+            return positions + np.searchsorted(gaps, positions + offset[:, None], "right") - first
+        start = excluded.indptr[rows]
+        return positions + np.searchsorted(gaps, positions + offset[rows], "right") - start
 
     return items
 
@@ -376,8 +383,9 @@ def ranks_among_sampled(
         The score of each user's held-out item.
     users : numpy.ndarray of int (n_users,)
         User ids (for the "random" tie order).
-    items : numpy.ndarray of int (n_users, m)
-        The sampled items' ids (for the "random" tie order).
+    items : numpy.ndarray of int (n_users, m), or callable
+        The sampled items' ids (for the "random" tie order), or a function
+        ``(rows, columns) -> ids`` asked only for the tied items.
     test_items : numpy.ndarray of int (n_users,)
         The held-out items' ids (for the "random" tie order).
     tie_policy : str
@@ -397,8 +405,13 @@ def ranks_among_sampled(
     [3.0]
     """
     higher = np.count_nonzero(sampled > target, axis=1)
-    keys = target_key = None
-    if tie_policy == "random":
-        keys = tie_order_keys(users[:, None], items, tie_seed)
-        target_key = tie_order_keys(users, test_items, tie_seed)[:, None]
-    return 1.0 + higher + tie_term(sampled == target, tie_policy, keys, target_key)
+    tied = sampled == target
+    if tie_policy != "random":
+        return 1.0 + higher + tie_term(tied, tie_policy)
+    # the random order's keys of the tied items only (the others' keys count for nothing)
+    row, column = np.nonzero(tied)
+    tied_items = items(row, column) if callable(items) else items[row, column]
+    above = tie_order_keys(users[row], tied_items, tie_seed) < tie_order_keys(
+        users[row], test_items[row], tie_seed
+    )
+    return 1.0 + higher + np.bincount(row[above], minlength=tied.shape[0]).astype(np.float64)
