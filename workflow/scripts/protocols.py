@@ -4,8 +4,6 @@ rank R^pi the corrections estimate): bias, RMSE, and the pairs ordered right. A 
 rule protocol_ranks left out (the data set cannot support it) is named, with why, in
 protocols.md, protocols_left_out.csv and the log, and nowhere given numbers."""
 
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
 from itertools import combinations
 
 import pandas as pd
@@ -16,6 +14,7 @@ from sampled_metrics.frameworks.estimates import HANSEN_HURWITZ, protocol_estima
 from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
 from sampled_metrics.frameworks.study_report import LEFT_OUT_COLUMNS, protocols_markdown
 from sampled_metrics.io.atomic import write_csv, write_text
+from sampled_metrics.io.forked import forked_map
 from sampled_metrics.pipeline.intermediates import read_protocol_ranks, read_ranks
 from sampled_metrics.pipeline.runs import start_job
 from sampled_metrics.reproduction.tables import estimator_errors, pair_agreement
@@ -80,15 +79,15 @@ def protocol_study(name, path):
 
 exact = exact_frame(ranks)
 pairs = list(combinations(p.recommenders, 2))
-# The protocols are independent: one process each, snakemake.threads at a time (forked:
-# they share what is read above), the most draws first (their estimators take longest:
-# DaisyRec's 999 about half the rule on MovieLens 1M; started last, it ran alone).
-order = sorted(range(len(p.protocols)), key=lambda i: -FRAMEWORK_PROTOCOLS[p.protocols[i]].m)
-names = [p.protocols[i] for i in order]
-paths = [snakemake.input.protocols[i] for i in order]
-with ProcessPoolExecutor(snakemake.threads, multiprocessing.get_context("fork")) as pool:
-    done = dict(zip(names, pool.map(protocol_study, names, paths)))
-studies = [done[name] for name in p.protocols]
+# The protocols are independent: one forked process each (they share what is read
+# above; BLAS on one thread), snakemake.threads at a time, the most draws first (their
+# estimators take longest: DaisyRec's 999 half the rule on MovieLens 1M; started last, it
+# ran alone).
+jobs = sorted(
+    zip(p.protocols, snakemake.input.protocols), key=lambda job: -FRAMEWORK_PROTOCOLS[job[0]].m
+)
+done = forked_map(lambda _, job: protocol_study(*job), None, jobs, snakemake.threads)
+studies = [dict(zip([name for name, _ in jobs], done))[name] for name in p.protocols]
 errors, agreement, left_out = [], [], []
 for found, pairs_right, row, line in studies:
     errors += found

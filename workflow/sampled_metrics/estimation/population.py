@@ -15,6 +15,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from ..io.forked import forked_map
 from .laws import WITHOUT_REPLACEMENT, sampled_rank_pmf
 from .metrics import metric_by_name
 from .registry import parse_estimator
@@ -209,7 +210,14 @@ def learned_estimates_of(
                 )
             shared.learned.append(learned)
     tasks = [(e, rep) for e, sampled in enumerate(ranks) for rep in range(sampled.shape[0])]
-    rows = _run_learned(shared, tasks, workers, progress)
+    rows = forked_map(
+        _learned_at,
+        shared,
+        tasks,
+        workers,
+        chunksize=max(1, len(tasks) // (8 * workers)),
+        progress="learned estimators" if progress else None,
+    )
     return [
         pd.DataFrame(
             [row for (e, _), found in zip(tasks, rows) if e == k for row in found],
@@ -231,48 +239,11 @@ class _LearnedWork(NamedTuple):
     learned: list  # {kind: pis over repetitions} of each evaluation
 
 
-_WORK: list = []  # the _LearnedWork of the running pool, read by _learned_at
-
-
-def _run_learned(shared: _LearnedWork, tasks: list, workers: int, progress: bool) -> list:
-    """[rows of each task], in the processes of a forked pool (or here when serial)."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    from threadpoolctl import threadpool_limits
-
-    _WORK[:] = [shared]
-    serial = workers <= 1 or len(tasks) <= 1
-    pool = None
-    try:
-        if serial:
-            results = map(_learned_at, tasks)
-        else:
-            pool = ProcessPoolExecutor(
-                workers,
-                multiprocessing.get_context("fork"),
-                initializer=threadpool_limits,
-                initargs=(1,),
-            )
-            results = pool.map(_learned_at, tasks, chunksize=max(1, len(tasks) // (8 * workers)))
-        if progress:
-            from tqdm.auto import tqdm
-
-            results = tqdm(results, total=len(tasks), desc="learned estimators", unit="rep")
-        with threadpool_limits(1):
-            return list(results)
-    finally:
-        if pool is not None:
-            pool.shutdown()
-        _WORK.clear()
-
-
-def _learned_at(task) -> list:
+def _learned_at(work: _LearnedWork, task) -> list:
     """[(metric, method, rep, value)] of one (evaluation, repetition), metric by metric."""
     from .estimators import point_estimates, sampled_evaluation
 
     e, rep = task
-    work = _WORK[0]
     data = sampled_evaluation(work.ranks[e][rep], work.m, work.n[e], work.law)
     distributions = {kind: pis[rep] for kind, pis in work.learned[e].items()}
     values = point_estimates(data, work.metrics, work.methods, distributions=distributions)

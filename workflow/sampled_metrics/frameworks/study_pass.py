@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..io.forked import forked_map
 from ..passes.block_pass import SCORE_CHUNK, score_users, users_per_block
 from ..passes.ranking import mask_training_items
 from .beaten import beaten_items, tie_order_for
@@ -113,7 +114,10 @@ def simulate_protocols(
     )  # fmt: skip
     blocks = [(a, min(a + size, n_users)) for a in range(0, n_users, size)]
     parts: dict = {p.name: [] for p in protocols}
-    for simulated in _map_blocks(work, blocks, workers, progress):
+    done = forked_map(
+        _simulate_block, work, blocks, workers, progress="protocol study" if progress else None
+    )
+    for simulated in done:
         for name, ranks in simulated.items():
             parts[name].append(ranks)
     return {name: _concatenate(blocks) for name, blocks in parts.items()}
@@ -135,37 +139,9 @@ class _StudyWork(NamedTuple):
     exact_ranks: list | None
 
 
-_WORK: list = []  # the _StudyWork of the running pass, read by _simulate_block
-
-
-def _map_blocks(work: _StudyWork, blocks: list, workers: int, progress: bool):
-    """The blocks' results in order, here or in ``workers`` forked processes."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    _WORK[:] = [work]
-    pool = None
-    try:
-        if workers > 1 and len(blocks) > 1:
-            pool = ProcessPoolExecutor(workers, multiprocessing.get_context("fork"))
-            results = pool.map(_simulate_block, blocks)
-        else:
-            results = map(_simulate_block, blocks)
-        if progress:
-            from tqdm.auto import tqdm
-
-            results = tqdm(results, total=len(blocks), desc="protocol study", unit="block")
-        yield from results
-    finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
-        _WORK.clear()
-
-
-def _simulate_block(block: tuple) -> dict:
+def _simulate_block(w: _StudyWork, block: tuple) -> dict:
     """{protocol name: ProtocolRanks} of users a..b-1: their scores computed once."""
     a, b = block
-    w = _WORK[0]
     X, test_items, n_items = w.X, w.test_items, w.X.shape[1]
     users = np.arange(a, b)
     beaten: dict = {key: [] for key in w.orders}

@@ -1,4 +1,6 @@
-"""Files written atomically, each with its SHA-256 recorded beside it; the bottom layer.
+"""Files written atomically, each with its SHA-256 recorded beside it, and work spread
+over forked processes; the bottom layer.
 
 * :mod:`.atomic`  atomic writes (csv, text, npy, npz), checksums and their check
+* :mod:`.forked`  a map over forked processes that inherit the arrays they read
 """
