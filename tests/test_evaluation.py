@@ -306,3 +306,15 @@ def test_learned_estimates_in_a_pool_equal_each_evaluation_alone():
         pd.testing.assert_frame_equal(table, alone, check_exact=True)
         assert len(table) == 3 * 2 * len(methods)
     assert not pooled[0]["value"].equals(pooled[1]["value"])
+
+
+def test_figure6_curves_in_forked_processes_equal_one_process():
+    """The sample sizes spread over two processes (largest first) give the same rows, in
+    the order of m_values, bit for bit."""
+    ranks, n = _users(4)
+    args = ({"A": (ranks, n), "B": (ranks[::-1], n[::-1])}, "ndcg@10", ["sampled", "bv_0.1"])
+    m_values = [3, 20, 7, 40]
+    one = sample_size_curves(*args, m_values, None, WITH_REPLACEMENT)
+    two = sample_size_curves(*args, m_values, None, WITH_REPLACEMENT, workers=2)
+    pd.testing.assert_frame_equal(one, two, check_exact=True)
+    assert one["m"].drop_duplicates().tolist() == m_values

@@ -45,7 +45,7 @@ rule fig6_curves:
         "logs/{dataset}/fig6_curves.log",
     benchmark:
         "results/{dataset}/benchmarks/fig6_curves.tsv"
-    threads: 1
+    threads: 2  # the sample sizes in parallel
     resources:
         runtime=15,
         mem_mb=3000,

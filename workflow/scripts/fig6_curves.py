@@ -49,6 +49,7 @@ curves = sample_size_curves(
     cls_constraint=c["cls_constraint"],
     nodes=f["per_user_nodes"],
     progress=True,
+    workers=snakemake.threads,
 )
 write_csv(curves, snakemake.output.curves)
 thresholds = order_thresholds(curves, exact, *f["pair"])

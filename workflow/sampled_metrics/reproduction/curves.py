@@ -16,6 +16,7 @@ import pandas as pd
 from ..estimation.corrections import correction_vectors
 from ..estimation.laws import sampled_rank_pmf
 from ..estimation.nodes import interpolation_nodes, node_weights
+from ..io.forked import forked_map
 
 __all__ = [
     "CURVE_COLUMNS",
@@ -124,6 +125,7 @@ def sample_size_curves(
     cls_constraint: str = "monotone_in_range",
     nodes: int = 5,
     progress: bool = False,
+    workers: int = 1,
 ) -> pd.DataFrame:
     """Figure 6: the expected mean over users of each method, for each m.
 
@@ -157,6 +159,8 @@ def sample_size_curves(
         Values of n the per-user corrections are built at (at least 2).
     progress : bool, default False
         Show a tqdm bar over the sample sizes.
+    workers : int, default 1
+        Forked processes over the sample sizes (the largest first: they take longest).
 
     Returns
     -------
@@ -177,34 +181,32 @@ def sample_size_curves(
     >>> curves.round(4).values.tolist()
     [[1, 'sampled', 'X', 0.9444], [9, 'sampled', 'X', 0.9444]]
     """
-    methods, rows = list(methods), []
     correction_law = correction_law or law
     all_n = np.concatenate([np.asarray(c) for _, c in ranks.values()])
     node_n = np.array([n]) if n is not None else interpolation_nodes(all_n, nodes)
-    grid = list(m_values)
-    if progress:
-        from tqdm.auto import tqdm
+    work = (ranks, metric, list(methods), node_n, law, correction_law, cls_constraint)
+    grid = sorted({int(m) for m in m_values}, reverse=True)
+    found = forked_map(
+        _curves_at, work, grid, workers, progress="Figure 6 sample sizes" if progress else None
+    )
+    rows = dict(zip(grid, found))
+    return pd.DataFrame([row for m in m_values for row in rows[int(m)]], columns=CURVE_COLUMNS)
 
-        grid = tqdm(grid, desc="Figure 6 sample sizes", unit="m")
-    for m in grid:
-        at_nodes = [
-            correction_vectors(
-                [metric], methods, int(v), int(m), correction_law, cls_constraint=cls_constraint
-            )
-            for v in node_n
-        ]
-        for name, (r, n_candidates) in ranks.items():
-            values = expected_at_nodes(at_nodes, node_n, r, n_candidates, int(m), law)
-            rows += [
-                {
-                    "m": int(m),
-                    "method": method,
-                    "recommender": name,
-                    "expected": values[metric, method],
-                }
-                for method in methods
-            ]
-    return pd.DataFrame(rows, columns=CURVE_COLUMNS)
+
+def _curves_at(work: tuple, m: int) -> list:
+    """The rows of sample size m: every recommender's expected value of every method."""
+    ranks, metric, methods, node_n, law, correction_law, cls_constraint = work
+    at_nodes = [
+        correction_vectors(
+            [metric], methods, int(v), m, correction_law, cls_constraint=cls_constraint
+        )
+        for v in node_n
+    ]
+    rows = []
+    for name, (r, n_candidates) in ranks.items():
+        values = expected_at_nodes(at_nodes, node_n, r, n_candidates, m, law)
+        rows += [[m, method, name, values[metric, method]] for method in methods]
+    return rows
 
 
 def expected_at_nodes(at_nodes, node_n, ranks, n_candidates, m: int, law: str) -> dict:
