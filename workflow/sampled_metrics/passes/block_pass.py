@@ -18,6 +18,7 @@ The result does not depend on how the users are cut into blocks or shards:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -311,14 +312,19 @@ def rank_users(
                 packed[positions + row_start],
                 target,
                 users,
-                lambda row, column: free_items(positions[row, column], row),  # noqa: B023
+                partial(_items_at, free_items, positions),
                 test[a:b],
                 tie_policy,
                 tie_seed,
             )
-        del packed, free_items  # before the next block's scores
+        del packed, excluded, free_items  # before the next block's scores
     n_candidates = (n_items - history[start:stop]).astype(np.int64)
     return UserRanks(start, rank, n_candidates, pessimistic, sampled)
+
+
+def _items_at(free_items, positions: np.ndarray, row, column) -> np.ndarray:
+    """The items drawn at (row, column): for the tied ones only."""
+    return free_items(positions[row, column], row)
 
 
 def _free_scores(S: np.ndarray, excluded) -> tuple:
