@@ -1,6 +1,7 @@
 """Time the whole pipeline, raw data to every figure and table, and its stages.
 
     python benchmarks/bench_pipeline.py [--data PATH] [--cores 2] [--part1 | --paper]
+                                        [--keep DIR]
 
 Runs `snakemake --cores N` on the offline copy of binarized MovieLens 1M in a
 fresh temporary directory (nothing cached), then prints the total wall time against
@@ -9,7 +10,8 @@ from, and, from the rules' `benchmark:` files, the stages: training and scoring,
 ranks, the sampling stage (100 repetitions x 6 recommenders x 6040 users, then every
 correction, built with each user's own n, on every repetition), the
 protocol-sensitivity table, Figure 6's curves and the protocol study. Stage times are
-per job (wall and CPU); jobs of a stage may run in parallel.
+per job (wall and CPU); jobs of a stage may run in parallel. `--keep DIR` runs in DIR
+(which must not hold a run yet) and leaves the outputs there.
 With --part1, only the targets of part 1 (split, models, exact ranks, Figure 5,
 exact metrics); with --paper, the paper's pipeline against its goal (the baselines
 set to null, the protocol study omitted).
@@ -54,11 +56,15 @@ def main() -> None:
     parser.add_argument(
         "--paper", action="store_true", help="X, Y, Z only, without the protocol study"
     )
+    parser.add_argument("--keep", type=Path, help="run in this directory and keep it")
     args = parser.parse_args()
     if not args.data.is_file():
         sys.exit(f"{args.data}: offline MovieLens copy not found (--data PATH)")
+    if args.keep is not None and (args.keep / "results").exists():
+        sys.exit(f"{args.keep}: holds a run already; give a new directory")
     with tempfile.TemporaryDirectory() as tmp:
-        workdir = Path(tmp)
+        workdir = Path(tmp) if args.keep is None else args.keep
+        workdir.mkdir(parents=True, exist_ok=True)
         config = {"dataset": DATASET, "datasets": {DATASET: {"path": str(args.data.resolve())}}}
         targets = PART1_TARGETS if args.part1 else ()
         if args.paper:
