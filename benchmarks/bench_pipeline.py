@@ -74,7 +74,7 @@ def main() -> None:
         bench = workdir / "results" / DATASET / "benchmarks"
         print(
             f"{'stage':46s} {'jobs':>4s} {'sum s':>8s} {'max s':>7s} {'cpu s':>7s} "
-            f"{'max RSS MB':>10s}"
+            f"{'max PSS MB':>10s}"
         )
         for label, pattern in STAGES.items():
             frames = [pd.read_csv(path, sep="\t") for path in sorted(bench.glob(pattern))]
@@ -83,7 +83,7 @@ def main() -> None:
             table = pd.concat(frames)
             print(
                 f"{label:46s} {len(frames):4d} {table['s'].sum():8.1f} {table['s'].max():7.1f} "
-                f"{table['cpu_time'].sum():7.1f} {table['max_rss'].max():10.0f}"
+                f"{table['cpu_time'].sum():7.1f} {table['max_pss'].max():10.0f}"
             )
         if args.part1:
             print(

@@ -13,7 +13,8 @@ correction; the baselines Pop, EASE and BPR set to null and the protocol study
 omitted, `--omit-from protocol_ranks`: docs/popularity.md gives their cost;
 `--shipped` keeps both, the run a user of config.yaml gets),
 and prints, per rule, the wall time (summed over its jobs) and the largest peak
-memory (max RSS) of its jobs, from the rules' `benchmark:` files, then the whole
+memory of its jobs (max PSS: pages a job's forked workers share counted once; max RSS
+counts them in every process), from the rules' `benchmark:` files, then the whole
 run's wall time and the size of the stored models and draw plan on disk (no score
 is ever written). `--keep DIR` runs in DIR and leaves it there.
 """
@@ -75,11 +76,11 @@ def measure(
             {
                 "rule": rule_of(path.stem),
                 "s": bench["s"].sum(),
-                "max_rss_mb": bench["max_rss"].max(),
+                "max_pss_mb": bench["max_pss"].max(),
             }
         )
     per_rule = (
-        pd.DataFrame(rows).groupby("rule").agg(s=("s", "sum"), max_rss_mb=("max_rss_mb", "max"))
+        pd.DataFrame(rows).groupby("rule").agg(s=("s", "sum"), max_pss_mb=("max_pss_mb", "max"))
     )
     results = workdir / "results" / name
     stored = sum(p.stat().st_size for p in (results / "models").glob("*.pkl"))
@@ -120,10 +121,10 @@ def main() -> None:
         tables[label], totals[label] = run(name, entry, args.cores, args.keep, args.shipped)
         print(f"done: {label} in {totals[label]['total_s']:.0f} s", file=sys.stderr)
     seconds = pd.DataFrame({label: t["s"] for label, t in tables.items()}).round(1)
-    memory = pd.DataFrame({label: t["max_rss_mb"] for label, t in tables.items()}).round(0)
+    memory = pd.DataFrame({label: t["max_pss_mb"] for label, t in tables.items()}).round(0)
     print(f"Wall time per rule (s, summed over its jobs), --cores {args.cores}\n")
     print(seconds.to_markdown())
-    print("\nLargest peak memory of a job of the rule (MB)\n")
+    print("\nLargest peak memory of a job of the rule (MB, PSS: shared pages once)\n")
     print(memory.to_markdown())
     print("\nWhole run\n")
     print(pd.DataFrame(totals).round(1).to_markdown())

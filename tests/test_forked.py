@@ -39,3 +39,18 @@ def test_an_error_in_a_task_reaches_the_caller():
 
     with pytest.raises(ValueError, match="task 3 failed"):
         forked_map(task, None, range(6), workers=2)
+
+
+def test_a_map_inside_a_task_leaves_the_outer_map_working():
+    """A task that runs a map of its own (in one process, as the estimators do inside a
+    protocol's task) must not take the outer map's state from its later tasks."""
+
+    def inner(offset, k):
+        return offset + k
+
+    def outer(_, k):
+        return sum(forked_map(inner, 10 * k, range(3), workers=1))
+
+    expected = [30 * k + 3 for k in range(6)]
+    for workers in (1, 2):
+        assert forked_map(outer, None, range(6), workers) == expected

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 __all__ = ["forked_map"]
 
-# (function, state) of the running map, inherited by its forked workers.
+# (function, state) of the running map, inherited by its forked workers; empty between maps.
 _RUNNING: list = []
 
 
@@ -46,6 +46,7 @@ def forked_map(function, state, tasks, workers: int, *, chunksize: int = 1, prog
     from threadpoolctl import threadpool_limits
 
     tasks = list(tasks)
+    outer = _RUNNING[:]  # a map inside a task of another (in its worker, or here)
     _RUNNING[:] = [function, state]
     pool = None
     try:
@@ -68,7 +69,7 @@ def forked_map(function, state, tasks, workers: int, *, chunksize: int = 1, prog
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
-        _RUNNING.clear()
+        _RUNNING[:] = outer
 
 
 def _run(task):
