@@ -87,7 +87,8 @@ jobs = sorted(
     zip(p.protocols, snakemake.input.protocols), key=lambda job: -FRAMEWORK_PROTOCOLS[job[0]].m
 )
 done = forked_map(lambda _, job: protocol_study(*job), None, jobs, snakemake.threads)
-studies = [dict(zip([name for name, _ in jobs], done))[name] for name in p.protocols]
+by_name = dict(zip([name for name, _ in jobs], done))
+studies = [by_name[name] for name in p.protocols]
 errors, agreement, left_out = [], [], []
 for found, pairs_right, row, line in studies:
     errors += found

@@ -198,17 +198,16 @@ def learned_estimates_of(
 
     metrics, methods = list(metrics), list(methods)
     ranks = [np.asarray(sampled) for sampled, _ in evaluations]
-    shared = _LearnedWork(ranks, [n for _, n in evaluations], m, law, metrics, methods, [])
-    # EM of every repetition of an evaluation at once; BLAS on one thread everywhere
-    # (jobs share the cores).
-    with threadpool_limits(1):
-        for sampled, n in zip(ranks, shared.n):
-            learned = {}
-            if any(parse_estimator(method)[1] == "em" for method in methods):
-                learned["em"] = em_distributions(
-                    [sampled_evaluation(row, m, n, law) for row in sampled]
-                )
-            shared.learned.append(learned)
+    n = [users_n for _, users_n in evaluations]
+    learned = [{} for _ in ranks]  # {kind: pis over repetitions} of each evaluation
+    if any(parse_estimator(method)[1] == "em" for method in methods):
+        # EM of every repetition of an evaluation at once; BLAS on one thread (jobs
+        # share the cores)
+        with threadpool_limits(1):
+            for found, sampled, users_n in zip(learned, ranks, n):
+                datas = [sampled_evaluation(row, m, users_n, law) for row in sampled]
+                found["em"] = em_distributions(datas)
+    shared = _LearnedWork(ranks, n, m, law, metrics, methods, learned)
     tasks = [(e, rep) for e, sampled in enumerate(ranks) for rep in range(sampled.shape[0])]
     rows = forked_map(
         _learned_at,
@@ -218,12 +217,12 @@ def learned_estimates_of(
         chunksize=max(1, len(tasks) // (8 * workers)),
         progress="learned estimators" if progress else None,
     )
+    per_evaluation: list = [[] for _ in ranks]
+    for (e, _), found in zip(tasks, rows):
+        per_evaluation[e] += found
     return [
-        pd.DataFrame(
-            [row for (e, _), found in zip(tasks, rows) if e == k for row in found],
-            columns=["metric", "method", "rep", "value"],
-        )
-        for k in range(len(ranks))
+        pd.DataFrame(found, columns=["metric", "method", "rep", "value"])
+        for found in per_evaluation
     ]
 
 
