@@ -5,7 +5,8 @@ import os
 import numpy as np
 import pytest
 
-from sampled_metrics.io.forked import forked_map
+from sampled_metrics.io import forked
+from sampled_metrics.io.forked import forked_imap, forked_map
 
 
 def test_the_workers_inherit_the_state_and_return_in_order():
@@ -54,3 +55,13 @@ def test_a_map_inside_a_task_leaves_the_outer_map_working():
     expected = [30 * k + 3 for k in range(6)]
     for workers in (1, 2):
         assert forked_map(outer, None, range(6), workers) == expected
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_imap_yields_in_order_as_results_come_and_then_clears_its_state(workers):
+    seen = []
+    results = forked_imap(lambda state, task: state[task], [5, 6, 7], [2, 0, 1], workers)
+    for result in results:
+        seen.append(result)
+        assert forked._RUNNING  # the map's state holds while results are taken
+    assert seen == [7, 5, 6] and forked._RUNNING == []

@@ -27,7 +27,14 @@ import numpy as np
 
 from ..passes.ties import check_tie_policy, tie_order_keys
 
-__all__ = ["TIE_ORDERS", "beaten_items", "tie_order_for"]
+__all__ = [
+    "TIE_ORDERS",
+    "above_and_tied",
+    "beaten_items",
+    "check_tie_order",
+    "order_ties",
+    "tie_order_for",
+]
 
 # The tie orders a protocol can name (registry.Protocol.ties).
 TIE_ORDERS = ("pessimistic", "index", "random")
@@ -88,22 +95,95 @@ def beaten_items(S: np.ndarray, test_items, users, tie_policy: str, seed: int) -
     >>> beaten_items(S, [2], [0], "index", 0).astype(int).tolist()
     [[1, 1, 0, 0, 0]]
     """
+    check_tie_order(tie_policy)
+    above, tied = above_and_tied(S, test_items)
+    return order_ties(above, tied, test_items, users, tie_policy, seed)
+
+
+def check_tie_order(tie_policy: str) -> None:
+    """Raise ValueError unless ``tie_policy`` orders tied items one by one (as drawn
+    items must be counted): "average" counts half items.
+
+    Parameters
+    ----------
+    tie_policy : str
+        A tie order of :func:`beaten_items`.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> check_tie_order("index")
+    """
     if tie_policy != "index":
         check_tie_policy(tie_policy)
     if tie_policy == "average":
         raise ValueError("tie_policy 'average' counts half items: simulated draws need integers")
+
+
+def above_and_tied(S: np.ndarray, test_items) -> tuple:
+    """(above, tied), bool (rows, items): the items scored above each row's held-out
+    item, and those scored exactly like it (the held-out item itself not); every tie
+    order's beaten items follow from the two (:func:`order_ties`).
+
+    Parameters
+    ----------
+    S : numpy.ndarray (rows, n_items)
+        Scores.
+    test_items : array_like of int (rows,)
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+
+    Examples
+    --------
+    >>> above, tied = above_and_tied(np.array([[0.9, 0.5, 0.5]]), [1])
+    >>> above.astype(int).tolist(), tied.astype(int).tolist()
+    ([[1, 0, 0]], [[0, 0, 1]])
+    """
     rows = np.arange(S.shape[0])
     test_items = np.asarray(test_items)
     target = S[rows, test_items][:, None]
-    beaten = S > target
-    if tie_policy == "optimistic":
-        return beaten
     tied = S == target
     tied[rows, test_items] = False
+    return S > target, tied
+
+
+def order_ties(above, tied, test_items, users, tie_policy: str, seed: int) -> np.ndarray:
+    """The beaten items of :func:`beaten_items` from :func:`above_and_tied`'s masks
+    (neither is changed): ``above`` and the tied items the order puts first.
+
+    Parameters
+    ----------
+    above, tied : numpy.ndarray of bool (rows, n_items)
+        :func:`above_and_tied`'s masks.
+    test_items, users : array_like of int (rows,)
+    tie_policy : str
+        As :func:`beaten_items`'s.
+    seed : int
+        Seed of the "random" tie order.
+
+    Returns
+    -------
+    numpy.ndarray of bool (rows, n_items)
+
+    Examples
+    --------
+    >>> above, tied = np.array([[True, False, False]]), np.array([[False, False, True]])
+    >>> order_ties(above, tied, [1], [0], "index", 0).astype(int).tolist()
+    [[1, 0, 0]]
+    """
+    if tie_policy == "optimistic":
+        return above.copy()
     if tie_policy == "pessimistic":
-        return beaten | tied
+        return above | tied
+    test_items = np.asarray(test_items)
     if tie_policy == "index":
-        return beaten | (tied & (np.arange(S.shape[1]) < test_items[:, None]))
+        return above | (tied & (np.arange(tied.shape[1]) < test_items[:, None]))
+    beaten = above.copy()
     row, item = np.nonzero(tied)
     users = np.asarray(users)
     first = tie_order_keys(users[row], item, seed) < tie_order_keys(users, test_items, seed)[row]

@@ -3,7 +3,7 @@ and the results cross between processes, never the arrays a task works on."""
 
 from __future__ import annotations
 
-__all__ = ["forked_map"]
+__all__ = ["forked_imap", "forked_map"]
 
 # (function, state) of the running map, inherited by its forked workers; empty between maps.
 _RUNNING: list = []
@@ -40,6 +40,22 @@ def forked_map(function, state, tasks, workers: int, *, chunksize: int = 1, prog
     >>> forked_map(lambda state, task: state * task, 10, [1, 2, 3], workers=2)
     [10, 20, 30]
     """
+    return list(
+        forked_imap(function, state, tasks, workers, chunksize=chunksize, progress=progress)
+    )
+
+
+def forked_imap(function, state, tasks, workers: int, *, chunksize: int = 1, progress=None):
+    """:func:`forked_map`'s results yielded one by one, in the order of ``tasks``, as they
+    come: the caller keeps only what it makes of them (a worker runs ahead by at most
+    the tasks it was sent). The map's state and BLAS's one thread hold until the last
+    result is taken or the generator is closed.
+
+    Examples
+    --------
+    >>> [r for r in forked_imap(lambda state, task: state + task, 1, [1, 2], workers=2)]
+    [2, 3]
+    """
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -65,7 +81,7 @@ def forked_map(function, state, tasks, workers: int, *, chunksize: int = 1, prog
 
             results = tqdm(results, total=len(tasks), desc=progress)
         with threadpool_limits(1):
-            return list(results)
+            yield from results
     finally:
         if pool is not None:
             pool.shutdown(cancel_futures=True)
