@@ -3,6 +3,8 @@ functions it replaces: exact ranks (ranking.exact_ranks) and sampled ranks drawn
 for all users at once (sampling.sampled_ranks), for every tie policy, block
 budget and number of shards; the draw plan against draw_positions."""
 
+import contextlib
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -153,11 +155,15 @@ class _ScoresOnTheFly:
 
 
 @pytest.mark.parametrize("memory_mb", [8, 16])
-def test_the_ranking_pass_stays_within_its_memory_budget(memory_mb):
+@pytest.mark.parametrize("layers", [None, [False, True]])
+def test_the_ranking_pass_stays_within_its_memory_budget(memory_mb, layers, tmp_path):
     """Every array the pass allocates (numpy's, as tracemalloc counts them), its output
     included, within ``memory_mb`` when the model holds nothing: blocks of several
-    chunks of 2000 items, 100 sampled items, the random tie order."""
+    chunks of 2000 items, 100 sampled items, the random tie order; with the protocol
+    study's masks stored as well (both layers) or not."""
     import tracemalloc
+
+    from sampled_metrics.frameworks.beaten_files import BeatenWriter
 
     rng = np.random.default_rng(0)
     train = sp.csr_matrix((rng.random((1024, 2000)) < 0.05).astype(np.float32))
@@ -169,8 +175,13 @@ def test_the_ranking_pass_stays_within_its_memory_budget(memory_mb):
     tracemalloc.start()
     try:
         base = tracemalloc.get_traced_memory()[0]
-        rank_users(_ScoresOnTheFly(), train, test, plan, 0, 1024, tie_policy="random",
-                   tie_seed=0, memory_mb=memory_mb)  # fmt: skip
+        with contextlib.ExitStack() as stack:
+            writer = None
+            if layers is not None:
+                writer = BeatenWriter(tmp_path / "b.npy", layers, 0, 1024, test, 2000)
+                stack.enter_context(writer)
+            rank_users(_ScoresOnTheFly(), train, test, plan, 0, 1024, tie_policy="random",
+                       tie_seed=0, memory_mb=memory_mb, beaten=writer)  # fmt: skip
         peak = tracemalloc.get_traced_memory()[1] - base
     finally:
         tracemalloc.stop()

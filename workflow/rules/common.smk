@@ -11,6 +11,9 @@ from sampled_metrics.pipeline.config import (
 )
 from sampled_metrics.pipeline.validation import check_data_sizes, check_fit_memory
 from sampled_metrics.data import split_users
+from sampled_metrics.frameworks.beaten_files import study_layers
+from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
+from sampled_metrics.frameworks.simulate import ranks_bytes_per_user
 from sampled_metrics.reproduction.paper import PUBLISHED_FILE
 from sampled_metrics.pipeline.runs import library_fingerprint
 
@@ -20,6 +23,8 @@ TOY_FIGURES = [f"fig{i}" for i in range(1, 5)]  # Figures 1-4: the toy example
 LIBRARY = library_fingerprint()  # a param of every computing job, so library edits rerun them
 PAPER = str(PUBLISHED_FILE)  # the paper's published numbers, for comparison only
 SPLIT = "data/processed/{dataset}/split.npz"  # rule split's output, every later stage's input
+# What the ranking pass stores for the protocol study: the score layers its protocols read.
+STUDY_LAYERS = study_layers([FRAMEWORK_PROTOCOLS[name] for name in config["protocols"]["run"]])
 # The cells of the sampled evaluation: sampling.csv holds one value for each.
 SAMPLED_METHODS = ["sampled", *config["corrections"]["methods"]]
 SAMPLING_KEYS = {
@@ -128,3 +133,18 @@ def check_known_sizes():
         elif entry["format"] == "synthetic":
             sizes = (entry["users"], entry["items"], entry["interactions"])
             check_fit_memory(config, name, *sizes, f"datasets.{name}")
+
+
+def protocol_ranks_mem_mb(wildcards, input):
+    """Rule protocol_ranks' memory: a block of users (ranking.memory_mb), the split and
+    every protocol's ranks of all users (frameworks.simulate.ranks_bytes_per_user).
+    Evaluated once the split exists (before, the missing file defers it)."""
+    split_mb = os.path.getsize(input.split) / 2**20
+    users = len(split_users(input.split).user_ids)
+    per_user = sum(
+        ranks_bytes_per_user(
+            FRAMEWORK_PROTOCOLS[name], config["sampling"]["repetitions"], len(RECOMMENDERS)
+        )
+        for name in config["protocols"]["run"]
+    )
+    return int(config["ranking"]["memory_mb"] + 2 * split_mb + per_user * users / 2**20 + 500)

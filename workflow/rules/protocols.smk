@@ -11,7 +11,12 @@ PROTOCOLS = config["protocols"]["run"]
 rule protocol_ranks:
     input:
         split=SPLIT,
-        models=expand("results/{{dataset}}/models/{recommender}.pkl", recommender=RECOMMENDERS),
+        # the ranking pass's masks, every recommender's shards in order
+        beaten=expand(
+            "results/{{dataset}}/shards/{recommender}/{shard}.beaten.npy",
+            recommender=RECOMMENDERS,
+            shard=SHARDS,
+        ),
         # checked against the beaten items: the same model, split and tie order
         ranks=expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
     output:
@@ -23,10 +28,12 @@ rule protocol_ranks:
     threads: 2  # blocks of users in parallel
     resources:
         runtime=60,
-        mem_mb=lambda wildcards, input: config["ranking"]["memory_mb"] + 2 * input.size_mb + 1000,
+        mem_mb=protocol_ranks_mem_mb,
     params:
         library=LIBRARY,
         recommenders=RECOMMENDERS,
+        shards=config["ranking"]["shards"],
+        layers=STUDY_LAYERS,
         protocols=PROTOCOLS,
         repetitions=config["sampling"]["repetitions"],
         seed=sampling_seed(config),

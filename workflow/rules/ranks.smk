@@ -35,7 +35,10 @@ rule rank_shard:
         model="results/{dataset}/models/{recommender}.pkl",
         plan="results/{dataset}/draw_plan.npz",
     output:
-        temp("results/{dataset}/shards/{recommender}/{shard}.npz"),
+        ranks=temp("results/{dataset}/shards/{recommender}/{shard}.npz"),
+        # the protocol study's items above and tied with the held-out one (rule
+        # protocol_ranks reads them instead of scoring every model again)
+        beaten=temp("results/{dataset}/shards/{recommender}/{shard}.beaten.npy"),
     log:
         "logs/{dataset}/rank_{recommender}_{shard}.log",
     benchmark:
@@ -50,6 +53,7 @@ rule rank_shard:
         tie_policy=config["ranking"]["tie_policy"],
         memory_mb=config["ranking"]["memory_mb"],
         seed=config["seed"],  # the random tie order, shared by exact and sampled ranks
+        layers=STUDY_LAYERS,
     script:
         "../scripts/rank_shard.py"
 

@@ -1,15 +1,18 @@
 """Rule protocol_ranks: the sampled ranks every protocol of protocols.run gives every
-recommender, simulated on their real scores (sampled_metrics.frameworks.study_pass). A
+recommender, simulated on their real scores, read as the items each ranks above the
+held-out item, which the ranking pass stored (sampled_metrics.frameworks.study_pass,
+beaten_files). A
 protocol the data set cannot support (more distinct draws than a user's pool) is not
 simulated: its file records that it was left out and why (frameworks.simulate.save_left_out)."""
 
 from sampled_metrics.data import load_split
+from sampled_metrics.frameworks.beaten_files import StoredBeaten
 from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
 from sampled_metrics.frameworks.simulate import left_out_reason, save_left_out, save_protocol_ranks
-from sampled_metrics.frameworks.study_pass import simulate_protocols
+from sampled_metrics.frameworks.study_pass import simulate_stored_protocols
+from sampled_metrics.passes.block_pass import shard_bounds
 from sampled_metrics.pipeline.intermediates import read_ranks
 from sampled_metrics.pipeline.runs import start_job
-from sampled_metrics.recommenders import load_model
 
 log = start_job(snakemake)
 p = snakemake.params
@@ -29,10 +32,16 @@ for name, reason in left_out.items():
 run = [protocol for protocol in protocols if left_out[protocol.name] is None]
 simulated = {}
 if run:
-    models = [load_model(path) for path in snakemake.input.models]
+    bounds = shard_bounds(split.n_users, p.shards)
+    files = snakemake.input.beaten  # every recommender's shards in order
+    beaten = [
+        StoredBeaten(files[k * p.shards : (k + 1) * p.shards], bounds, p.layers,
+                     split.train.shape[1], name=recommender)
+        for k, recommender in enumerate(p.recommenders)
+    ]  # fmt: skip
     exact = [read_ranks(path, users)["rank"].to_numpy() for path in snakemake.input.ranks]
-    simulated = simulate_protocols(
-        models,
+    simulated = simulate_stored_protocols(
+        beaten,
         split.train,
         split.test_items,
         run,

@@ -35,6 +35,7 @@ __all__ = [
     "beaten_items",
     "interaction_counts",
     "left_out_reason",
+    "ranks_bytes_per_user",
     "save_left_out",
     "save_protocol_ranks",
     "simulate",
@@ -68,6 +69,29 @@ class ProtocolRanks:
     sampled: np.ndarray
     hansen_hurwitz: np.ndarray
     weighted_rank: np.ndarray
+
+
+def ranks_bytes_per_user(protocol: Protocol, repetitions: int, recommenders: int) -> int:
+    """Bytes of a user's :class:`ProtocolRanks` under ``protocol``: int16 sampled
+    ranks, float64 Hansen-Hurwitz estimates (with replacement) and weighted ranks.
+
+    Parameters
+    ----------
+    protocol : Protocol
+    repetitions, recommenders : int
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
+    >>> ranks_bytes_per_user(FRAMEWORK_PROTOCOLS["ncf"], 100, 3)
+    624
+    """
+    per_draw = np.dtype(np.int16).itemsize + (8 if protocol.replacement else 0)
+    return recommenders * (repetitions * per_draw + 8)
 
 
 def left_out_reason(protocol: Protocol, smallest_pool: int) -> str | None:

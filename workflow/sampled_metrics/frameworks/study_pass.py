@@ -17,15 +17,16 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..io.forked import forked_map
+from ..io.forked import forked_imap
 from ..passes.block_pass import SCORE_CHUNK, score_users, users_per_block
 from ..passes.ranking import mask_training_items
-from .beaten import beaten_items, tie_order_for
+from .beaten import beaten_items, check_tie_order, order_ties, tie_order_for
+from .beaten_files import study_layers
 from .cells import simulator
 from .simulate import ProtocolRanks, interaction_counts
 from .unpaired import simulate_unpaired
 
-__all__ = ["simulate_protocols"]
+__all__ = ["simulate_protocols", "simulate_stored_protocols"]
 
 
 def simulate_protocols(
@@ -92,6 +93,82 @@ def simulate_protocols(
     >>> out["recbole-uni100"].weighted_rank.tolist()  # 9, 8, 7 items above
     [[10.0, 9.0, 8.0]]
     """
+    source = _Scored(models, tie_seed, exact_ranks)
+    return _simulate(source, train, test_items, protocols, repetitions, seed, tie_policy,
+                     tie_seed, memory_mb, workers, progress)  # fmt: skip
+
+
+def simulate_stored_protocols(
+    beaten: list,
+    train,
+    test_items,
+    protocols: list,
+    *,
+    repetitions: int,
+    seed: int,
+    tie_policy: str,
+    tie_seed: int,
+    memory_mb: float,
+    exact_ranks: list,
+    workers: int = 1,
+    progress: bool = False,
+) -> dict:
+    """:func:`simulate_protocols` from the masks the ranking pass stored: no model is
+    loaded or scored again. Equal to :func:`simulate_protocols` of the models whose
+    ranking pass stored them.
+
+    Parameters
+    ----------
+    beaten : list of beaten_files.StoredBeaten
+        Each model's stored masks, with every layer ``protocols`` read.
+    exact_ranks : list of array_like
+        Each model's exact ranks: checked against 1 + the beaten items (the masks
+        belong to these ranks' model, split and tie order).
+    train, test_items, protocols, repetitions, seed, tie_policy, tie_seed, memory_mb,
+    workers, progress
+        As :func:`simulate_protocols`.
+
+    Returns
+    -------
+    dict
+        {protocol name: ProtocolRanks of all users}.
+
+    Raises
+    ------
+    ValueError
+        When the masks lack a layer the protocols read, or disagree with the exact ranks.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import scipy.sparse as sp
+    >>> from sampled_metrics.frameworks.beaten_files import BeatenWriter, StoredBeaten
+    >>> from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
+    >>> S, test = np.tile(np.arange(40.0), (3, 1)), [30, 31, 32]  # item 39 first
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "M.beaten.npy"
+    >>> with BeatenWriter(path, [False], 0, 3, test, 40) as writer:
+    ...     writer.masked(S, 0, 3)  # as the ranking pass does
+    >>> stored = StoredBeaten([path], [(0, 3)], [False], 40, name="M")
+    >>> out = simulate_stored_protocols([stored], sp.csr_matrix((3, 40)), test,
+    ...                                 [FRAMEWORK_PROTOCOLS["recbole-uni100"]], repetitions=2,
+    ...                                 seed=0, tie_policy="random", tie_seed=0, memory_mb=8,
+    ...                                 exact_ranks=[[10, 9, 8]])
+    >>> out["recbole-uni100"].weighted_rank.tolist()
+    [[10.0, 9.0, 8.0]]
+    """
+    for stored in beaten:
+        missing = sorted(set(study_layers(protocols)) - set(stored.layers))
+        if missing:
+            raise ValueError(
+                f"the stored beaten items of {stored.name!r} lack the layers {missing}"
+            )
+    source = _Stored(beaten, tie_seed, exact_ranks)
+    return _simulate(source, train, test_items, protocols, repetitions, seed, tie_policy,
+                     tie_seed, memory_mb, workers, progress)  # fmt: skip
+
+
+def _simulate(source, train, test_items, protocols, repetitions, seed, tie_policy, tie_seed,
+              memory_mb, workers, progress) -> dict:  # fmt: skip
     X = train.tocsr()
     n_users, n_items = X.shape
     test_items = np.asarray(test_items, dtype=np.int64)
@@ -101,32 +178,36 @@ def simulate_protocols(
     # ranks' order (history masked) always, to check them
     own = (tie_order_for("random", tie_policy), False)
     orders = list(dict.fromkeys([own] + [_mask_key(p, tie_policy) for p in protocols]))
-    # bytes per user: the models' beaten masks, two exclusion masks, float32 scores and
-    # the float64 product of a mask with the weights
-    per_user = n_items * (len(models) * len(orders) + 3 + 4 + 8)
+    for order, _ in orders:
+        check_tie_order(order)
+    # bytes per user: the source's masks and arrays, two exclusion masks and the float64
+    # product of a mask with the weights
+    per_user = n_items * (source.bytes_per_score(len(orders)) + 3 + 8)
     workers = max(1, min(workers, -(-n_users // SCORE_CHUNK)))
     size = users_per_block(-(-per_user // 8), memory_mb / workers, bytes_per_score=8)
     if workers > 1:  # at least one block a worker
         size = min(size, SCORE_CHUNK * -(-n_users // (SCORE_CHUNK * workers)))
     work = _StudyWork(
-        models, X, test_items, protocols, weights, orders, own,
-        dict(repetitions=repetitions, seed=seed), tie_policy, tie_seed, exact_ranks,
+        source, X, test_items, protocols, weights, orders, own,
+        dict(repetitions=repetitions, seed=seed), tie_policy, tie_seed,
     )  # fmt: skip
     blocks = [(a, min(a + size, n_users)) for a in range(0, n_users, size)]
-    parts: dict = {p.name: [] for p in protocols}
-    done = forked_map(
+    out: dict = {}
+    done = forked_imap(
         _simulate_block, work, blocks, workers, progress="protocol study" if progress else None
     )
-    for simulated in done:
+    for simulated in done:  # each block into the whole, as it comes
         for name, ranks in simulated.items():
-            parts[name].append(ranks)
-    return {name: _concatenate(blocks) for name, blocks in parts.items()}
+            if name not in out:
+                out[name] = _allocate(ranks, n_users)
+            _fill(out[name], ranks)
+    return out
 
 
 class _StudyWork(NamedTuple):
-    """What every block of :func:`simulate_protocols` reads (inherited at fork)."""
+    """What every block of :func:`_simulate` reads (inherited at fork)."""
 
-    models: list
+    source: object  # _Scored or _Stored
     X: object
     test_items: np.ndarray
     protocols: list
@@ -136,30 +217,47 @@ class _StudyWork(NamedTuple):
     draws: dict  # repetitions, seed
     tie_policy: str
     tie_seed: int
+
+
+class _Scored(NamedTuple):
+    """Beaten masks from the models' scores."""
+
+    models: list
+    tie_seed: int
     exact_ranks: list | None
+
+    def bytes_per_score(self, n_orders: int) -> int:
+        """Every model's masks and a model's float32 scores."""
+        return len(self.models) * n_orders + 4
+
+    def beaten(self, w: _StudyWork, a: int, b: int) -> dict:
+        """{(order, history): [every model's beaten mask]} of users a..b-1."""
+        X, test_items = w.X, w.test_items
+        users = np.arange(a, b)
+        beaten: dict = {key: [] for key in w.orders}
+        for k, model in enumerate(self.models):
+            S = score_users(model, a, b)
+            for order, history in w.orders:
+                if history:  # scored as the model scores them, before masking
+                    beaten[order, history].append(
+                        beaten_items(S, test_items[a:b], users, order, self.tie_seed)
+                    )
+            mask_training_items(S, X, a, b)
+            for order, history in w.orders:
+                if not history:
+                    beaten[order, history].append(
+                        beaten_items(S, test_items[a:b], users, order, self.tie_seed)
+                    )
+            if self.exact_ranks is not None:
+                _check_ranks(beaten[w.own][-1], np.asarray(self.exact_ranks[k])[a:b], model, a)
+        return beaten
 
 
 def _simulate_block(w: _StudyWork, block: tuple) -> dict:
-    """{protocol name: ProtocolRanks} of users a..b-1: their scores computed once."""
+    """{protocol name: ProtocolRanks} of users a..b-1: their masks made once."""
     a, b = block
     X, test_items, n_items = w.X, w.test_items, w.X.shape[1]
-    users = np.arange(a, b)
-    beaten: dict = {key: [] for key in w.orders}
-    for k, model in enumerate(w.models):
-        S = score_users(model, a, b)
-        for order, history in w.orders:
-            if history:  # scored as the model scores them, before masking
-                beaten[order, history].append(
-                    beaten_items(S, test_items[a:b], users, order, w.tie_seed)
-                )
-        mask_training_items(S, X, a, b)
-        for order, history in w.orders:
-            if not history:
-                beaten[order, history].append(
-                    beaten_items(S, test_items[a:b], users, order, w.tie_seed)
-                )
-        if w.exact_ranks is not None:
-            _check_ranks(beaten[w.own][-1], np.asarray(w.exact_ranks[k])[a:b], model, a)
+    beaten = w.source.beaten(w, a, b)
     training = np.zeros((b - a, n_items), dtype=bool)
     rows = np.repeat(np.arange(b - a), np.diff(X.indptr[a : b + 1]))
     training[rows, X.indices[X.indptr[a] : X.indptr[b]]] = True
@@ -175,7 +273,7 @@ def _simulate_block(w: _StudyWork, block: tuple) -> dict:
             excluded = training if protocol.target_in_pool else without_target
         masks = beaten[_mask_key(protocol, w.tie_policy)]
         if protocol.paired:
-            simulate = simulator(protocol, w.weights[protocol.name], len(w.models))
+            simulate = simulator(protocol, w.weights[protocol.name], len(masks))
         else:
             simulate = simulate_unpaired
         out[protocol.name] = simulate(
@@ -183,6 +281,33 @@ def _simulate_block(w: _StudyWork, block: tuple) -> dict:
             **w.draws,
         )  # fmt: skip
     return out
+
+
+class _Stored(NamedTuple):
+    """Beaten masks from the masks the ranking pass stored (``beaten_files``)."""
+
+    stored: list  # StoredBeaten, a model each
+    tie_seed: int
+    exact_ranks: list
+
+    def bytes_per_score(self, n_orders: int) -> int:
+        """Every model's masks, and a model's above and tied masks and a temporary."""
+        return len(self.stored) * n_orders + 3
+
+    def beaten(self, w: _StudyWork, a: int, b: int) -> dict:
+        """{(order, history): [every model's beaten mask]} of users a..b-1."""
+        users, test = np.arange(a, b), w.test_items[a:b]
+        beaten: dict = {key: [] for key in w.orders}
+        for k, stored in enumerate(self.stored):
+            layers = stored.masks(a, b)
+            for order, history in w.orders:
+                above, tied = layers[history]
+                beaten[order, history].append(
+                    order_ties(above, tied, test, users, order, self.tie_seed)
+                )
+            del layers
+            _check_ranks(beaten[w.own][-1], np.asarray(self.exact_ranks[k])[a:b], stored, a)
+        return beaten
 
 
 def _mask_key(protocol, tie_policy: str) -> tuple:
@@ -203,10 +328,20 @@ def _check_ranks(beaten: np.ndarray, ranks: np.ndarray, model, start: int) -> No
         )
 
 
-def _concatenate(blocks: list) -> ProtocolRanks:
+def _allocate(part: ProtocolRanks, n_users: int) -> ProtocolRanks:
+    """Arrays of all users for the ranks of which ``part`` is a block."""
     return ProtocolRanks(
         0,
-        np.concatenate([b.sampled for b in blocks], axis=2),
-        np.concatenate([b.hansen_hurwitz for b in blocks], axis=2),
-        np.concatenate([b.weighted_rank for b in blocks], axis=1),
+        *(
+            np.empty((*x.shape[:-1], n_users), x.dtype)
+            for x in (part.sampled, part.hansen_hurwitz, part.weighted_rank)
+        ),
     )
+
+
+def _fill(whole: ProtocolRanks, part: ProtocolRanks) -> None:
+    """Copy a block's ranks into the arrays of all users."""
+    users = slice(part.start, part.start + part.weighted_rank.shape[-1])
+    whole.sampled[..., users] = part.sampled
+    whole.hansen_hurwitz[..., users] = part.hansen_hurwitz
+    whole.weighted_rank[..., users] = part.weighted_rank

@@ -207,6 +207,7 @@ def rank_users(
     tie_seed: int,
     memory_mb: float,
     user_ids=None,
+    beaten=None,
     progress: bool = False,
 ) -> UserRanks:
     """Exact, pessimistic and sampled ranks of users ``start..stop-1`` in one pass
@@ -232,6 +233,10 @@ def rank_users(
         Budget of a block (:func:`users_per_block`).
     user_ids : array_like, optional
         The users' ids, for messages.
+    beaten : frameworks.beaten_files.BeatenWriter, optional
+        Given each block's scores (``unmasked`` before the training items are masked,
+        if it ``needs_unmasked``; ``masked`` after): the protocol study's masks, stored
+        so that the study does not score the model again.
     progress : bool, default False
         Show a tqdm bar over blocks.
 
@@ -297,7 +302,11 @@ def rank_users(
         if S.shape[1] != n_items:
             raise ValueError(f"recommender {name!r} scores {S.shape[1]} items, not {n_items}")
         _check_finite(S, a, name, user_ids)
+        if beaten is not None and beaten.needs_unmasked:
+            beaten.unmasked(S, a, b)
         mask_training_items(S, X, a, b)
+        if beaten is not None:
+            beaten.masked(S, a, b)
         users = np.arange(a, b)
         local = slice(a - start, b - start)
         rank[local], pessimistic[local] = block_ranks(S, test[a:b], users, tie_policy, tie_seed)
