@@ -13,6 +13,7 @@ from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
 from sampled_metrics.frameworks.study_pass import simulate_protocols, simulate_stored_protocols
 from sampled_metrics.passes.block_pass import SCORE_CHUNK, rank_users, shard_bounds
 from sampled_metrics.passes.draw_plan import draw_plan
+from sampled_metrics.passes.ranking import above_and_tied
 from sampled_metrics.passes.sampling import excluded_items, pool_sizes
 from sampled_metrics.recommenders import PrecomputedScores
 
@@ -125,7 +126,7 @@ def test_an_interrupted_or_incomplete_writer_leaves_no_file(tmp_path):
     path = tmp_path / "b.npy"
     with pytest.raises(ValueError, match="not up to"):
         with BeatenWriter(path, [False], 0, USERS, test, ITEMS) as writer:
-            writer.masked(models[0].scores(np.arange(32)), 0, 32)
+            writer.masked(*above_and_tied(models[0].scores(np.arange(32)), test[:32]), 0, 32)
     with pytest.raises(RuntimeError, match="killed"):
         with BeatenWriter(path, [False], 0, USERS, test, ITEMS):
             raise RuntimeError("killed")

@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..passes.ranking import above_and_tied
 from ..passes.ties import check_tie_policy, tie_order_keys
 
 __all__ = [
     "TIE_ORDERS",
-    "above_and_tied",
     "beaten_items",
     "check_tie_order",
     "order_ties",
@@ -123,43 +123,14 @@ def check_tie_order(tie_policy: str) -> None:
         raise ValueError("tie_policy 'average' counts half items: simulated draws need integers")
 
 
-def above_and_tied(S: np.ndarray, test_items) -> tuple:
-    """(above, tied), bool (rows, items): the items scored above each row's held-out
-    item, and those scored exactly like it (the held-out item itself not); every tie
-    order's beaten items follow from the two (:func:`order_ties`).
-
-    Parameters
-    ----------
-    S : numpy.ndarray (rows, n_items)
-        Scores.
-    test_items : array_like of int (rows,)
-
-    Returns
-    -------
-    tuple of numpy.ndarray
-
-    Examples
-    --------
-    >>> above, tied = above_and_tied(np.array([[0.9, 0.5, 0.5]]), [1])
-    >>> above.astype(int).tolist(), tied.astype(int).tolist()
-    ([[1, 0, 0]], [[0, 0, 1]])
-    """
-    rows = np.arange(S.shape[0])
-    test_items = np.asarray(test_items)
-    target = S[rows, test_items][:, None]
-    tied = S == target
-    tied[rows, test_items] = False
-    return S > target, tied
-
-
 def order_ties(above, tied, test_items, users, tie_policy: str, seed: int) -> np.ndarray:
-    """The beaten items of :func:`beaten_items` from :func:`above_and_tied`'s masks
+    """The beaten items of :func:`beaten_items` from ``ranking.above_and_tied``'s masks
     (neither is changed): ``above`` and the tied items the order puts first.
 
     Parameters
     ----------
     above, tied : numpy.ndarray of bool (rows, n_items)
-        :func:`above_and_tied`'s masks.
+        ``passes.ranking.above_and_tied``'s masks.
     test_items, users : array_like of int (rows,)
     tie_policy : str
         As :func:`beaten_items`'s.

@@ -3,7 +3,8 @@ never scores a model again.
 
 For every user the ranking pass (``block_pass.rank_users``) already holds the scores;
 a :class:`BeatenWriter` given to it packs, for each *layer* the study reads, the items
-scored above the held-out item and those tied with it (``beaten.above_and_tied``),
+scored above the held-out item and those tied with it (``ranking.above_and_tied``, the
+masks the pass ranks with),
 eight items a byte. Every tie order's beaten items follow from the two
 (``beaten.order_ties``). A layer is a value of ``Protocol.history_in_pool``: False, the
 scores with the training items masked (every protocol but RecBole's sequential
@@ -21,7 +22,6 @@ import os
 import numpy as np
 
 from ..io.atomic import CORRUPT_FILE_ERRORS, atomic_path
-from .beaten import above_and_tied
 
 __all__ = ["BeatenWriter", "StoredBeaten", "study_layers"]
 
@@ -62,9 +62,9 @@ class BeatenWriter:
     block, to an .npy file that appears whole or not at all (``io.atomic``).
 
     ``rank_users`` calls :meth:`unmasked` (only when :attr:`needs_unmasked`) and then
-    :meth:`masked` with each block's scores, in the order of the users. Its masks (two
-    bytes a score, eight items a byte once packed) are gone before the pass makes its
-    own arrays, so the pass keeps its memory budget.
+    :meth:`masked` with each block's masks (``ranking.above_and_tied``), in the order of
+    the users; it ranks with the same masks, and they are gone before it makes its other
+    arrays, so the pass keeps its memory budget.
 
     Parameters
     ----------
@@ -80,9 +80,10 @@ class BeatenWriter:
     --------
     >>> import tempfile, pathlib
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "X.beaten.npy"
+    >>> from sampled_metrics.passes.ranking import above_and_tied
     >>> S = np.array([[0.9, 0.5, 0.5], [0.1, 0.2, 0.3]])
     >>> with BeatenWriter(path, [False], 0, 2, [1, 0], 3) as writer:
-    ...     writer.masked(S, 0, 2)
+    ...     writer.masked(*above_and_tied(S, [1, 0]), 0, 2)
     >>> np.load(path).shape, StoredBeaten([path], [(0, 2)], [False], 3).masks(0, 2)[False][1]
     ((2, 2, 1), array([[False, False,  True],
            [False, False, False]]))
@@ -117,25 +118,24 @@ class BeatenWriter:
         self._atomic.__exit__(kind, error, trace)
         return False
 
-    def unmasked(self, S: np.ndarray, a: int, b: int) -> None:
-        """Block a..b-1's scores before the training items are masked."""
-        self._pending = self._pack(S, a, b)
+    def unmasked(self, above: np.ndarray, tied: np.ndarray) -> None:
+        """The next block's masks from its scores before the training items are masked."""
+        self._pending = [np.packbits(above, axis=1), np.packbits(tied, axis=1)]
 
-    def masked(self, S: np.ndarray, a: int, b: int) -> None:
-        """Block a..b-1's scores with the training items masked: its rows are written."""
+    def masked(self, above: np.ndarray, tied: np.ndarray, a: int, b: int) -> None:
+        """Block a..b-1's masks from its scores with the training items masked: its rows
+        are written."""
         if a != self._position:
             raise ValueError(f"{self.path}: block of users {a}.. after {self._position - 1}")
         history = self._pending
         self._pending = []
-        slots = [] if False not in self.layers else self._pack(S, a, b)
+        slots = []
+        if False in self.layers:
+            slots = [np.packbits(above, axis=1), np.packbits(tied, axis=1)]
         slots += history  # in the order of layers: False before True
         if slots:
             self._file.write(np.stack(slots, axis=1).tobytes())
         self._position = b
-
-    def _pack(self, S: np.ndarray, a: int, b: int) -> list:
-        above, tied = above_and_tied(S, self.test_items[a:b])
-        return [np.packbits(above, axis=1), np.packbits(tied, axis=1)]
 
 
 class StoredBeaten:

@@ -143,11 +143,12 @@ def simulate_stored_protocols(
     >>> import tempfile, pathlib
     >>> import scipy.sparse as sp
     >>> from sampled_metrics.frameworks.beaten_files import BeatenWriter, StoredBeaten
+    >>> from sampled_metrics.passes.ranking import above_and_tied
     >>> from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
     >>> S, test = np.tile(np.arange(40.0), (3, 1)), [30, 31, 32]  # item 39 first
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "M.beaten.npy"
     >>> with BeatenWriter(path, [False], 0, 3, test, 40) as writer:
-    ...     writer.masked(S, 0, 3)  # as the ranking pass does
+    ...     writer.masked(*above_and_tied(S, test), 0, 3)  # as the ranking pass does
     >>> stored = StoredBeaten([path], [(0, 3)], [False], 40, name="M")
     >>> out = simulate_stored_protocols([stored], sp.csr_matrix((3, 40)), test,
     ...                                 [FRAMEWORK_PROTOCOLS["recbole-uni100"]], repetitions=2,

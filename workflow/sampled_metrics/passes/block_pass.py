@@ -25,7 +25,7 @@ import scipy.sparse as sp
 
 from ..io.atomic import read_npz, write_npz
 from .draw_plan import DrawPlan, block_positions
-from .ranking import block_ranks, mask_training_items
+from .ranking import above_and_tied, mask_training_items, ranks_from_masks
 from .sampling import excluded_items, free_item_lookup, ranks_among_sampled, sampled_rank_dtype
 from .ties import check_tie_policy
 
@@ -234,9 +234,10 @@ def rank_users(
     user_ids : array_like, optional
         The users' ids, for messages.
     beaten : frameworks.beaten_files.BeatenWriter, optional
-        Given each block's scores (``unmasked`` before the training items are masked,
-        if it ``needs_unmasked``; ``masked`` after): the protocol study's masks, stored
-        so that the study does not score the model again.
+        Given each block's masks (``ranking.above_and_tied``; ``unmasked`` of the scores
+        before the training items are masked, if it ``needs_unmasked``; ``masked``, the
+        masks the block is ranked with): the protocol study's, stored so that the study
+        does not score the model again.
     progress : bool, default False
         Show a tqdm bar over blocks.
 
@@ -303,13 +304,17 @@ def rank_users(
             raise ValueError(f"recommender {name!r} scores {S.shape[1]} items, not {n_items}")
         _check_finite(S, a, name, user_ids)
         if beaten is not None and beaten.needs_unmasked:
-            beaten.unmasked(S, a, b)
+            beaten.unmasked(*above_and_tied(S, test[a:b]))
         mask_training_items(S, X, a, b)
-        if beaten is not None:
-            beaten.masked(S, a, b)
         users = np.arange(a, b)
         local = slice(a - start, b - start)
-        rank[local], pessimistic[local] = block_ranks(S, test[a:b], users, tie_policy, tie_seed)
+        above, tied = above_and_tied(S, test[a:b])
+        rank[local], pessimistic[local] = ranks_from_masks(
+            above, tied, test[a:b], users, tie_policy, tie_seed
+        )
+        if beaten is not None:
+            beaten.masked(above, tied, a, b)
+        del above, tied
         excluded = excluded_items(X[a:b], test[a:b])
         target = S[np.arange(b - a), test[a:b]][:, None]
         packed, row_start = _free_scores(S, excluded)

@@ -23,7 +23,14 @@ import scipy.sparse as sp
 
 from .ties import check_tie_policy, tie_order_keys, tie_term
 
-__all__ = ["block_ranks", "exact_ranks", "mask_training_items", "rank_from_scores"]
+__all__ = [
+    "above_and_tied",
+    "block_ranks",
+    "exact_ranks",
+    "mask_training_items",
+    "rank_from_scores",
+    "ranks_from_masks",
+]
 
 
 def _ranks_of_masked(
@@ -308,10 +315,8 @@ def block_ranks(
     S: np.ndarray, test_items: np.ndarray, users: np.ndarray, tie_policy: str, seed: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Ranks of a block of users whose non-candidates hold -inf: under ``tie_policy``
-    and pessimistic (every tied candidate above the held-out item).
-
-    Under "random" only the tied candidates' keys are computed; the term is the one
-    of ``ties.tie_term`` with the keys of :func:`.ties.tie_order_keys` (``seed``).
+    and pessimistic (every tied candidate above the held-out item);
+    :func:`ranks_from_masks` of :func:`above_and_tied`.
 
     Parameters
     ----------
@@ -336,23 +341,79 @@ def block_ranks(
     >>> block_ranks(S, np.array([1]), np.array([0]), "optimistic", 0)
     (array([2.]), array([4.]))
     """
+    above, tied = above_and_tied(S, test_items)
+    return ranks_from_masks(above, tied, test_items, users, tie_policy, seed)
+
+
+def above_and_tied(S: np.ndarray, test_items) -> tuple[np.ndarray, np.ndarray]:
+    """(above, tied), bool (rows, items): the items scored above each row's held-out
+    item, and those scored exactly like it (the held-out item itself not). A row's
+    ranks under every tie policy follow from the two (:func:`ranks_from_masks`), and
+    so do the items any tie order puts above it (``frameworks.beaten.order_ties``).
+
+    Parameters
+    ----------
+    S : numpy.ndarray (rows, n_items)
+        Scores.
+    test_items : array_like of int (rows,)
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+
+    Examples
+    --------
+    >>> above, tied = above_and_tied(np.array([[0.9, 0.5, 0.5]]), [1])
+    >>> above.astype(int).tolist(), tied.astype(int).tolist()
+    ([[1, 0, 0]], [[0, 0, 1]])
+    """
     rows = np.arange(S.shape[0])
+    test_items = np.asarray(test_items)
     target = S[rows, test_items][:, None]
-    above = 1.0 + np.count_nonzero(S > target, axis=1)
     tied = S == target
-    tied[rows, test_items] = False  # the target itself
-    pessimistic = above + np.count_nonzero(tied, axis=1)
+    tied[rows, test_items] = False
+    return S > target, tied
+
+
+def ranks_from_masks(
+    above: np.ndarray, tied: np.ndarray, test_items, users, tie_policy: str, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`block_ranks` from the masks of :func:`above_and_tied`: 1 + the items
+    above + the policy's share of the tied ones (``ties.tie_term``; under "random" the
+    keys of :func:`.ties.tie_order_keys` for the tied items only), and 1 + the items
+    above + every tied item.
+
+    Parameters
+    ----------
+    above, tied : numpy.ndarray of bool (n_users, n_items)
+    test_items, users : numpy.ndarray of int (n_users,)
+    tie_policy : str
+    seed : int
+
+    Returns
+    -------
+    ranks, pessimistic : float64 arrays (n_users,)
+
+    Examples
+    --------
+    >>> above, tied = np.array([[True, False, False]]), np.array([[False, False, True]])
+    >>> ranks_from_masks(above, tied, np.array([1]), np.array([0]), "average", 0)
+    (array([2.5]), array([3.]))
+    """
+    rows = np.arange(above.shape[0])
+    ranked_above = 1.0 + np.count_nonzero(above, axis=1)
+    pessimistic = ranked_above + np.count_nonzero(tied, axis=1)
     if tie_policy != "random":
-        return above + tie_term(tied, tie_policy), pessimistic
+        return ranked_above + tie_term(tied, tie_policy), pessimistic
     target_keys = tie_order_keys(users, test_items, seed)
     term = np.zeros(rows.size)
-    step = max(1, _TIED_ENTRIES // max(S.shape[1], 1))  # bounds the arrays of tied entries
+    step = max(1, _TIED_ENTRIES // max(tied.shape[1], 1))  # bounds the arrays of tied entries
     for lo in range(0, rows.size, step):
         row, item = np.nonzero(tied[lo : lo + step])
         row += lo
         first = tie_order_keys(users[row], item, seed) < target_keys[row]
         term += np.bincount(row[first], minlength=rows.size)
-    return above + term, pessimistic
+    return ranked_above + term, pessimistic
 
 
 # Scores whose ties are resolved at a time under "random" (keys of tied entries only).
