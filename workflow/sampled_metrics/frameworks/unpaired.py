@@ -127,13 +127,14 @@ def _chunk(protocol, beaten, total, weights, uniform, repetitions, rng) -> tuple
     """(sampled, Hansen-Hurwitz), each (repetitions, users), of one recommender on a
     chunk of users whose beaten pool items are ``beaten``."""
     users = beaten.shape[0]
-    row, item = np.nonzero(beaten)  # row-major: each user's beaten items together
-    w = weights[item]
-    beaten_mass = np.bincount(row, w, minlength=users) if not uniform else None
-    count = np.bincount(row, minlength=users)
-    if uniform:
+    if uniform:  # the counts are enough: a draw among them is a position
+        count = np.count_nonzero(beaten, axis=1)
         q = count * weights[0] / total  # B / T, the masses of equal weights
     else:
+        row, item = np.nonzero(beaten)  # row-major: each user's beaten items together
+        w = weights[item]
+        beaten_mass = np.bincount(row, w, minlength=users)
+        count = np.bincount(row, minlength=users)
         q = beaten_mass / total
     # K ~ Binomial(m, q_u), entries in the order (repetition, user)
     k = rng.binomial(protocol.m, np.minimum(np.tile(q, repetitions), 1.0))
@@ -167,7 +168,7 @@ def _chunk(protocol, beaten, total, weights, uniform, repetitions, rng) -> tuple
             new[1:] = (position[1:] != position[:-1]) | (owner[1:] != owner[:-1])
             k = np.bincount(owner[new], minlength=k.size)
         elif protocol.collapse:
-            k = _distinct(owner, position, item.size, k.size)
+            k = _distinct(owner, position, int(count.sum()), k.size)
     shape = (repetitions, users)
     return (1 + k).reshape(shape).astype(np.int16), estimate.reshape(shape)
 
