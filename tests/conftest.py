@@ -23,6 +23,7 @@ import http.server
 import io
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -242,16 +243,22 @@ def tiny_config() -> dict:
     return copy.deepcopy(TINY_CONFIG)
 
 
+def make_tiny_workdir(workdir: Path, config: dict | None = None) -> Path:
+    """``workdir`` made and given tiny.csv and config.yaml (``config``, by default
+    TINY_CONFIG)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    write_synthetic_interactions(workdir / "tiny.csv")
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config or TINY_CONFIG))
+    return workdir
+
+
 @pytest.fixture(scope="session")
 def tiny_workdir(tmp_path_factory):
     """``tiny_workdir(name, config=None)``: a new work directory holding tiny.csv
     and config.yaml (``config``, by default TINY_CONFIG)."""
 
     def make(name: str = "tiny", config: dict | None = None) -> Path:
-        workdir = tmp_path_factory.mktemp(name)
-        write_synthetic_interactions(workdir / "tiny.csv")
-        (workdir / "config.yaml").write_text(yaml.safe_dump(config or TINY_CONFIG))
-        return workdir
+        return make_tiny_workdir(tmp_path_factory.mktemp(name), config)
 
     return make
 
@@ -355,18 +362,32 @@ def start(workdir: Path, targets, *options: str) -> subprocess.Popen:
 
 
 @pytest.fixture(scope="session")
-def two_runs(tiny_workdir):
+def two_runs(tmp_path_factory, worker_id):
     """The same config twice, side by side: the reference with 2 threads for
-    rule fit, the second with --set-threads fit=1."""
-    reference, second = tiny_workdir("reference"), tiny_workdir("second")
-    procs = [
-        start(reference, TARGETS, "--cores", "2"),
-        start(second, TARGETS, "--cores", "2", "--set-threads", "fit=1"),
-    ]
-    outputs = [proc.communicate(timeout=600)[0] for proc in procs]
-    for proc, out in zip(procs, outputs):
-        assert proc.returncode == 0, out[-4000:]
-    return reference, second
+    rule fit, the second with --set-threads fit=1. Made once per test session: the
+    pytest-xdist workers share them (the first to ask runs them while the others wait
+    on a lock in the session's folder); tests copy them before changing anything."""
+    import fcntl
+
+    root = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        root = root.parent  # the session's folder, above each worker's own
+    shared = root / "two_runs"
+    with open(root / "two_runs.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (shared / "finished").exists():
+            shutil.rmtree(shared, ignore_errors=True)
+            reference = make_tiny_workdir(shared / "reference")
+            second = make_tiny_workdir(shared / "second")
+            procs = [
+                start(reference, TARGETS, "--cores", "2"),
+                start(second, TARGETS, "--cores", "2", "--set-threads", "fit=1"),
+            ]
+            outputs = [proc.communicate(timeout=600)[0] for proc in procs]
+            for proc, out in zip(procs, outputs):
+                assert proc.returncode == 0, out[-4000:]
+            (shared / "finished").touch()
+    return shared / "reference", shared / "second"
 
 
 @pytest.fixture(scope="session")
