@@ -4,6 +4,7 @@ for all users at once (sampling.sampled_ranks), for every tie policy, block
 budget and number of shards; the draw plan against draw_positions."""
 
 import contextlib
+import re
 
 import numpy as np
 import pytest
@@ -201,11 +202,14 @@ def test_shard_bounds_cover_the_users_in_whole_chunks(n_users, shards):
         shard_bounds(n_users, 0)
 
 
-def test_a_non_finite_score_names_recommender_user_id_and_item():
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_a_non_finite_score_names_recommender_user_id_and_item(value):
     train, test, scores = problem(2)
-    scores[9, 4] = np.nan
+    scores[9, 4] = value
+    scores[20, 1] = value  # a later one: the message names the first
     plan = plan_for(train, test, m=3, seed=0)
-    with pytest.raises(ValueError, match=r"'M'.*user 9 \(id 'u9'\) for item 4: nan"):
+    shown = re.escape(str(np.float32(value)))
+    with pytest.raises(ValueError, match=rf"'M': 2 scores.*user 9 \(id 'u9'\) for item 4: {shown}"):
         rank_users(
             PrecomputedScores(scores, name="M"),
             train,
