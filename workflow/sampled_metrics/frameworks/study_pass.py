@@ -93,7 +93,7 @@ def simulate_protocols(
     >>> out["recbole-uni100"].weighted_rank.tolist()  # 9, 8, 7 items above
     [[10.0, 9.0, 8.0]]
     """
-    source = _Scored(models, tie_seed, exact_ranks)
+    source = _Scored(models, exact_ranks)
     return _simulate(source, train, test_items, protocols, repetitions, seed, tie_policy,
                      tie_seed, memory_mb, workers, progress)  # fmt: skip
 
@@ -163,7 +163,7 @@ def simulate_stored_protocols(
             raise ValueError(
                 f"the stored beaten items of {stored.name!r} lack the layers {missing}"
             )
-    source = _Stored(beaten, tie_seed, exact_ranks)
+    source = _Stored(beaten, exact_ranks)
     return _simulate(source, train, test_items, protocols, repetitions, seed, tie_policy,
                      tie_seed, memory_mb, workers, progress)  # fmt: skip
 
@@ -224,7 +224,6 @@ class _Scored(NamedTuple):
     """Beaten masks from the models' scores."""
 
     models: list
-    tie_seed: int
     exact_ranks: list | None
 
     def bytes_per_score(self, n_orders: int) -> int:
@@ -241,13 +240,13 @@ class _Scored(NamedTuple):
             for order, history in w.orders:
                 if history:  # scored as the model scores them, before masking
                     beaten[order, history].append(
-                        beaten_items(S, test_items[a:b], users, order, self.tie_seed)
+                        beaten_items(S, test_items[a:b], users, order, w.tie_seed)
                     )
             mask_training_items(S, X, a, b)
             for order, history in w.orders:
                 if not history:
                     beaten[order, history].append(
-                        beaten_items(S, test_items[a:b], users, order, self.tie_seed)
+                        beaten_items(S, test_items[a:b], users, order, w.tie_seed)
                     )
             if self.exact_ranks is not None:
                 _check_ranks(beaten[w.own][-1], np.asarray(self.exact_ranks[k])[a:b], model, a)
@@ -288,7 +287,6 @@ class _Stored(NamedTuple):
     """Beaten masks from the masks the ranking pass stored (``beaten_files``)."""
 
     stored: list  # StoredBeaten, a model each
-    tie_seed: int
     exact_ranks: list
 
     def bytes_per_score(self, n_orders: int) -> int:
@@ -304,7 +302,7 @@ class _Stored(NamedTuple):
             for order, history in w.orders:
                 above, tied = layers[history]
                 beaten[order, history].append(
-                    order_ties(above, tied, test, users, order, self.tie_seed)
+                    order_ties(above, tied, test, users, order, w.tie_seed)
                 )
             del layers
             _check_ranks(beaten[w.own][-1], np.asarray(self.exact_ranks[k])[a:b], stored, a)
