@@ -207,7 +207,12 @@ def _maxent(likelihood: _Likelihood, gamma: float) -> np.ndarray:
     f and of the entropy on the simplex). D is smooth and strictly concave in as many
     variables as distinct sampled ranks, so Newton's method with backtracking reaches
     the optimum in a few steps, to the gradient's rounding (the primal's L-BFGS over
-    the N-point grid stopped about 5e-5 away in L1).
+    the N-point grid stopped about 5e-5 away in L1). Once the Newton decrement grad^T
+    H^-1 grad (twice D's gain from the full step; Boyd & Vandenberghe, *Convex
+    Optimization*, 2004, section 9.5.1) is below D's rounding, backtracking cannot see
+    a gain: full steps are taken while they lower the gradient (138,493 users on a grid
+    of 26,725 points: 13 evaluations of D, where backtracking in D's rounding took
+    2,879 and stopped with the primal's optimality gap 5e-8 instead of 3e-15).
     """
     rows, counts = likelihood.rows, likelihood.counts
     class_users = np.bincount(likelihood.classes, weights=counts)
@@ -235,13 +240,20 @@ def _maxent(likelihood: _Likelihood, gamma: float) -> np.ndarray:
         )
         step = linalg.solve(hessian, grad, assume_a="pos")
         decrease, size = grad @ step, 1.0
-        while size > 1e-12:  # backtracking (Armijo)
-            trial = negative_dual(lam - size * step)
-            if trial[0] <= value - 1e-4 * size * decrease:
-                break
-            size /= 2
+        if decrease <= _ROUNDING * abs(value):
+            # D's rounding hides the step's gain (the Newton decrement): near the
+            # optimum, the full step is taken while it lowers the gradient
+            trial = negative_dual(lam - step)
+            if not np.abs(trial[1]).max() < np.abs(grad).max():
+                break  # the gradient at its rounding: the optimum
         else:
-            break  # no decrease left at the rounding of D: the optimum
+            while size > 1e-12:  # backtracking (Armijo)
+                trial = negative_dual(lam - size * step)
+                if trial[0] <= value - 1e-4 * size * decrease:
+                    break
+                size /= 2
+            else:
+                break  # no decrease left at the rounding of D: the optimum
         lam = lam - size * step
         value, grad, pi = trial
     return pi
@@ -271,6 +283,7 @@ def _least_squares_on_simplex(rows, observed, coef) -> np.ndarray:
 # tolerance on MovieLens 1M), stopping when every dual gradient component is below it.
 _NEWTON_STEPS = 100
 _DUAL_TOLERANCE = 1e-13
+_ROUNDING = 4 * np.finfo(float).eps  # relative rounding of D's value
 
 
 def _prior_on_ranks(pi: np.ndarray, n: int) -> np.ndarray:
