@@ -168,9 +168,10 @@ def learned_estimates_of(
     evaluations, m: int, law: str, metrics, methods, *, workers: int = 1, progress=False
 ) -> list:
     """:func:`learned_estimates` of several evaluations at once (the recommenders of a
-    run): EM of each evaluation's repetitions together, then every (evaluation,
-    repetition) in one pool of ``workers`` forked processes. The workers inherit the
-    sampled ranks and the learned distributions; only indices cross between processes.
+    run): EM of each evaluation's repetitions together, the evaluations in a pool of
+    ``workers`` forked processes, then every (evaluation, repetition) in another. The
+    workers inherit the sampled ranks (the second pool also EM's distributions): only
+    indices, EM's distributions and the estimates cross between processes.
 
     Parameters
     ----------
@@ -192,21 +193,15 @@ def learned_estimates_of(
     >>> [t["value"].round(6).tolist() for t in tables]
     [[0.333333, 0.666667], [0.666667, 0.333333]]
     """
-    from threadpoolctl import threadpool_limits
-
-    from .estimators import em_distributions, sampled_evaluation
-
     metrics, methods = list(metrics), list(methods)
     ranks = [np.asarray(sampled) for sampled, _ in evaluations]
     n = [users_n for _, users_n in evaluations]
     learned = [{} for _ in ranks]  # {kind: pis over repetitions} of each evaluation
     if any(parse_estimator(method)[1] == "em" for method in methods):
-        # EM of every repetition of an evaluation at once; BLAS on one thread (jobs
-        # share the cores)
-        with threadpool_limits(1):
-            for found, sampled, users_n in zip(learned, ranks, n):
-                datas = [sampled_evaluation(row, m, users_n, law) for row in sampled]
-                found["em"] = em_distributions(datas)
+        # EM of every repetition of an evaluation at once, the evaluations in the pool
+        em_work = _LearnedWork(ranks, n, m, law, metrics, methods, learned)
+        for found, pis in zip(learned, forked_map(_em_of, em_work, range(len(ranks)), workers)):
+            found["em"] = pis
     shared = _LearnedWork(ranks, n, m, law, metrics, methods, learned)
     tasks = [(e, rep) for e, sampled in enumerate(ranks) for rep in range(sampled.shape[0])]
     rows = forked_map(
@@ -236,6 +231,14 @@ class _LearnedWork(NamedTuple):
     metrics: list
     methods: list
     learned: list  # {kind: pis over repetitions} of each evaluation
+
+
+def _em_of(work: _LearnedWork, e: int) -> list:
+    """EM's distributions of every repetition of evaluation ``e``, together."""
+    from .estimators import em_distributions, sampled_evaluation
+
+    sampled, users_n = work.ranks[e], work.n[e]
+    return em_distributions([sampled_evaluation(row, work.m, users_n, work.law) for row in sampled])
 
 
 def _learned_at(work: _LearnedWork, task) -> list:
