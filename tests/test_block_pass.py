@@ -4,6 +4,7 @@ for all users at once (sampling.sampled_ranks), for every tie policy, block
 budget and number of shards; the draw plan against draw_positions."""
 
 import contextlib
+import itertools
 import re
 
 import numpy as np
@@ -12,11 +13,7 @@ import scipy.sparse as sp
 
 from sampled_metrics.passes import block_pass
 from sampled_metrics.passes.block_pass import (
-    UserRanks,
-    concatenate_user_ranks,
-    load_user_ranks,
     rank_users,
-    save_user_ranks,
     score_users,
     shard_bounds,
     users_per_block,
@@ -35,6 +32,12 @@ from sampled_metrics.passes.sampling import (
     sampled_ranks,
 )
 from sampled_metrics.passes.ties import TIE_POLICIES
+from sampled_metrics.passes.user_ranks import (
+    UserRanks,
+    concatenate_user_ranks,
+    load_user_ranks,
+    save_user_ranks,
+)
 from sampled_metrics.recommenders import PrecomputedScores
 
 CHUNK = 4  # small chunks, so that 30 users make several blocks and shards
@@ -63,7 +66,9 @@ def plan_for(train, test, m, seed, replacement=False, repetitions=5):
 @pytest.mark.parametrize("policy", TIE_POLICIES)
 @pytest.mark.parametrize("replacement", [False, True])
 def test_one_pass_equals_exact_and_sampled_ranks_of_the_whole_matrix(policy, replacement):
-    for seed in range(4):
+    # blocks of one chunk (the last one shorter, in the first block's arrays) or of all
+    # 30 users (their free scores packed in place a chunk at a time)
+    for seed, memory_mb in itertools.product(range(4), (1e-4, 64)):
         train, test, scores = problem(seed)
         plan = plan_for(train, test, m=6, seed=seed, replacement=replacement)
         r = rank_users(
@@ -75,7 +80,7 @@ def test_one_pass_equals_exact_and_sampled_ranks_of_the_whole_matrix(policy, rep
             30,
             tie_policy=policy,
             tie_seed=7,
-            memory_mb=1e-4,
+            memory_mb=memory_mb,
         )
         exact, n = exact_ranks(PrecomputedScores(scores), train, test, tie_policy=policy, seed=7)
         pessimistic, _ = exact_ranks(PrecomputedScores(scores), train, test)

@@ -6,7 +6,7 @@ import pandas as pd
 
 from sampled_metrics.data import load_split
 from sampled_metrics.io.atomic import write_csv, write_npy
-from sampled_metrics.passes.block_pass import concatenate_user_ranks, load_user_ranks
+from sampled_metrics.passes.user_ranks import concatenate_user_ranks, load_user_ranks
 from sampled_metrics.pipeline.runs import start_job
 
 log = start_job(snakemake)

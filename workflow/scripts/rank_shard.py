@@ -6,8 +6,9 @@ import numpy as np
 
 from sampled_metrics.data import load_split
 from sampled_metrics.frameworks.beaten_files import BeatenWriter
-from sampled_metrics.passes.block_pass import rank_users, save_user_ranks, shard_bounds
+from sampled_metrics.passes.block_pass import rank_users, shard_bounds
 from sampled_metrics.passes.draw_plan import load_draw_plan
+from sampled_metrics.passes.user_ranks import save_user_ranks
 from sampled_metrics.pipeline.runs import start_job
 from sampled_metrics.recommenders import load_model
 

@@ -17,74 +17,28 @@ The result does not depend on how the users are cut into blocks or shards:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..io.atomic import read_npz, write_npz
 from .draw_plan import DrawPlan, block_positions
 from .ranking import above_and_tied, mask_training_items, ranks_from_masks
 from .sampling import excluded_items, free_item_lookup, ranks_among_sampled, sampled_rank_dtype
 from .ties import check_tie_policy
+from .user_ranks import UserRanks
 
-__all__ = [
-    "SCORE_CHUNK",
-    "UserRanks",
-    "concatenate_user_ranks",
-    "load_user_ranks",
-    "rank_users",
-    "save_user_ranks",
-    "score_users",
-    "shard_bounds",
-    "users_per_block",
-]
+__all__ = ["SCORE_CHUNK", "rank_users", "score_users", "shard_bounds", "users_per_block"]
 
 # Users scored by one call of model.scores, at multiples of it: small, so that the
 # memory floor is low and small data sets still make several shards.
 SCORE_CHUNK = 32
-# Bytes per score held for a block (float32 scores, the free items' float32 scores
-# packed, bool masks over them; a block's arrays are released before the next one's) and
-# per score of the chunk being computed (a model's float64 products and float32 copy).
+# Bytes per score held for a block (float32 scores, the free items' scores packed into
+# them in place; bool masks above and tied, a pair for each of the study's layers: 8 at
+# most) and per score of the chunk being computed (a model's float64 products and
+# float32 copy).
 _BLOCK_BYTES_PER_SCORE = 10
 _CHUNK_BYTES_PER_SCORE = 24
-# The arrays of a file of UserRanks, in the order of its fields.
-_FIELDS = ("start", "rank", "n_candidates", "pessimistic", "sampled")
-
-
-@dataclass(frozen=True)
-class UserRanks:
-    """The ranks of users ``start .. start + len(rank) - 1``.
-
-    ``rank``: exact ranks under the tie policy (float64); ``n_candidates``: the
-    size of each user's ranked set (int64); ``pessimistic``: exact ranks with every
-    tie above (float64); ``sampled``: (repetitions, users) sampled ranks.
-
-    Parameters
-    ----------
-    start : int
-        The first user.
-    rank, n_candidates, pessimistic : numpy.ndarray (users,)
-        As above.
-    sampled : numpy.ndarray (repetitions, users)
-        As above.
-
-    Examples
-    --------
-    >>> UserRanks(64, np.ones(3), np.ones(3, np.int64), np.ones(3), np.ones((2, 3))).stop
-    67
-    """
-
-    start: int
-    rank: np.ndarray
-    n_candidates: np.ndarray
-    pessimistic: np.ndarray
-    sampled: np.ndarray
-
-    @property
-    def stop(self) -> int:
-        return self.start + int(self.rank.size)
 
 
 def users_per_block(
@@ -150,7 +104,7 @@ def shard_bounds(n_users: int, shards: int) -> list[tuple[int, int]]:
     return list(zip(cuts[:-1], cuts[1:]))
 
 
-def score_users(model, start: int, stop: int) -> np.ndarray:
+def score_users(model, start: int, stop: int, out=None) -> np.ndarray:
     """Scores of users ``start..stop-1``: float32 (stop - start, n_items),
     ``model.scores`` called on chunks of :data:`SCORE_CHUNK` users at multiples
     of it, so a user's scores do not depend on the block asked for.
@@ -161,6 +115,10 @@ def score_users(model, start: int, stop: int) -> np.ndarray:
         With ``scores(users)``.
     start, stop : int
         The users; ``start`` a multiple of :data:`SCORE_CHUNK`.
+    out : numpy.ndarray, optional
+        A float32 C-ordered array of at least ``stop - start`` rows: its first rows
+        take the scores when its columns are the model's items (the pass's blocks reuse
+        one array instead of faulting in fresh pages every block).
 
     Returns
     -------
@@ -184,7 +142,7 @@ def score_users(model, start: int, stop: int) -> np.ndarray:
         users = np.arange(a, min(a + SCORE_CHUNK, stop))
         chunk = np.asarray(model.scores(users))
         if a == start:
-            scores = np.empty((stop - start, chunk.shape[-1]), dtype=np.float32)
+            scores = _score_array(out, stop - start, chunk.shape[-1])
         if chunk.shape != (users.size, scores.shape[1]):
             raise ValueError(
                 f"recommender {getattr(model, 'name', type(model).__name__)!r}: scores for "
@@ -193,6 +151,26 @@ def score_users(model, start: int, stop: int) -> np.ndarray:
             )
         scores[a - start : a - start + users.size] = chunk
     return scores
+
+
+def _masks(masks, shape: tuple) -> tuple:
+    """Two bool arrays of ``shape``: the first rows of ``masks`` when they fit."""
+    if masks is not None and masks[0].shape[0] >= shape[0] and masks[0].shape[1:] == shape[1:]:
+        return masks[0][: shape[0]], masks[1][: shape[0]]
+    return np.empty(shape, dtype=bool), np.empty(shape, dtype=bool)
+
+
+def _score_array(out, rows: int, columns: int) -> np.ndarray:
+    """``out``'s first ``rows`` rows when they fit, else a new float32 array."""
+    if (
+        out is not None
+        and out.dtype == np.float32
+        and out.flags.c_contiguous
+        and out.shape[0] >= rows
+        and out.shape[1:] == (columns,)
+    ):
+        return out[:rows]
+    return np.empty((rows, columns), dtype=np.float32)
 
 
 def rank_users(
@@ -297,18 +275,21 @@ def rank_users(
         from tqdm.auto import tqdm
 
         starts = tqdm(starts, desc=f"ranking {name}", unit="block")
+    block = masks = None  # the first block's arrays: the later ones reuse them
     for a in starts:
         b = min(a + size, stop)
-        S = score_users(model, a, b)
+        S = score_users(model, a, b, out=block)
+        block = S if block is None else block
         if S.shape[1] != n_items:
             raise ValueError(f"recommender {name!r} scores {S.shape[1]} items, not {n_items}")
         _check_finite(S, a, name, user_ids)
+        masks = _masks(masks, S.shape)
         if beaten is not None and beaten.needs_unmasked:
-            beaten.unmasked(*above_and_tied(S, test[a:b]))
+            beaten.unmasked(*above_and_tied(S, test[a:b], out=masks))
         mask_training_items(S, X, a, b)
         users = np.arange(a, b)
         local = slice(a - start, b - start)
-        above, tied = above_and_tied(S, test[a:b])
+        above, tied = above_and_tied(S, test[a:b], out=masks)
         rank[local], pessimistic[local] = ranks_from_masks(
             above, tied, test[a:b], users, tie_policy, tie_seed
         )
@@ -318,7 +299,7 @@ def rank_users(
         excluded = excluded_items(X[a:b], test[a:b])
         target = S[np.arange(b - a), test[a:b]][:, None]
         packed, row_start = _free_scores(S, excluded)
-        del S  # the sampled items are read from the packed scores
+        del S  # the sampled items are read from the free scores, packed in its array
         free_items = free_item_lookup(excluded)
         for rep in range(plan.repetitions):
             positions = block_positions(plan, a, b, rep)
@@ -344,15 +325,35 @@ def _items_at(free_items, positions: np.ndarray, row, column) -> np.ndarray:
 def _free_scores(S: np.ndarray, excluded) -> tuple:
     """(packed, row_start): the scores of each user's free items (not ``excluded``), in
     item order, row after row, and where each row starts (a column), so that the p-th
-    free item of row u scores ``packed[row_start[u] + p]`` (as the draws' positions)."""
-    free = np.ones(S.shape, dtype=bool)
-    free[np.repeat(np.arange(S.shape[0]), np.diff(excluded.indptr)), excluded.indices] = False
-    row_start = np.zeros((S.shape[0], 1), dtype=np.int64)
-    np.cumsum(S.shape[1] - np.diff(excluded.indptr)[:-1], out=row_start[1:, 0])
-    return S[free], row_start
+    free item of row u scores ``packed[row_start[u] + p]`` (as the draws' positions).
+
+    ``packed`` is the start of S's own (C-ordered) array, S overwritten: rows are packed
+    a few at a time, and the free scores up to row u never reach past its start."""
+    n_rows, n_items = S.shape
+    flat = S.reshape(-1)
+    if not np.shares_memory(flat, S):
+        raise ValueError("the scores of a block must be one C-ordered array")
+    indptr, indices = excluded.indptr, excluded.indices
+    row_start = np.zeros((n_rows, 1), dtype=np.int64)
+    np.cumsum(n_items - np.diff(indptr)[:-1], out=row_start[1:, 0])
+    step = SCORE_CHUNK  # rows at a time: copies within the budget's chunk
+    free = np.empty((min(step, n_rows), n_items), dtype=bool)
+    end = 0
+    for lo in range(0, n_rows, step):
+        hi = min(lo + step, n_rows)
+        rows_free = free[: hi - lo]
+        rows_free.fill(True)
+        taken = np.repeat(np.arange(hi - lo), np.diff(indptr[lo : hi + 1]))
+        rows_free[taken, indices[indptr[lo] : indptr[hi]]] = False
+        values = S[lo:hi][rows_free]
+        flat[end : end + values.size] = values
+        end += values.size
+    return flat[:end], row_start
 
 
 def _check_finite(S: np.ndarray, start: int, name: str, user_ids) -> None:
+    if np.isfinite(S.min()) and np.isfinite(S.max()):  # NaN in both, -inf, +inf
+        return
     finite = np.isfinite(S)
     if not finite.all():
         r, i = np.argwhere(~finite)[0]
@@ -362,117 +363,3 @@ def _check_finite(S: np.ndarray, start: int, name: str, user_ids) -> None:
             f"recommender {name!r}: {int((~finite).sum())} scores are NaN or inf, first the "
             f"score of user {shown} for item {int(i)}: {S[r, i]}"
         )
-
-
-def concatenate_user_ranks(parts: list[UserRanks], n_users: int) -> UserRanks:
-    """The ranks of all users from the ranks of consecutive ranges (shards).
-
-    Parameters
-    ----------
-    parts : list of UserRanks
-        Ranges that together cover users 0..n_users-1 in order.
-    n_users : int
-        Number of users.
-
-    Returns
-    -------
-    UserRanks
-
-    Raises
-    ------
-    ValueError
-        When the ranges leave a gap, overlap, or do not end at ``n_users``, or
-        disagree on the repetitions.
-
-    Examples
-    --------
-    >>> one = lambda a, b: UserRanks(a, np.ones(b - a), np.ones(b - a, np.int64),
-    ...                              np.ones(b - a), np.ones((2, b - a), np.int16))
-    >>> concatenate_user_ranks([one(0, 2), one(2, 5)], 5).sampled.shape
-    (2, 5)
-    """
-    position = 0
-    for part in parts:
-        if part.start != position:
-            raise ValueError(
-                f"the shards leave users {position}..{part.start - 1} unranked"
-                if part.start > position
-                else f"the shards rank users from {part.start} twice"
-            )
-        position = part.stop
-    if position != n_users:
-        raise ValueError(f"the shards rank users 0..{position - 1}, not all {n_users}")
-    if len({p.sampled.shape[0] for p in parts}) > 1 or len({p.sampled.dtype for p in parts}) > 1:
-        raise ValueError("the shards have different repetitions or rank types")
-    return UserRanks(
-        0,
-        np.concatenate([p.rank for p in parts]),
-        np.concatenate([p.n_candidates for p in parts]),
-        np.concatenate([p.pessimistic for p in parts]),
-        np.concatenate([p.sampled for p in parts], axis=1),
-    )
-
-
-def save_user_ranks(ranks: UserRanks, path) -> None:
-    """Write :class:`UserRanks` to an .npz file atomically.
-
-    Parameters
-    ----------
-    ranks : UserRanks
-        The ranks.
-    path : str or pathlib.Path
-        The file.
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "shard.npz"
-    >>> r = UserRanks(1024, np.ones(2), np.ones(2, np.int64), np.ones(2), np.ones((3, 2)))
-    >>> save_user_ranks(r, path)
-    >>> load_user_ranks(path).stop
-    1026
-    """
-
-    arrays = {field: getattr(ranks, field) for field in _FIELDS}
-    write_npz(arrays, path)
-
-
-def load_user_ranks(path) -> UserRanks:
-    """Read :class:`UserRanks` written by :func:`save_user_ranks`.
-
-    Parameters
-    ----------
-    path : str or pathlib.Path
-        The file.
-
-    Returns
-    -------
-    UserRanks
-
-    Raises
-    ------
-    ValueError
-        Naming the file when it is damaged or its arrays disagree in length.
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "shard.npz"
-    >>> _ = path.write_bytes(b"cut")
-    >>> load_user_ranks(path)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ValueError: ...shard.npz: not a file of ranks (...); delete it and rerun
-    """
-    arrays = read_npz(path, _FIELDS, "file of ranks")
-    n = arrays["rank"].shape
-    if (
-        arrays["n_candidates"].shape != n
-        or arrays["pessimistic"].shape != n
-        or (arrays["sampled"].ndim != 2 or arrays["sampled"].shape[1:] != n)
-    ):
-        raise ValueError(f"{path}: its arrays disagree in length; delete it and rerun")
-    return UserRanks(int(arrays["start"]), *(arrays[key] for key in _FIELDS[1:]))

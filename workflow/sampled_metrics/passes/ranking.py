@@ -345,7 +345,7 @@ def block_ranks(
     return ranks_from_masks(above, tied, test_items, users, tie_policy, seed)
 
 
-def above_and_tied(S: np.ndarray, test_items) -> tuple[np.ndarray, np.ndarray]:
+def above_and_tied(S: np.ndarray, test_items, out=None) -> tuple[np.ndarray, np.ndarray]:
     """(above, tied), bool (rows, items): the items scored above each row's held-out
     item, and those scored exactly like it (the held-out item itself not). A row's
     ranks under every tie policy follow from the two (:func:`ranks_from_masks`), and
@@ -356,6 +356,8 @@ def above_and_tied(S: np.ndarray, test_items) -> tuple[np.ndarray, np.ndarray]:
     S : numpy.ndarray (rows, n_items)
         Scores.
     test_items : array_like of int (rows,)
+    out : tuple of two bool numpy.ndarray (rows, n_items), optional
+        Arrays to write (above, tied) into.
 
     Returns
     -------
@@ -370,9 +372,10 @@ def above_and_tied(S: np.ndarray, test_items) -> tuple[np.ndarray, np.ndarray]:
     rows = np.arange(S.shape[0])
     test_items = np.asarray(test_items)
     target = S[rows, test_items][:, None]
-    tied = S == target
+    above, tied = (None, None) if out is None else out
+    tied = np.equal(S, target, out=tied)
     tied[rows, test_items] = False
-    return S > target, tied
+    return np.greater(S, target, out=above), tied
 
 
 def ranks_from_masks(
