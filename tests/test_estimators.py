@@ -27,6 +27,7 @@ from sampled_metrics.estimation.estimators import (
     parse_estimator,
     sampled_evaluation,
 )
+from sampled_metrics.estimation.estimators.data import _distinct_rows
 from sampled_metrics.estimation.estimators.learned import (
     _likelihood,
     _prior_on_ranks,
@@ -115,6 +116,22 @@ def test_the_paper_corrections_equal_their_vectors_per_user():
 # --------------------------------------------------------------------------
 # The learned distribution: EM is the maximum-likelihood, maxent its objective's minimum
 # --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("high", [3, 50, 10**6])
+def test_distinct_rows_are_numpys_unique_rows(high):
+    """Grouping users by (m, n, r~): the distinct rows in order, each row's group and the
+    groups' sizes, as np.unique(axis=0) gives them, whether the rows' codes span few
+    values (counted) or many (sorted)."""
+    rng = np.random.default_rng(high)
+    columns = [rng.integers(0, h, 5000) for h in (2, high, 7)]
+    distinct, group, counts = _distinct_rows(*columns)
+    rows, inverse, sizes = np.unique(
+        np.column_stack(columns), axis=0, return_inverse=True, return_counts=True
+    )
+    np.testing.assert_array_equal(distinct, rows)
+    np.testing.assert_array_equal(group, inverse.ravel())
+    np.testing.assert_array_equal(counts, sizes)
 
 
 def test_em_climbs_the_likelihood_to_its_maximum():

@@ -114,12 +114,22 @@ def sampled_evaluation(ranks, m, n, law: str = WITH_REPLACEMENT) -> SampledEvalu
 
 def _distinct_rows(*columns):
     """np.unique(..., axis=0) of non-negative integer columns, through one int64 code
-    per row (a sort of 1-d codes: much faster than sorting rows)."""
+    per row (a sort of 1-d codes: much faster than sorting rows; counting the codes
+    instead when they span few values, as sampled ranks and sample sizes do)."""
     code = np.zeros(columns[0].size, dtype=np.int64)
-    for column in columns:
-        code = code * (int(column.max()) + 1) + column
-    codes, first, group, counts = np.unique(
-        code, return_index=True, return_inverse=True, return_counts=True
-    )
-    distinct = np.column_stack([column[first] for column in columns])
+    bases = [int(column.max()) + 1 for column in columns]
+    for column, base in zip(columns, bases):
+        code = code * base + column
+    span = int(np.prod(bases, dtype=object))
+    if span > max(4 * code.size, 2**16):
+        codes, group, counts = np.unique(code, return_inverse=True, return_counts=True)
+    else:  # the same (sorted codes, inverse, counts) by counting
+        per_code = np.bincount(code, minlength=span)
+        codes = np.flatnonzero(per_code)
+        index = np.zeros(span, dtype=np.int64)
+        index[codes] = np.arange(codes.size)
+        group, counts = index[code], per_code[codes]
+    distinct = np.empty((codes.size, len(columns)), dtype=np.int64)
+    for j in range(len(columns) - 1, -1, -1):  # the codes' digits, last column first
+        codes, distinct[:, j] = np.divmod(codes, bases[j])
     return distinct, group.ravel(), counts
