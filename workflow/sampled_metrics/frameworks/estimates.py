@@ -79,7 +79,8 @@ def protocol_estimates(
     fixed = paper_methods(methods)
     learned = [method for method in methods if method not in fixed]
     node_n = interpolation_nodes(n, nodes)
-    weights = node_weights(n, node_n)
+    distinct_n, user_n = np.unique(n, return_inverse=True)
+    weights = node_weights(distinct_n, node_n)  # a function of n: once per distinct n
     vectors = [
         correction_vectors(metrics, fixed, int(node), protocol.m, protocol.law) for node in node_n
     ]
@@ -89,9 +90,9 @@ def protocol_estimates(
         reps = np.arange(index.shape[0])
         for metric in metrics:
             for method in fixed:
-                per_user = sum(
-                    weights[:, j] * vectors[j][metric, method][index] for j in range(node_n.size)
-                )
+                # each distinct n's vector, interpolated between the nodes, read per user
+                by_n = sum(weights[:, [j]] * vectors[j][metric, method] for j in range(node_n.size))
+                per_user = by_n[user_n, index]
                 frames.append(_values(recommender, metric, method, reps, per_user.mean(axis=1)))
             if protocol.replacement:
                 estimate = np.minimum(ranks.hansen_hurwitz[:, k, :], n)
