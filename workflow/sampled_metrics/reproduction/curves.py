@@ -23,6 +23,7 @@ __all__ = [
     "LEFT_OUT_COLUMNS",
     "THRESHOLD_COLUMNS",
     "expected_at_nodes",
+    "expected_at_nodes_each",
     "largest_sample_size",
     "order_thresholds",
     "sample_size_curves",
@@ -240,19 +241,49 @@ def expected_at_nodes(at_nodes, node_n, ranks, n_candidates, m: int, law: str) -
     >>> expected_at_nodes(at_nodes, [4, 6], [1, 1], [5, 6], 1, "binomial")  # 2 and 3
     {('m', 'x'): 2.5}
     """
+    return expected_at_nodes_each([(at_nodes, node_n)], ranks, n_candidates, m, law)[0]
+
+
+def expected_at_nodes_each(builds, ranks, n_candidates, m: int, law: str) -> list:
+    """:func:`expected_at_nodes` of several builds of the corrections on the same users:
+    each user's law of r~ is computed once for all of them.
+
+    Parameters
+    ----------
+    builds : list of (at_nodes, node_n)
+        As :func:`expected_at_nodes`' first two arguments.
+    ranks, n_candidates, m, law
+        As :func:`expected_at_nodes`'.
+
+    Returns
+    -------
+    list of dict
+        One {(metric, method): float} per build, in order.
+
+    Examples
+    --------
+    >>> one = [{("m", "x"): [1.0, 0.0]}, {("m", "x"): [3.0, 0.0]}]
+    >>> two = [{("m", "x"): [2.0, 0.0]}]
+    >>> expected_at_nodes_each([(one, [4, 6]), (two, [5])], [1, 1], [5, 6], 1, "binomial")
+    [{('m', 'x'): 2.5}, {('m', 'x'): 2.0}]
+    """
     ranks, n_candidates = np.atleast_1d(ranks), np.broadcast_to(n_candidates, np.shape(ranks))
-    weights = node_weights(n_candidates, node_n)
-    stacked = {key: np.column_stack([v[key] for v in at_nodes]) for key in at_nodes[0]}
-    totals = dict.fromkeys(stacked, 0.0)
+    weights = [node_weights(n_candidates, node_n) for _, node_n in builds]
+    stacked = [
+        {key: np.column_stack([v[key] for v in at_nodes]) for key in at_nodes[0]}
+        for at_nodes, _ in builds
+    ]
+    totals = [dict.fromkeys(vectors, 0.0) for vectors in stacked]
     # Users in blocks, so that the law of a block (users x (m + 1)) stays within
     # _LAW_BLOCK_BYTES whatever the number of users and m.
     block = max(1, _LAW_BLOCK_BYTES // (8 * (m + 1)))
     for start in range(0, ranks.size, block):
         users = slice(start, start + block)
         P = sampled_rank_pmf(ranks[users], n_candidates[users], m, law)  # one law for all
-        for key, V in stacked.items():
-            totals[key] += float(np.sum((P @ V) * weights[users]))
-    return {key: total / ranks.size for key, total in totals.items()}
+        for vectors, total, w in zip(stacked, totals, weights):
+            for key, V in vectors.items():
+                total[key] += float(np.sum((P @ V) * w[users]))
+    return [{key: value / ranks.size for key, value in total.items()} for total in totals]
 
 
 # Memory of one block of per-user laws in expected_at_nodes (Figure 6 at large m).

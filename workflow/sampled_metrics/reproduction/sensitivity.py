@@ -11,7 +11,7 @@ import pandas as pd
 from ..estimation.corrections import CLS_CONSTRAINTS, correction_vectors
 from ..estimation.laws import LAWS
 from ..estimation.nodes import interpolation_nodes
-from .curves import expected_at_nodes
+from .curves import expected_at_nodes_each
 
 __all__ = ["protocol_sensitivity"]
 
@@ -34,7 +34,7 @@ def protocol_sensitivity(
     over users of E[M^(r~) | r_u, n_u] under the sampling that was run
     (``sampling_law``, the user's own pool), so the variants differ only in
     how the correction was built. Per-user corrections are built at ``nodes``
-    values of n and interpolated (:func:`.curves.expected_at_nodes`).
+    values of n and interpolated (:func:`.curves.expected_at_nodes_each`).
 
     Parameters
     ----------
@@ -72,25 +72,31 @@ def protocol_sensitivity(
     other = [c for c in CLS_CONSTRAINTS if c != cls_constraint]
     variants = [(n, law, cls_constraint) for n in ("catalogue", "per_user") for law in LAWS]
     variants += [(n, law, c) for n in ("per_user",) for law in LAWS for c in other]
-    rows = []
+    builds = []
     for n_mode, law, constraint in variants:
         node_n = np.array([n_items]) if n_mode == "catalogue" else interpolation_nodes(all_n, nodes)
         at_nodes = [
             correction_vectors(metrics, methods, int(v), m, law, cls_constraint=constraint)
             for v in node_n
         ]
-        for name, (r, n_candidates) in ranks.items():
-            values = expected_at_nodes(at_nodes, node_n, r, n_candidates, m, sampling_law)
-            rows += [
-                {
-                    "recommender": name,
-                    "metric": metric,
-                    "method": method,
-                    "n": n_mode,
-                    "law": law,
-                    "cls_constraint": constraint,
-                    "expected": value,
-                }
-                for (metric, method), value in values.items()
-            ]
+        builds.append((at_nodes, node_n))
+    # each recommender's per-user laws once, for every variant
+    each = {
+        name: expected_at_nodes_each(builds, r, n_candidates, m, sampling_law)
+        for name, (r, n_candidates) in ranks.items()
+    }
+    rows = [
+        {
+            "recommender": name,
+            "metric": metric,
+            "method": method,
+            "n": n_mode,
+            "law": law,
+            "cls_constraint": constraint,
+            "expected": value,
+        }
+        for v, (n_mode, law, constraint) in enumerate(variants)
+        for name in ranks
+        for (metric, method), value in each[name][v].items()
+    ]
     return pd.DataFrame(rows)
