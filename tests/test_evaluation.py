@@ -288,6 +288,21 @@ def test_expected_values_in_blocks_of_users_equal_one_block(monkeypatch):
         assert blocked[key] == pytest.approx(value, rel=1e-13)
 
 
+def test_expected_values_of_several_builds_equal_each_build_alone():
+    """The readings of protocol_sensitivity share each user's law of r~: the values of
+    every build (catalogue n, nodes of per-user n) are those it gives alone, bit for bit."""
+    import sampled_metrics.reproduction.curves as E
+
+    ranks, n = _users(5, size=50)
+    builds = [
+        ([correction_vectors(["ap"], ["sampled", "bv_0.1"], int(k), 7) for k in nodes], nodes)
+        for nodes in ([60], [40, 51])
+    ]
+    together = E.expected_at_nodes_each(builds, ranks, n, 7, WITHOUT_REPLACEMENT)
+    alone = [E.expected_at_nodes(*build, ranks, n, 7, WITHOUT_REPLACEMENT) for build in builds]
+    assert together == alone
+
+
 def test_learned_estimates_in_a_pool_equal_each_evaluation_alone():
     """The pool over every (evaluation, repetition) of several evaluations gives, bit for
     bit, what each evaluation gives alone and serially."""
