@@ -197,12 +197,11 @@ def learned_estimates_of(
     ranks = [np.asarray(sampled) for sampled, _ in evaluations]
     n = [users_n for _, users_n in evaluations]
     learned = [{} for _ in ranks]  # {kind: pis over repetitions} of each evaluation
+    shared = _LearnedWork(ranks, n, m, law, metrics, methods, learned)
     if any(parse_estimator(method)[1] == "em" for method in methods):
         # EM of every repetition of an evaluation at once, the evaluations in the pool
-        em_work = _LearnedWork(ranks, n, m, law, metrics, methods, learned)
-        for found, pis in zip(learned, forked_map(_em_of, em_work, range(len(ranks)), workers)):
+        for found, pis in zip(learned, forked_map(_em_of, shared, range(len(ranks)), workers)):
             found["em"] = pis
-    shared = _LearnedWork(ranks, n, m, law, metrics, methods, learned)
     tasks = [(e, rep) for e, sampled in enumerate(ranks) for rep in range(sampled.shape[0])]
     rows = forked_map(
         _learned_at,

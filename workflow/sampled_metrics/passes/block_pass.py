@@ -142,7 +142,7 @@ def score_users(model, start: int, stop: int, out=None) -> np.ndarray:
         users = np.arange(a, min(a + SCORE_CHUNK, stop))
         chunk = np.asarray(model.scores(users))
         if a == start:
-            scores = _score_array(out, stop - start, chunk.shape[-1])
+            scores = _first_rows(out, (stop - start, chunk.shape[-1]), np.float32)
         if chunk.shape != (users.size, scores.shape[1]):
             raise ValueError(
                 f"recommender {getattr(model, 'name', type(model).__name__)!r}: scores for "
@@ -153,24 +153,18 @@ def score_users(model, start: int, stop: int, out=None) -> np.ndarray:
     return scores
 
 
-def _masks(masks, shape: tuple) -> tuple:
-    """Two bool arrays of ``shape``: the first rows of ``masks`` when they fit."""
-    if masks is not None and masks[0].shape[0] >= shape[0] and masks[0].shape[1:] == shape[1:]:
-        return masks[0][: shape[0]], masks[1][: shape[0]]
-    return np.empty(shape, dtype=bool), np.empty(shape, dtype=bool)
-
-
-def _score_array(out, rows: int, columns: int) -> np.ndarray:
-    """``out``'s first ``rows`` rows when they fit, else a new float32 array."""
+def _first_rows(array, shape: tuple, dtype) -> np.ndarray:
+    """``array``'s first ``shape[0]`` rows when it is a C-ordered array of ``dtype`` with
+    enough of them and the same columns, else a new array of ``shape``."""
     if (
-        out is not None
-        and out.dtype == np.float32
-        and out.flags.c_contiguous
-        and out.shape[0] >= rows
-        and out.shape[1:] == (columns,)
+        array is not None
+        and array.dtype == dtype
+        and array.flags.c_contiguous
+        and array.shape[0] >= shape[0]
+        and array.shape[1:] == tuple(shape[1:])
     ):
-        return out[:rows]
-    return np.empty((rows, columns), dtype=np.float32)
+        return array[: shape[0]]
+    return np.empty(shape, dtype=dtype)
 
 
 def rank_users(
@@ -275,7 +269,7 @@ def rank_users(
         from tqdm.auto import tqdm
 
         starts = tqdm(starts, desc=f"ranking {name}", unit="block")
-    block = masks = None  # the first block's arrays: the later ones reuse them
+    block, masks = None, (None, None)  # the first block's arrays: the later ones reuse them
     for a in starts:
         b = min(a + size, stop)
         S = score_users(model, a, b, out=block)
@@ -283,7 +277,7 @@ def rank_users(
         if S.shape[1] != n_items:
             raise ValueError(f"recommender {name!r} scores {S.shape[1]} items, not {n_items}")
         _check_finite(S, a, name, user_ids)
-        masks = _masks(masks, S.shape)
+        masks = tuple(_first_rows(mask, S.shape, bool) for mask in masks)
         if beaten is not None and beaten.needs_unmasked:
             beaten.unmasked(*above_and_tied(S, test[a:b], out=masks))
         mask_training_items(S, X, a, b)
