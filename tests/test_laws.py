@@ -52,6 +52,17 @@ def test_per_user_n_equals_one_law_per_n():
         np.testing.assert_allclose(P[i], sampled_rank_law(n, 3)[r - 1])
 
 
+@pytest.mark.parametrize("law", LAWS)
+@pytest.mark.parametrize("n, m", [(3706, 100), (1500, 1499)])
+def test_each_row_of_the_law_is_computed_alone(law, n, m):
+    # p(r~ | r) depends on r alone: the whole law (built block by block) holds, to the
+    # last bit, the rows computed one at a time, whatever block a row falls in.
+    rows = np.r_[1:4, n // 2 - 1 : n // 2 + 2, n - 2 : n + 1]
+    whole = sampled_rank_law(n, m, law)
+    alone = np.vstack([sampled_rank_pmf([r], n, m, law) for r in rows])
+    assert np.array_equal(whole[rows - 1], alone)
+
+
 @pytest.mark.parametrize("n, m", [(10_000, 99), (3706, 100), (100, 10)])
 def test_expected_ap_equals_closed_form_eq19(n, m):
     ranks = np.arange(1, n + 1)

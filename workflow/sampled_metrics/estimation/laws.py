@@ -106,6 +106,10 @@ def check_law_arguments(ranks, n, m: int, law: str):
     return r, n, int(m)
 
 
+# Entries of the law computed at a time by sampled_rank_pmf (1 MB of float64).
+_BLOCK_ENTRIES = 1 << 17
+
+
 def sampled_rank_pmf(ranks, n, m: int, law: str = WITHOUT_REPLACEMENT) -> np.ndarray:
     """The law p(r~ | r) of the sampled rank for each true rank (section 4.3, eq 15).
 
@@ -150,10 +154,17 @@ def sampled_rank_pmf(ranks, n, m: int, law: str = WITHOUT_REPLACEMENT) -> np.nda
     r, n, m = check_law_arguments(ranks, n, m, law)
     above = (r - 1.0)[:, None]  # items ranked above the relevant one
     others = (n - 1.0)[:, None]  # the pool the m items are drawn from
-    log_pmf = SAMPLING_LAWS[law].log_pmf(above, others, m)
-    log_pmf -= log_pmf.max(axis=1, keepdims=True)
-    pmf = np.exp(log_pmf)
-    return pmf / pmf.sum(axis=1, keepdims=True)
+    log_pmf_of, pmf = SAMPLING_LAWS[law].log_pmf, np.empty((r.size, m + 1))
+    # Rows in blocks of about _BLOCK_ENTRIES: the temporaries of a block stay in cache
+    # and are not mapped afresh for every law (each row is computed alone either way).
+    step = max(1, _BLOCK_ENTRIES // (m + 1))
+    for start in range(0, r.size, step):
+        rows = slice(start, start + step)
+        block = log_pmf_of(above[rows], others[rows], m)
+        block -= block.max(axis=1, keepdims=True)
+        np.exp(block, out=block)
+        np.divide(block, block.sum(axis=1, keepdims=True), out=pmf[rows])
+    return pmf
 
 
 def _binomial_log_pmf(above, others, m: int) -> np.ndarray:
