@@ -303,6 +303,31 @@ def test_expected_values_of_several_builds_equal_each_build_alone():
     assert together == alone
 
 
+def test_protocol_sensitivity_in_two_processes_equals_one():
+    """The readings' builds and the recommenders spread over forked workers give the
+    table of one process, bit for bit, every reading in its own rows."""
+    from sampled_metrics.reproduction.sensitivity import protocol_sensitivity
+
+    ranks = {name: _users(seed) for name, seed in (("A", 1), ("B", 2), ("C", 3))}
+    args = (ranks, ["ap", "recall@5"], ["sampled", "cls", "bv_0.1"], 52, 6)
+    args += (WITHOUT_REPLACEMENT, "monotone_in_range", 3)
+    one = protocol_sensitivity(*args)
+    two = protocol_sensitivity(*args, workers=2)
+    pd.testing.assert_frame_equal(one, two, check_exact=True)
+    assert len(one.groupby(["n", "law", "cls_constraint"])) == 6
+    # each reading holds its own build: the catalogue ones, computed here directly
+    import sampled_metrics.reproduction.curves as E
+
+    for law in (WITH_REPLACEMENT, WITHOUT_REPLACEMENT):
+        vectors = correction_vectors(*args[1:3], 52, 6, law)
+        for name, (r, n) in ranks.items():
+            direct = E.expected_at_nodes([vectors], [52], r, n, 6, WITHOUT_REPLACEMENT)
+            rows = two[
+                (two["n"] == "catalogue") & (two["law"] == law) & (two["recommender"] == name)
+            ]
+            assert dict(zip(zip(rows["metric"], rows["method"]), rows["expected"])) == direct
+
+
 def test_learned_estimates_in_a_pool_equal_each_evaluation_alone():
     """The pool over every (evaluation, repetition) of several evaluations gives, bit for
     bit, what each evaluation gives alone and serially."""

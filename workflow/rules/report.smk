@@ -240,6 +240,7 @@ rule protocol_sensitivity:
         "logs/{dataset}/protocol_sensitivity.log",
     benchmark:
         "results/{dataset}/benchmarks/protocol_sensitivity.tsv"
+    threads: 2  # the corrections' builds, then the recommenders, in parallel
     resources:
         runtime=15,
         mem_mb=2000,

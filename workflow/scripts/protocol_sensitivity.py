@@ -33,6 +33,7 @@ frame = protocol_sensitivity(
     WITH_REPLACEMENT if p.replacement else WITHOUT_REPLACEMENT,
     c["cls_constraint"],
     p.nodes,
+    workers=snakemake.threads,
 )
 # The other CLS constraint changes the CLS rows only.
 frame = frame[(frame["cls_constraint"] == c["cls_constraint"]) | (frame["method"] == "cls")]

@@ -11,6 +11,7 @@ import pandas as pd
 from ..estimation.corrections import CLS_CONSTRAINTS, correction_vectors
 from ..estimation.laws import LAWS
 from ..estimation.nodes import interpolation_nodes
+from ..io.forked import forked_map
 from .curves import expected_at_nodes_each
 
 __all__ = ["protocol_sensitivity"]
@@ -25,6 +26,8 @@ def protocol_sensitivity(
     sampling_law: str,
     cls_constraint: str,
     nodes: int,
+    *,
+    workers: int = 1,
 ) -> pd.DataFrame:
     """Every Table 3 cell in expectation under each reading of the correction protocol.
 
@@ -52,6 +55,9 @@ def protocol_sensitivity(
         The configured CLS constraint.
     nodes : int
         Values of n the per-user corrections are built at.
+    workers : int, default 1
+        Forked processes that build the corrections, then take each recommender's
+        expectations (the same values with any number).
 
     Returns
     -------
@@ -72,19 +78,25 @@ def protocol_sensitivity(
     other = [c for c in CLS_CONSTRAINTS if c != cls_constraint]
     variants = [(n, law, cls_constraint) for n in ("catalogue", "per_user") for law in LAWS]
     variants += [(n, law, c) for n in ("per_user",) for law in LAWS for c in other]
-    builds = []
-    for n_mode, law, constraint in variants:
-        node_n = np.array([n_items]) if n_mode == "catalogue" else interpolation_nodes(all_n, nodes)
-        at_nodes = [
-            correction_vectors(metrics, methods, int(v), m, law, cls_constraint=constraint)
-            for v in node_n
-        ]
-        builds.append((at_nodes, node_n))
+    node_sets = [
+        np.array([n_items]) if n_mode == "catalogue" else interpolation_nodes(all_n, nodes)
+        for n_mode, _, _ in variants
+    ]
+    tasks = [
+        (int(v), law, constraint)
+        for (_, law, constraint), node_n in zip(variants, node_sets)
+        for v in node_n
+    ]
+    vectors = iter(forked_map(_vectors_at_node, (metrics, methods, m), tasks, workers))
+    builds = [([next(vectors) for _ in node_n], node_n) for node_n in node_sets]
     # each recommender's per-user laws once, for every variant
-    each = {
-        name: expected_at_nodes_each(builds, r, n_candidates, m, sampling_law)
-        for name, (r, n_candidates) in ranks.items()
-    }
+    expected = forked_map(
+        lambda _, pair: expected_at_nodes_each(builds, *pair, m, sampling_law),
+        None,
+        list(ranks.values()),
+        workers,
+    )
+    each = dict(zip(ranks, expected))
     rows = [
         {
             "recommender": name,
@@ -100,3 +112,9 @@ def protocol_sensitivity(
         for (metric, method), value in each[name][v].items()
     ]
     return pd.DataFrame(rows)
+
+
+def _vectors_at_node(shared, task) -> dict:
+    """correction_vectors of (metrics, methods, m) at the task's (n, law, CLS constraint)."""
+    (metrics, methods, m), (n, law, constraint) = shared, task
+    return correction_vectors(metrics, methods, n, m, law, cls_constraint=constraint)
