@@ -96,19 +96,26 @@ def all_targets():
 
 
 # Threads a fit of the type can use (implicit's ALS); item-kNN's sparse products use one.
+# A fit takes at most half of the local cores: a job that needs every core waits until
+# all are free at once, which never happens while one-thread fits and ranking passes keep
+# starting (on 2 cores, iALS's fit waited for BPR's; ML-20M-like: 17 min in). implicit's
+# ALS gives the same factors on any number of threads (checked on MovieLens 1M).
 FIT_THREADS = {"ials": 2}
 
 
 def fit_threads(wildcards):
     kind = config["recommenders"][wildcards.recommender]["type"]
-    return FIT_THREADS[kind] if kind in FIT_THREADS else 1
+    wanted = FIT_THREADS[kind] if kind in FIT_THREADS else 1
+    cores = workflow._cores  # None on a cluster without --cores: no cap there
+    return wanted if cores is None else max(1, min(wanted, cores // 2))
 
 
 # The fits that take longest start first, so that the short ones fill the other cores
 # instead of waiting for them at the end (on MovieLens 1M, BPR's one-thread fit takes 45 s,
 # the others 1-6 s; at ML-20M size EASE and BPR take the longest: README, "How time and
-# memory grow"). A type not named here: 0.
-FIT_PRIORITY = {"bpr": 2, "ease": 1}
+# memory grow"; iALS's is the longest of the paper's three). The ranking passes and
+# draw_plan have priority 1 too. A type not named here: 0.
+FIT_PRIORITY = {"bpr": 2, "ease": 1, "ials": 1}
 
 
 def fit_priority(wildcards):

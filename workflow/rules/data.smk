@@ -33,6 +33,7 @@ rule split:
         "logs/{dataset}/split.log",
     benchmark:
         "results/{dataset}/benchmarks/split.tsv"
+    priority: 3  # every job of the data set waits for it; the toy example's jobs need not
     resources:
         runtime=10,
         mem_mb=4000,

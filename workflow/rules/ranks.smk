@@ -16,6 +16,7 @@ rule draw_plan:
         "logs/{dataset}/draw_plan.log",
     benchmark:
         "results/{dataset}/benchmarks/draw_plan.tsv"
+    priority: 1  # every ranking pass reads it
     resources:
         runtime=15,
         mem_mb=3000,
@@ -45,6 +46,7 @@ rule rank_shard:
         "results/{dataset}/benchmarks/rank_{recommender}_{shard}.tsv"
     wildcard_constraints:
         shard=r"\d+-of-\d+",
+    priority: 1  # before the toy example's jobs: the rest of the data set waits for it
     resources:
         runtime=30,
         mem_mb=lambda wildcards, input: config["ranking"]["memory_mb"] + 2 * input.size_mb + 500,
@@ -70,6 +72,7 @@ rule merge_ranks:
         "logs/{dataset}/merge_ranks_{recommender}.log",
     benchmark:
         "results/{dataset}/benchmarks/merge_ranks_{recommender}.tsv"
+    priority: 1  # before the toy example's jobs: the rest of the data set waits for it
     resources:
         runtime=10,
         mem_mb=2000,
