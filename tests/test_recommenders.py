@@ -707,3 +707,21 @@ def test_float32_item_knn_is_float64_rounded_with_the_same_exact_zeros(options):
     np.testing.assert_array_equal(y32 == 0, y64 == 0)  # the ties of Z's zero scores stay
     with pytest.raises(ValueError, match="dtype"):
         fit_recommender({"type": "item_knn", "dtype": "float16"}, train)
+
+
+def test_a_pinned_job_runs_ials_on_its_threads():
+    """pin_threads(1) before implicit loads its OpenMP runtime (as rule fit does) leaves
+    implicit's ALS one thread: its num_threads=0 means every core otherwise."""
+    import subprocess
+    import sys
+
+    code = (
+        "from sampled_metrics.pipeline.runs import pin_threads; pin_threads(1)\n"
+        "import implicit.cpu._als\n"
+        "from threadpoolctl import threadpool_info\n"
+        "print(sorted({i['num_threads'] for i in threadpool_info() if i['user_api'] == 'openmp'}))"
+    )
+    env = {key: value for key, value in os.environ.items() if key != "OMP_NUM_THREADS"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[1]"

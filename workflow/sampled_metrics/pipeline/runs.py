@@ -227,9 +227,14 @@ def failed_jobs_text(jobs) -> str:
 
 def pin_threads(threads: int) -> None:
     """Limit BLAS/OpenMP threads to the rule's share of cores (results do not
-    depend on it; oversubscribed BLAS threads slow everything down)."""
+    depend on it; oversubscribed BLAS threads slow everything down).
+
+    The thread pools loaded already are limited now; an OpenMP runtime loaded later
+    (implicit's, whose fits use every core unless told otherwise) reads
+    OMP_NUM_THREADS when it starts."""
     from threadpoolctl import threadpool_limits
 
+    os.environ["OMP_NUM_THREADS"] = str(int(threads))
     threadpool_limits(int(threads))
 
 
