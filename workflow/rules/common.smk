@@ -114,8 +114,8 @@ def fit_threads(wildcards):
 # instead of waiting for them at the end (on MovieLens 1M, BPR's one-thread fit takes 45 s,
 # the others 1-6 s; at ML-20M size EASE and BPR take the longest: README, "How time and
 # memory grow"; iALS's is the longest of the paper's three). The ranking passes and
-# draw_plan have priority 1 too. A type not named here: 0.
-FIT_PRIORITY = {"bpr": 2, "ease": 1, "ials": 1}
+# draw_plan have priority 1, like iALS's fit. A type not named here: 0.
+FIT_PRIORITY = {"bpr": 3, "ease": 2, "ials": 1}
 
 
 def fit_priority(wildcards):
