@@ -96,7 +96,7 @@ def all_targets():
 
 
 # Threads a fit of the type can use (implicit's ALS); item-kNN's sparse products use one.
-# A fit takes at most half of the local cores: a job that needs every core waits until
+# A local fit takes at most half of the cores: a job that needs every core waits until
 # all are free at once, which never happens while one-thread fits and ranking passes keep
 # starting (on 2 cores, iALS's fit waited for BPR's; ML-20M-like: 17 min in). implicit's
 # ALS gives the same factors on any number of threads (checked on MovieLens 1M).
@@ -106,8 +106,9 @@ FIT_THREADS = {"ials": 2}
 def fit_threads(wildcards):
     kind = config["recommenders"][wildcards.recommender]["type"]
     wanted = FIT_THREADS[kind] if kind in FIT_THREADS else 1
-    cores = workflow._cores  # None on a cluster without --cores: no cap there
-    return wanted if cores is None else max(1, min(wanted, cores // 2))
+    if not workflow.local_exec:  # a cluster job gets the cores it asks for
+        return wanted
+    return max(1, min(wanted, workflow.cores // 2))
 
 
 # The fits that take longest start first, so that the short ones fill the other cores
