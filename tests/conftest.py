@@ -363,8 +363,8 @@ def start(workdir: Path, targets, *options: str) -> subprocess.Popen:
 
 @pytest.fixture(scope="session")
 def two_runs(tmp_path_factory, worker_id):
-    """The same config twice, side by side: the reference with 2 threads for
-    rule fit, the second with --set-threads fit=1. Made once per test session: the
+    """The same config twice, side by side: the reference with --set-threads fit=2
+    (on 2 cores rule fit would give iALS one thread), the second with fit=1. Made once per test session: the
     pytest-xdist workers share them (the first to ask runs them while the others wait
     on a lock in the session's folder); tests copy them before changing anything."""
     import fcntl
@@ -380,7 +380,7 @@ def two_runs(tmp_path_factory, worker_id):
             reference = make_tiny_workdir(shared / "reference")
             second = make_tiny_workdir(shared / "second")
             procs = [
-                start(reference, TARGETS, "--cores", "2"),
+                start(reference, TARGETS, "--cores", "2", "--set-threads", "fit=2"),
                 start(second, TARGETS, "--cores", "2", "--set-threads", "fit=1"),
             ]
             outputs = [proc.communicate(timeout=600)[0] for proc in procs]
