@@ -364,9 +364,10 @@ def start(workdir: Path, targets, *options: str) -> subprocess.Popen:
 @pytest.fixture(scope="session")
 def two_runs(tmp_path_factory, worker_id):
     """The same config twice, side by side: the reference with --set-threads fit=2
-    (on 2 cores rule fit would give iALS one thread), the second with fit=1. Made once per test session: the
-    pytest-xdist workers share them (the first to ask runs them while the others wait
-    on a lock in the session's folder); tests copy them before changing anything."""
+    (on 2 cores rule fit would give iALS one thread), the second with fit=1. Made once
+    per test session: the pytest-xdist workers share them (the first to ask runs them
+    while the others wait on a lock in the session's folder); tests copy them before
+    changing anything."""
     import fcntl
 
     root = tmp_path_factory.getbasetemp()
