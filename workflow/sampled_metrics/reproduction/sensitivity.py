@@ -91,8 +91,8 @@ def protocol_sensitivity(
     builds = [([next(vectors) for _ in node_n], node_n) for node_n in node_sets]
     # each recommender's per-user laws once, for every variant
     expected = forked_map(
-        lambda _, pair: expected_at_nodes_each(builds, *pair, m, sampling_law),
-        None,
+        lambda shared, pair: expected_at_nodes_each(shared, *pair, m, sampling_law),
+        builds,
         list(ranks.values()),
         workers,
     )
