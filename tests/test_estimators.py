@@ -31,6 +31,7 @@ from sampled_metrics.estimation.estimators.data import _distinct_rows
 from sampled_metrics.estimation.estimators.learned import (
     _likelihood,
     _prior_on_ranks,
+    _row_blocks,
     em_distributions,
 )
 from sampled_metrics.estimation.laws import sampled_rank_law
@@ -174,6 +175,30 @@ def test_em_of_many_evaluations_at_once_is_each_ones_em():
         for _ in range(30):
             expected = expected * (like / (like @ expected)[:, None]).mean(axis=0)
         np.testing.assert_allclose(pi, expected, rtol=1e-10, atol=1e-14)
+
+
+def test_em_skips_only_the_negligible_likelihood_at_large_m():
+    """At m = 999 (DaisyRec's candidates) EM multiplies blocks of likelihood rows over
+    their significant columns only: the blocks span less than the grid, and the
+    distribution is the EM of the formula with every entry (written out per user from
+    the binomial law of eq 15, as above) to rounding."""
+    from scipy import stats
+
+    rng = np.random.default_rng(5)
+    m, n_max = 999, 3000
+    n = rng.integers(2000, n_max + 1, 3000)
+    n[0] = n_max
+    ranks = 1 + rng.binomial(m, rng.beta(1, 6, n.size))
+    data = sampled_evaluation(ranks, m, n, "binomial")
+    spans = [span.stop - span.start for _, span, _ in _row_blocks(_likelihood(data).rows)]
+    assert len(spans) > 1 and max(spans) < n_max and np.mean(spans) < 2 / 3 * n_max
+    (pi,) = em_distributions([data], iterations=20)
+    theta = np.linspace(0, 1, n_max)
+    like = stats.binom.pmf(ranks[:, None] - 1, m, theta)
+    expected = np.full(theta.size, 1 / theta.size)
+    for _ in range(20):
+        expected = expected * (like / (like @ expected)[:, None]).mean(axis=0)
+    np.testing.assert_allclose(pi, expected, rtol=1e-10, atol=1e-300)
 
 
 def test_maxent_reaches_the_minimum_of_its_objective():

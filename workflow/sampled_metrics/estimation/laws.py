@@ -37,10 +37,12 @@ __all__ = [
     "SamplingLaw",
     "WITHOUT_REPLACEMENT",
     "WITH_REPLACEMENT",
+    "NEGLIGIBLE",
     "check_law_arguments",
     "sampling_law",
     "sampled_rank_law",
     "sampled_rank_pmf",
+    "significant_span",
 ]
 
 WITH_REPLACEMENT = "binomial"
@@ -108,6 +110,42 @@ def check_law_arguments(ranks, n, m: int, law: str):
 
 # Entries of the law computed at a time by sampled_rank_pmf (1 MB of float64).
 _BLOCK_ENTRIES = 1 << 17
+
+# A probability of the law below this adds less than rounding to any sum of products of
+# the law that matters: a row of the law sums to 1 over r~ (its largest entry is at least
+# 1 / (m + 1)), and the likelihood of a sampled rank over the relative rank theta
+# integrates to 1 / (m + 1) (so does its largest value). The Gram matrix of the
+# corrections (corrections.systems) and EM's products (estimators.learned) skip them.
+NEGLIGIBLE = 1e-20
+
+
+def significant_span(matrix) -> tuple:
+    """(first, last): for each row, the columns first..last - 1 hold every entry above
+    :data:`NEGLIGIBLE` (a row with none: first = last = the number of columns).
+
+    A row of a law (or of a likelihood) is unimodal, so its significant entries are one
+    window; the entries outside it are negligible, those inside are all kept.
+
+    Parameters
+    ----------
+    matrix : numpy.ndarray
+        Two dimensions, non-negative.
+
+    Returns
+    -------
+    first, last : numpy.ndarray of int
+        One value per row.
+
+    Examples
+    --------
+    >>> first, last = significant_span(np.array([[0.0, 0.5, 1e-30, 0.5], [1e-30, 0, 0, 0]]))
+    >>> first.tolist(), last.tolist()
+    ([1, 4], [4, 4])
+    """
+    big = np.asarray(matrix) > NEGLIGIBLE
+    first = np.where(big.any(axis=1), big.argmax(axis=1), big.shape[1])
+    last = np.where(big.any(axis=1), big.shape[1] - big[:, ::-1].argmax(axis=1), big.shape[1])
+    return first, last
 
 
 def sampled_rank_pmf(ranks, n, m: int, law: str = WITHOUT_REPLACEMENT) -> np.ndarray:

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
+from ..laws import significant_span
+
 __all__ = [
     "ReducedSystem",
     "average_squared_bias",
@@ -234,25 +236,19 @@ def normal_equations(exact_values, law_matrix, prior=None):
     return _banded_gram(A), A.T @ weighted, c
 
 
-# A law entry below this adds less than rounding to any entry of A^T A that matters:
-# each row of the law sums to 1, so its largest entry is at least 1 / (m + 1).
-_NEGLIGIBLE = 1e-20
-
-
 _ROW_BLOCK = 256
 
 
 def _banded_gram(A) -> np.ndarray:
     """Upper triangle of A^T A, each block of rows multiplied only over the columns it reaches.
 
-    A row of the law is unimodal in r~, so its entries above ``_NEGLIGIBLE`` are
-    one contiguous window, about 20 standard deviations of r~ wide: at m = 3705
-    a few hundred of the 3706 columns. Summing BLAS syrk products of those
-    windows makes A^T A band-limited and up to 40 times cheaper at large m.
+    A row of the law is unimodal in r~, so its entries above ``laws.NEGLIGIBLE`` are
+    one contiguous window (:func:`~sampled_metrics.estimation.laws.significant_span`),
+    about 20 standard deviations of r~ wide: at m = 3705 a few hundred of the 3706
+    columns. Summing BLAS syrk products of those windows makes A^T A band-limited and
+    up to 40 times cheaper at large m.
     """
-    big = A > _NEGLIGIBLE
-    first = np.where(big.any(axis=1), big.argmax(axis=1), A.shape[1])
-    last = A.shape[1] - big[:, ::-1].argmax(axis=1)
+    first, last = significant_span(A)
     gram = np.zeros((A.shape[1], A.shape[1]))
     for start in range(0, A.shape[0], _ROW_BLOCK):
         rows = slice(start, start + _ROW_BLOCK)

