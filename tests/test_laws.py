@@ -63,6 +63,27 @@ def test_each_row_of_the_law_is_computed_alone(law, n, m):
     assert np.array_equal(whole[rows - 1], alone)
 
 
+@pytest.mark.parametrize("law", LAWS)
+def test_the_law_without_its_tails_drops_only_negligible_entries(law):
+    """tails=False: per-user rows in any order (sorted by p inside, in blocks of close
+    windows) are the rows computed alone, bit for bit, and each equals the whole law's row
+    but for entries below laws.NEGLIGIBLE, which it sets to 0 (most of them at m = 2000)."""
+    from sampled_metrics.estimation.laws import NEGLIGIBLE
+
+    rng = np.random.default_rng(7)
+    n = rng.integers(2100, 3000, 700)
+    ranks = np.minimum(rng.integers(1, 3000, n.size), n)
+    lean = sampled_rank_pmf(ranks, n, 2000, law, tails=False)
+    whole = sampled_rank_pmf(ranks, n, 2000, law)
+    for i in rng.choice(n.size, 25, replace=False):
+        assert np.array_equal(
+            lean[i], sampled_rank_pmf([ranks[i]], n[i], 2000, law, tails=False)[0]
+        )
+    dropped = (lean == 0) & (whole > 0)
+    assert (lean == 0).mean() > 0.5 and dropped.any() and whole[dropped].max() <= NEGLIGIBLE
+    np.testing.assert_allclose(lean, whole, rtol=1e-10, atol=NEGLIGIBLE)
+
+
 @pytest.mark.parametrize("n, m", [(10_000, 99), (3706, 100), (100, 10)])
 def test_expected_ap_equals_closed_form_eq19(n, m):
     ranks = np.arange(1, n + 1)

@@ -279,7 +279,7 @@ def expected_at_nodes_each(builds, ranks, n_candidates, m: int, law: str) -> lis
     block = max(1, _LAW_BLOCK_BYTES // (8 * (m + 1)))
     for start in range(0, ranks.size, block):
         users = slice(start, start + block)
-        P = sampled_rank_pmf(ranks[users], n_candidates[users], m, law)  # one law for all
+        P = sampled_rank_pmf(ranks[users], n_candidates[users], m, law, tails=False)
         for vectors, total, w in zip(stacked, totals, weights):
             for key, V in vectors.items():
                 total[key] += float(np.sum((P @ V) * w[users]))

@@ -17,8 +17,9 @@ __all__ = ["cached_law", "clear_law_cache"]
 _CACHED_LAW_ENTRIES = 2**22
 
 
-def cached_law(n: int, m: int, law: str) -> np.ndarray:
-    """``sampled_rank_law`` cached by (n, m, law), read-only: metrics and methods share one law.
+def cached_law(n: int, m: int, law: str, tails: bool = True) -> np.ndarray:
+    """``sampled_rank_law`` cached by (n, m, law, tails), read-only: metrics and methods
+    share one law.
 
     Parameters
     ----------
@@ -28,6 +29,9 @@ def cached_law(n: int, m: int, law: str) -> np.ndarray:
         Number of sampled irrelevant items.
     law : {"hypergeometric", "binomial"}
         Sampling without or with replacement.
+    tails : bool, default True
+        As :func:`.laws.sampled_rank_pmf` (False: the entries below ``laws.NEGLIGIBLE``
+        far from each row's mean are 0, for the bias-variance systems).
 
     Returns
     -------
@@ -49,13 +53,13 @@ def cached_law(n: int, m: int, law: str) -> np.ndarray:
     (False, True)
     """
     if n * (m + 1) <= _CACHED_LAW_ENTRIES:
-        return _read_only_law(n, m, law)
-    return _read_only_law.__wrapped__(n, m, law)
+        return _read_only_law(n, m, law, tails)
+    return _read_only_law.__wrapped__(n, m, law, tails)
 
 
 @lru_cache(maxsize=8)
-def _read_only_law(n: int, m: int, law: str) -> np.ndarray:
-    P = sampled_rank_law(n, m, law)
+def _read_only_law(n: int, m: int, law: str, tails: bool) -> np.ndarray:
+    P = sampled_rank_law(n, m, law, tails=tails)
     P.setflags(write=False)
     return P
 

@@ -136,7 +136,9 @@ def correction_vectors(
     needs_gram = any(kind == "bv" and gamma > 0.0 for kind, gamma in parsed.values())
     solutions = {}
     if needs_qr or needs_gram:
-        P = cached_law(int(n), int(m), law)
+        # the QR of ls and cls is ill-conditioned: it needs the law's tails; the
+        # bias-variance systems (banded Gram) do not read them
+        P = cached_law(int(n), int(m), law, tails=needs_qr)
         exact = np.column_stack([metric_vector(metric, n) for metric in metrics])
         system = reduced_system(exact, P, prior) if needs_qr else None
         if needs_gram:  # A^T A = R^T R: the QR, when there is one, saves the n-row product
