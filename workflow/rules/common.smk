@@ -111,17 +111,25 @@ def fit_threads(wildcards):
     return max(1, min(wanted, workflow.cores // 2))
 
 
-# The fits that take longest start first, so that the short ones fill the other cores
-# instead of waiting for them at the end (on MovieLens 1M, BPR's one-thread fit takes 45 s,
-# the others 1-6 s; at ML-20M size EASE and BPR take the longest: README, "How time and
-# memory grow"; iALS's is the longest of the paper's three). The ranking passes and
-# draw_plan have priority 1, like iALS's fit. A type not named here: 0.
-FIT_PRIORITY = {"bpr": 3, "ease": 2, "ials": 1}
+# Longest chains first: a model's fit and then its ranking pass, so that the short jobs fill
+# the other cores instead of one long pass running alone at the end. At ML-20M size EASE's
+# and BPR's fits take longest (255-330 s), then item-kNN's passes (Y 259 s, Z 154 s after
+# 69 s and 108 s fits), iALS's (157 s + 63 s) and Pop's; on MovieLens 1M BPR's one-thread
+# fit (35-50 s) is the longest job. README, "How time and memory grow": with item-kNN's
+# fits last, Y's pass ran alone for 150 s at the end (ML-20M size). draw_plan has
+# priority 1, the ranking passes 1 or RANK_PRIORITY. A type not named here: 0 (1 for ranks).
+FIT_PRIORITY = {"bpr": 4, "ease": 4, "item_knn": 3, "ials": 2}
+RANK_PRIORITY = {"ease": 3, "item_knn": 3}  # the dense items x items scorers
 
 
 def fit_priority(wildcards):
     kind = config["recommenders"][wildcards.recommender]["type"]
     return FIT_PRIORITY[kind] if kind in FIT_PRIORITY else 0
+
+
+def rank_priority(wildcards):
+    kind = config["recommenders"][wildcards.recommender]["type"]
+    return RANK_PRIORITY[kind] if kind in RANK_PRIORITY else 1
 
 
 def check_known_sizes():

@@ -46,7 +46,7 @@ rule rank_shard:
         "results/{dataset}/benchmarks/rank_{recommender}_{shard}.tsv"
     wildcard_constraints:
         shard=r"\d+-of-\d+",
-    priority: 1  # before the toy example's jobs: the rest of the data set waits for it
+    priority: rank_priority  # before the toy example's jobs: the data set waits for it
     resources:
         runtime=30,
         mem_mb=lambda wildcards, input: config["ranking"]["memory_mb"] + 2 * input.size_mb + 500,
