@@ -111,11 +111,13 @@ def check_law_arguments(ranks, n, m: int, law: str):
 # Entries of the law computed at a time by sampled_rank_pmf (1 MB of float64).
 _BLOCK_ENTRIES = 1 << 17
 
-# A probability of the law below this adds less than rounding to any sum of products of
-# the law that matters: a row of the law sums to 1 over r~ (its largest entry is at least
+# A probability of the law below this adds less than rounding to a sum of its products
+# with bounded values: a row of the law sums to 1 over r~ (its largest entry is at least
 # 1 / (m + 1)), and the likelihood of a sampled rank over the relative rank theta
 # integrates to 1 / (m + 1) (so does its largest value). The Gram matrix of the
-# corrections (corrections.systems) and EM's products (estimators.learned) skip them.
+# bias-variance corrections (corrections.systems), EM's products (estimators.learned) and
+# the expectations of Figure 6 skip them; the ill-conditioned QR of ls and cls does not
+# (zeroing them moves CLS's AUC correction by up to 2e-2).
 NEGLIGIBLE = 1e-20
 
 
