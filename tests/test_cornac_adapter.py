@@ -101,15 +101,27 @@ def table_cells(text: str) -> dict:
     return cells
 
 
+# MostPop's list metrics read numpy's order among its tied items, which depends on the
+# processor's sort instructions: the page's table, printed on one machine, shows NDCG@10
+# 0.2040 where an AMD EPYC without AVX-512 gives 0.2039. The page's cells may be that far.
+TIE_ORDER_SPREAD = 5e-4
+
+
 @pytest.mark.parametrize("where", ["printed", "docs/cornac.md"])
 def test_the_table_cornac_printed_shows_the_same_numbers(case, where):
-    """The table cornac printed, and the one docs/cornac.md shows, are the adapter's."""
+    """The table cornac printed (on this machine) is the adapter's to its 4 decimals; the
+    one docs/cornac.md shows too, but for MostPop's list metrics, within the spread of
+    numpy's tie order from machine to machine (AUC and MAP read the scores: exact)."""
     text = case["cornac"]["printed"] if where == "printed" else (ROOT / where).read_text()
     cells = table_cells(text)
     for model in MODELS:
         assert len(cells[model]) == 12
         for name, cell in cells[model].items():
-            assert cell == f"{ours(case['exact'], model, name).mean():.4f}", (model, name)
+            value = ours(case["exact"], model, name).mean()
+            if where == "printed" or model == "BPR" or name in READ_SCORES:
+                assert cell == f"{value:.4f}", (model, name)
+            else:
+                assert abs(float(cell) - value) <= TIE_ORDER_SPREAD, (model, name)
     assert re.search(r"^BPR\s+\|", case["stdout"], re.M)  # the script printed cornac's table
 
 
@@ -133,17 +145,19 @@ def test_ties_count_as_cornac_orders_them(case):
 
 def test_the_tie_order_is_that_of_the_metric_lists_largest_k(case):
     """model.rank(k=max_k) sorts the top max_k by np.argpartition then np.argsort: its
-    order among tied items is not its full sort's. On this data (numpy 2.4.6) MostPop's
-    top 50 orders some held-out items otherwise than the full sort, and cornac's NDCG@50
-    is that of the max_k order (the exact file), not of the full sort."""
+    order among tied items need not be its full sort's, and cornac's NDCG@50 is that of
+    the max_k order (the exact file). Whether the two orders differ on this data depends
+    on numpy's sorts on the processor (MostPop's top 50 ordered some held-out items
+    otherwise on one machine, not on an AMD EPYC without AVX-512): where they differ,
+    the full sort's NDCG@50 is not cornac's."""
     exact, full = case["exact"], case["full"]
     means = case["cornac"]["models"]["MostPop"]["means"]
-    moved = exact["MostPop"] != full["MostPop"]
-    assert moved.any() and (exact["MostPop"][moved] <= 50).any()
-    assert (exact["BPR"] == full["BPR"]).all()
+    assert (exact["BPR"] == full["BPR"]).all()  # float scores: no ties, one order
     ndcg = metric_by_name("ndcg@50")
     assert abs(ndcg(exact["MostPop"].to_numpy()).mean() - means["NDCG@50"]) < 1e-12
-    assert abs(ndcg(full["MostPop"].to_numpy()).mean() - means["NDCG@50"]) > 1e-6
+    moved = exact["MostPop"] != full["MostPop"]
+    if (exact["MostPop"][moved] <= 50).any():
+        assert abs(ndcg(full["MostPop"].to_numpy()).mean() - means["NDCG@50"]) > 1e-6
 
 
 def test_mrr_is_cornacs_own_on_a_full_sort(case):
