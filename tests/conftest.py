@@ -322,12 +322,15 @@ def tiny_movielens_zip() -> bytes:
 
 
 def result_files(workdir: Path, pattern: str) -> dict[str, bytes]:
-    """Bytes of the final-named files under results/ and data/ (no benchmarks)."""
+    """Bytes of the final-named files under results/ and data/ (no benchmarks, no
+    hidden names: temporaries of a killed write, checksum records)."""
     return {
         str(p.relative_to(workdir)): p.read_bytes()
         for top in ("results", "data")
         for p in (workdir / top).rglob(pattern)
-        if p.is_file() and "benchmarks" not in p.parts
+        if p.is_file()
+        and "benchmarks" not in p.parts
+        and not any(part.startswith(".") for part in p.relative_to(workdir).parts)
     }
 
 

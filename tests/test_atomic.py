@@ -54,3 +54,43 @@ def test_a_failed_write_leaves_nothing(tmp_path):
     with pytest.raises(RuntimeError):
         atomic.write_atomic(tmp_path / "out.txt", fail)
     assert list(tmp_path.iterdir()) == []  # nor a checksum record
+
+
+# A job's script, cut short by SIGTERM while it writes a file.
+_WRITER = """
+import sys, time
+from pathlib import Path
+from sampled_metrics.io.forked import forked_map
+from sampled_metrics.io.atomic import atomic_path
+from sampled_metrics.pipeline.runs import exit_on_sigterm
+
+def worker(folder, task):
+    try:
+        print("worker", flush=True)
+        time.sleep(60)
+    finally:  # skipped: a forked worker stops at once
+        (Path(folder) / f"worker-{task}-cleaned").touch()
+
+exit_on_sigterm()
+folder = Path(sys.argv[1])
+with atomic_path(folder / "out.npy") as tmp:
+    tmp.write_bytes(b"part")
+    forked_map(worker, str(folder), [1, 2], workers=2)
+"""
+
+
+def test_sigterm_during_a_write_leaves_no_temporary(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    job = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(tmp_path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    assert [job.stdout.readline() for _ in range(2)] == ["worker\n"] * 2
+    os.killpg(job.pid, signal.SIGTERM)  # the job and its forked workers, as Ctrl-C's group
+    assert job.wait(timeout=60) == 128 + signal.SIGTERM
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

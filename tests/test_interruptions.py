@@ -63,11 +63,13 @@ def start_and_kill(workdir: Path, targets, detect, sig, timeout=240):
 
 def assert_interrupted(workdir, rule, sig):
     """The job of ``rule`` was running when the signal came: after SIGTERM
-    Snakemake reports it failed, after SIGKILL it never reported it finished."""
+    Snakemake reports it failed and the job left no temporary file, after SIGKILL
+    it never reported it finished."""
     out = (workdir / "interrupted.out").read_text()
     assert f"rule {rule}:" in out
     if sig == signal.SIGTERM:
         assert f"Error in rule {rule}:" in out, out[-3000:]
+        assert leftovers(workdir) == []
     else:
         assert f"(Rule: {rule})" not in out, out[-3000:]
 

@@ -4,7 +4,9 @@ what the run used.
 :func:`start_job` (its log, and its inputs checked against the checksums recorded
 when they were written) and :func:`pin_threads` set up one job (a rule's script).
 A job that fails with an uncaught exception leaves its traceback in its log and
-says the error in one line on the console (:func:`job_error_line`); when the run
+says the error in one line on the console (:func:`job_error_line`). A job sent
+SIGTERM (Ctrl-C of a run, a cluster's time limit) exits through Python's
+``finally`` blocks (:func:`exit_on_sigterm`), so its temporary files go with it; when the run
 fails, the workflow's ``onerror`` handler repeats each failed job's line, read back
 from its log (:func:`failed_jobs_text`), below Snakemake's own account.
 
@@ -28,10 +30,12 @@ the software and the effective configuration of a run.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import platform
 import re
+import signal
 import socket
 import sys
 from importlib import metadata
@@ -42,6 +46,7 @@ __all__ = [
     "clear_stale_locks",
     "config_yaml",
     "error_in_log",
+    "exit_on_sigterm",
     "failed_jobs_text",
     "job_error_line",
     "library_fingerprint",
@@ -90,7 +95,7 @@ def start_log(path) -> logging.Logger:
 def start_job(snakemake) -> logging.Logger:
     """Set up a rule's script: :func:`start_log` on its log (an uncaught exception
     then leaves its traceback there and its one line, :func:`job_error_line`, on the
-    console, the job's own stderr), then every input file
+    console, the job's own stderr), :func:`exit_on_sigterm`, then every input file
     checked against the checksum recorded when the pipeline wrote it
     (``sampled_metrics.io.atomic.verify_checksum``), so that a file cut, overwritten
     or edited since stops the job with one line naming it, before any work.
@@ -118,10 +123,41 @@ def start_job(snakemake) -> logging.Logger:
 
     log = start_log(snakemake.log[0])
     sys.excepthook = _console_excepthook(getattr(snakemake, "rule", None), snakemake.log[0])
+    exit_on_sigterm()
     verified = [path for path in snakemake.input if Path(path).is_file() and verify_checksum(path)]
     if verified:
         log.info("%d input file(s) match their recorded checksums", len(verified))
     return log
+
+
+def exit_on_sigterm() -> None:
+    """Make SIGTERM end this process with ``SystemExit(143)`` (128 + the signal's
+    number), raised in the main thread, instead of Python's default of stopping at
+    once: ``finally`` blocks and context managers then run, so a write cut short
+    deletes its temporary file (``sampled_metrics.io.atomic.atomic_path``). SIGKILL
+    cannot be caught; what it leaves, the next write of that file deletes. Processes
+    forked from this one (``sampled_metrics.io.forked``) still stop at once.
+
+    Examples
+    --------
+    >>> exit_on_sigterm()
+    >>> try:
+    ...     signal.raise_signal(signal.SIGTERM)
+    ... except SystemExit as stop:
+    ...     stop.code
+    143
+    >>> _ = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    """
+    signal.signal(signal.SIGTERM, functools.partial(_stop, os.getpid()))
+
+
+def _stop(owner: int, signum: int, frame) -> None:
+    if os.getpid() != owner:  # a forked worker: Python's default, at once
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        return
+    logging.getLogger("sampled_metrics").error("stopped by signal %d", signum)
+    raise SystemExit(128 + signum)
 
 
 def job_error_line(rule: str | None, error: str, log) -> str:

@@ -251,10 +251,11 @@ def correction_vectors_by_n(
 
     chunk = max(1, len(distinct) // (8 * workers))
     context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(
-        workers, context, initializer=threadpool_limits, initargs=(1,)
-    ) as pool:
+    pool = ProcessPoolExecutor(workers, context, initializer=threadpool_limits, initargs=(1,))
+    try:
         return collect(pool.map(build, distinct, chunksize=chunk))
+    finally:  # an error or SIGTERM here leaves no queued task running
+        pool.shutdown(cancel_futures=True)
 
 
 def _vectors_at(metrics, methods, rest, kwargs, n):
