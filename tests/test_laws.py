@@ -161,3 +161,19 @@ def test_bad_arguments_raise():
         sampled_rank_pmf([1.5], 10, 3)
     with pytest.raises(ValueError, match="1..n"):
         sampled_rank_pmf([11], 10, 3)
+
+
+def test_significant_blocks_hold_every_significant_entry_and_no_more_columns():
+    from sampled_metrics.estimation.laws import NEGLIGIBLE, significant_blocks
+
+    law = sampled_rank_pmf(np.arange(1, 301), 300, 40, "binomial")
+    law[5] = 0.0  # a row without any significant entry
+    blocks = significant_blocks(law, 16)
+    assert [rows.start for rows, _, _ in blocks] == list(range(0, 300, 16))
+    assert blocks[-1][0].stop == 300
+    for rows, low, high in blocks:
+        significant = np.flatnonzero((law[rows] > NEGLIGIBLE).any(axis=0))
+        assert significant.min() == low  # nothing significant left of low, low itself is
+        assert significant.max() < high
+        if rows.start != 0:  # the empty row's span ends at the last column
+            assert significant.max() == high - 1

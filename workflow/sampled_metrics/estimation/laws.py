@@ -42,6 +42,7 @@ __all__ = [
     "sampling_law",
     "sampled_rank_law",
     "sampled_rank_pmf",
+    "significant_blocks",
     "significant_span",
 ]
 
@@ -148,6 +149,36 @@ def significant_span(matrix) -> tuple:
     first = np.where(big.any(axis=1), big.argmax(axis=1), big.shape[1])
     last = np.where(big.any(axis=1), big.shape[1] - big[:, ::-1].argmax(axis=1), big.shape[1])
     return first, last
+
+
+def significant_blocks(matrix, rows_per_block: int) -> list:
+    """[(rows, low, high)]: the rows in consecutive blocks of ``rows_per_block``, each
+    with the columns low..high - 1 that hold every entry of its rows above
+    :data:`NEGLIGIBLE` (:func:`significant_span` of each row, joined; low >= high for a
+    block without any). Products over these blocks skip a law's negligible entries.
+
+    Parameters
+    ----------
+    matrix : numpy.ndarray
+        Two dimensions, non-negative.
+    rows_per_block : int
+
+    Returns
+    -------
+    list of (slice, int, int)
+
+    Examples
+    --------
+    >>> law = np.array([[0.5, 0.5, 0, 0], [0, 0.5, 0.5, 0], [0, 0, 0, 1.0]])
+    >>> [(rows.start, low, high) for rows, low, high in significant_blocks(law, 2)]
+    [(0, 0, 3), (2, 3, 4)]
+    """
+    first, last = significant_span(matrix)
+    blocks = []
+    for start in range(0, first.size, rows_per_block):
+        rows = slice(start, min(start + rows_per_block, first.size))
+        blocks.append((rows, int(first[rows].min()), int(last[rows].max())))
+    return blocks
 
 
 def sampled_rank_pmf(

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import linalg
 
-from ..laws import significant_span
+from ..laws import significant_blocks
 
 __all__ = [
     "ReducedSystem",
@@ -243,16 +243,13 @@ def _banded_gram(A) -> np.ndarray:
     """Upper triangle of A^T A, each block of rows multiplied only over the columns it reaches.
 
     A row of the law is unimodal in r~, so its entries above ``laws.NEGLIGIBLE`` are
-    one contiguous window (:func:`~sampled_metrics.estimation.laws.significant_span`),
+    one contiguous window (:func:`~sampled_metrics.estimation.laws.significant_blocks`),
     about 20 standard deviations of r~ wide: at m = 3705 a few hundred of the 3706
     columns. Summing BLAS syrk products of those windows makes A^T A band-limited and
     up to 40 times cheaper at large m.
     """
-    first, last = significant_span(A)
     gram = np.zeros((A.shape[1], A.shape[1]))
-    for start in range(0, A.shape[0], _ROW_BLOCK):
-        rows = slice(start, start + _ROW_BLOCK)
-        low, high = int(first[rows].min()), int(last[rows].max())
+    for rows, low, high in significant_blocks(A, _ROW_BLOCK):
         if low < high:
             gram[low:high, low:high] += linalg.blas.dsyrk(1.0, A[rows, low:high], trans=1)
     return gram
