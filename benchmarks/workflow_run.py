@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import resource
 import subprocess
 import sys
 import time
@@ -41,3 +42,11 @@ def run_workflow(workdir: Path, config: dict, cores: int, targets=()) -> float:
     if result.returncode != 0:
         sys.exit(result.stderr[-3000:])
     return seconds
+
+
+def children_cpu_seconds() -> float:
+    """User + system CPU seconds of this process's finished children so far (Snakemake
+    and every job and worker it waited for): the difference around
+    :func:`run_workflow` is the run's CPU time."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
