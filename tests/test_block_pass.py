@@ -348,3 +348,56 @@ def test_scores_of_the_wrong_shape_are_refused_naming_the_recommender():
 
     with pytest.raises(ValueError, match=r"'short': scores for users 4\.\.7 have shape \(3, 25\)"):
         score_users(Short(scores, name="short"), 4, 30)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_tiled_product_is_scipys_product_bit_for_bit(dtype, monkeypatch):
+    from sampled_metrics.recommenders import scores as scores_module
+
+    rng = np.random.default_rng(5)
+    rows = sp.random(40, 60, density=0.2, format="csr", random_state=7, dtype=dtype)
+    dense = rng.standard_normal((60, 75)).astype(dtype)
+    scale = np.where(rng.random(75) < 0.2, 0.0, rng.random(75) + 0.1)
+    expected = np.asarray(rows @ dense)
+    divided = expected.copy()
+    np.divide(divided, scale, out=divided, where=scale > 0)
+    for tile_bytes in (1, 60 * 17 * dense.itemsize, 2**30):  # tiles of 16, 17 or 75 columns
+        monkeypatch.setattr(scores_module, "_TILE_BYTES", tile_bytes)
+        out = np.empty_like(expected)
+        scores_module.sparse_dense_product(rows, dense, out)
+        assert out.tobytes() == expected.tobytes()
+        scores_module.sparse_dense_product(rows, dense, out, scale=scale)
+        assert out.tobytes() == divided.tobytes()
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"type": "ease", "regularization": 5.0},
+        {"type": "item_knn", "q": 3},  # a dense similarity
+        {"type": "item_knn", "k": 2},  # a sparse one
+        {"type": "item_knn", "k": 2, "denominator": "row_sum", "dtype": "float64"},
+    ],
+)
+def test_a_block_scored_at_once_has_the_bits_of_its_users_scored_apart(spec, monkeypatch):
+    from sampled_metrics.recommenders import fit_recommender
+    from sampled_metrics.recommenders import scores as scores_module
+
+    monkeypatch.setattr(scores_module, "_TILE_BYTES", 1)  # tiles of 16 of the 40 items
+    rng = np.random.default_rng(2)
+    train = sp.csr_matrix((rng.random((30, 40)) < 0.3).astype(np.float32))
+    model = fit_recommender(spec, train)
+    apart = np.vstack([model.scores([user]) for user in range(30)])
+    assert apart.dtype == np.float32
+    # the scores' definition, scipy's product of the whole matrices without tiles
+    if spec["type"] == "ease":
+        expected = np.asarray(model.train @ model.weights, dtype=np.float32)
+    else:
+        product = model._train @ model._ST
+        product = product.toarray() if sp.issparse(product) else product
+        d = model._divisor
+        expected = np.divide(product, d, out=product, where=d > 0).astype(np.float32)
+    assert apart.tobytes() == expected.tobytes()
+    for start, stop in ((0, 30), (CHUNK, 3 * CHUNK + 1)):
+        block = score_users(model, start, stop)
+        assert block.tobytes() == apart[start:stop].tobytes()

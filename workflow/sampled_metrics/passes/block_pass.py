@@ -107,12 +107,14 @@ def shard_bounds(n_users: int, shards: int) -> list[tuple[int, int]]:
 def score_users(model, start: int, stop: int, out=None) -> np.ndarray:
     """Scores of users ``start..stop-1``: float32 (stop - start, n_items),
     ``model.scores`` called on chunks of :data:`SCORE_CHUNK` users at multiples
-    of it, so a user's scores do not depend on the block asked for.
+    of it, so a user's scores do not depend on the block asked for. A model with
+    ``scores_into(users, out)`` (EASE, item-kNN: a user's scores are the same bits
+    whichever users are scored with it) fills the whole block in one call.
 
     Parameters
     ----------
     model : object
-        With ``scores(users)``.
+        With ``scores(users)``, and optionally ``scores_into(users, out)``.
     start, stop : int
         The users; ``start`` a multiple of :data:`SCORE_CHUNK`.
     out : numpy.ndarray, optional
@@ -137,6 +139,11 @@ def score_users(model, start: int, stop: int, out=None) -> np.ndarray:
     """
     if start % SCORE_CHUNK:
         raise ValueError(f"a block must start at a multiple of {SCORE_CHUNK} users, not {start}")
+    fill = getattr(model, "scores_into", None)
+    if fill is not None:  # a user's scores are the same bits in any block: all at once
+        scores = _first_rows(out, (stop - start, model.n_items), np.float32)
+        fill(np.arange(start, stop), scores)
+        return scores
     scores = np.zeros((0, 0), dtype=np.float32)
     for a in range(start, stop, SCORE_CHUNK):
         users = np.arange(a, min(a + SCORE_CHUNK, stop))

@@ -19,6 +19,7 @@ import scipy.sparse as sp
 from scipy.linalg import lapack
 
 from .hyperparameters import binary_train, hyperparameters, positive_number
+from .scores import sparse_dense_product
 
 __all__ = [
     "EASE_DEFAULTS",
@@ -241,8 +242,17 @@ class EASEModel:
         return self.weights.shape[0]
 
     def scores(self, users) -> np.ndarray:
+        users = np.asarray(users, dtype=np.int64)
+        out = np.empty((users.size, self.n_items), dtype=np.float32)
+        self.scores_into(users, out)
+        return out
+
+    def scores_into(self, users, out: np.ndarray) -> None:
+        """``out[:] = self.scores(users)``: a user's row is the same bits whichever
+        users are scored with it (``sparse_dense_product``), so a ranking pass scores
+        a whole block of users at once."""
         rows = self.train[np.asarray(users, dtype=np.int64)]
-        return np.asarray(rows @ self.weights, dtype=np.float32)
+        sparse_dense_product(rows, self.weights, out)
 
 
 def validate_ease(spec: dict) -> dict:

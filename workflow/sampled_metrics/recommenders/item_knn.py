@@ -14,8 +14,12 @@ from .hyperparameters import (
     neighbourhood_size,
     positive_number,
 )
+from .scores import sparse_dense_product
 
 __all__ = ["ITEM_KNN_DEFAULTS", "ItemKNN", "cosine_similarity"]
+
+# Users multiplied at a time with a sparse similarity (its product is sparse, then dense).
+_SPARSE_ROWS = 32
 
 # Plain cosine (q=1), no cut, and for the points the paper leaves open the
 # readings that come closest to its Table 3 for both Y and Z
@@ -311,11 +315,25 @@ class ItemKNN:
 
     def scores(self, users) -> np.ndarray:
         users = np.asarray(users, dtype=np.int64)
-        y = _dense(self._train[users] @ self._ST)  # a new array: divided in place
+        out = np.empty((users.size, self.n_items), dtype=np.float32)
+        self.scores_into(users, out)
+        return out
+
+    def scores_into(self, users, out: np.ndarray) -> None:
+        """``out[:] = self.scores(users)``: the numerator divided by the item's divisor
+        where it is positive (where it is 0 the item's row of s' is all zero, s >= 0,
+        so the numerator is 0 already), in the product's precision, then float32. A
+        user's row is the same bits whichever users are scored with it, so a ranking
+        pass scores a whole block of users at once."""
+        users = np.asarray(users, dtype=np.int64)
         d = self._divisor
-        # where d = 0 the item's row of s' is all zero (s >= 0), so y is 0 there already
-        np.divide(y, d, out=y, where=d > 0)
-        return y.astype(np.float32, copy=False)
+        if not sp.issparse(self._ST):
+            sparse_dense_product(self._train[users], self._ST, out, scale=d)
+            return
+        for a in range(0, users.size, _SPARSE_ROWS):  # small temporaries
+            y = _dense(self._train[users[a : a + _SPARSE_ROWS]] @ self._ST)
+            np.divide(y, d, out=y, where=d > 0)
+            out[a : a + _SPARSE_ROWS] = y
 
 
 def validate_item_knn(spec: dict) -> dict:

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["PrecomputedScores", "all_scores"]
+__all__ = ["PrecomputedScores", "all_scores", "sparse_dense_product"]
+
+# Columns of the dense factor multiplied at a time by sparse_dense_product: a copy of
+# this many bytes (at most) stays in the 32 MB L3 cache of this project's machine while
+# every row of the sparse factor reads it.
+_TILE_BYTES = 10 * 2**20
 
 
 class PrecomputedScores:
@@ -40,3 +45,55 @@ def all_scores(
         for a in starts
     ]
     return np.vstack(blocks) if blocks else np.zeros((0, 0), dtype=np.float32)
+
+
+def sparse_dense_product(rows, dense: np.ndarray, out: np.ndarray, scale=None) -> None:
+    """``out[:] = rows @ dense`` (divided by ``scale`` where it is positive, when given),
+    computed in tiles of the dense factor's columns, each copied once per call.
+
+    scipy's product reads a whole row of ``dense`` for every stored entry of ``rows``:
+    with 26,744 items that is 107 KB from memory per entry. A tile's copy serves every
+    row of the block from the cache: 1.3-2 times faster on a block of 4,096 users
+    (``benchmarks/bench_tiled_scores.py``), for one tile's copy and product more in
+    memory. Every entry is the same sum, in the same
+    order, as in ``rows @ dense`` (the sparse row's entries in their stored order), so
+    the bits are the same whatever the tiles and whichever rows are multiplied together.
+
+    Parameters
+    ----------
+    rows : scipy.sparse.csr_matrix
+        (users, k).
+    dense : numpy.ndarray
+        (k, items), C-ordered.
+    out : numpy.ndarray
+        (users, items): takes the product (cast to its dtype).
+    scale : numpy.ndarray, optional
+        (items,): each column divided by its value where positive (left as is elsewhere).
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> rows, dense = sp.csr_matrix([[1.0, 0.0], [1.0, 1.0]]), np.array([[1.0, 2.0], [3.0, 4.0]])
+    >>> out = np.empty((2, 2))
+    >>> sparse_dense_product(rows, dense, out, scale=np.array([2.0, 0.0]))
+    >>> out.tolist()
+    [[0.5, 2.0], [2.0, 6.0]]
+    """
+    width = max(16, _TILE_BYTES // max(1, dense.shape[0] * dense.itemsize))
+    if width >= dense.shape[1]:  # one tile: the matrix itself
+        width = dense.shape[1]
+        copy = dense
+    else:  # one array for the copy of every full tile
+        copy = np.empty((dense.shape[0], width), dtype=dense.dtype)
+    for j in range(0, dense.shape[1], width):
+        columns = slice(j, min(j + width, dense.shape[1]))
+        if copy is dense:
+            tile = np.asarray(rows @ dense)
+        elif columns.stop - j == width:
+            np.copyto(copy, dense[:, columns])
+            tile = np.asarray(rows @ copy)
+        else:
+            tile = np.asarray(rows @ np.ascontiguousarray(dense[:, columns]))
+        if scale is not None:
+            np.divide(tile, scale[columns], out=tile, where=scale[columns] > 0)
+        out[:, columns] = tile
