@@ -8,8 +8,9 @@ For each stored model (a ``results/<dataset>/models/<name>.pkl`` of a run), time
 first ``--users`` users (the best of ``--repeat``): untiled, ``model.scores`` on chunks of
 SCORE_CHUNK users with the whole matrix as one tile (scipy's product as it was before
 tiles), and tiled, ``score_users`` as the ranking pass calls it (the whole block at once,
-``sparse_dense_product``'s tiles of at most 16 MB); checks that both give the same bits
-and prints the two times and their ratio.
+``sparse_dense_product``'s tiles of at most 10 MB); checks that both give the same bits
+and prints the two times and their ratio. A sparse similarity (Z) has no tiles: its two
+times differ only in the users multiplied at a time.
 """
 
 from __future__ import annotations

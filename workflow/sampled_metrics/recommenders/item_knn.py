@@ -18,8 +18,8 @@ from .scores import sparse_dense_product
 
 __all__ = ["ITEM_KNN_DEFAULTS", "ItemKNN", "cosine_similarity"]
 
-# Users multiplied at a time with a sparse similarity (its product is sparse, then dense).
-_SPARSE_ROWS = 32
+# Users multiplied at a time with a sparse similarity (their product a sparse matrix).
+_SPARSE_ROWS = 1024
 
 # Plain cosine (q=1), no cut, and for the points the paper leaves open the
 # readings that come closest to its Table 3 for both Y and Z
@@ -330,10 +330,15 @@ class ItemKNN:
         if not sp.issparse(self._ST):
             sparse_dense_product(self._train[users], self._ST, out, scale=d)
             return
-        for a in range(0, users.size, _SPARSE_ROWS):  # small temporaries
-            y = _dense(self._train[users[a : a + _SPARSE_ROWS]] @ self._ST)
-            np.divide(y, d, out=y, where=d > 0)
-            out[a : a + _SPARSE_ROWS] = y
+        # A sparse product: only its stored entries are divided and written (scipy's
+        # product stores each (user, item) once), the rest of ``out`` is 0.
+        out[:] = 0
+        for a in range(0, users.size, _SPARSE_ROWS):
+            y = sp.csr_matrix(self._train[users[a : a + _SPARSE_ROWS]] @ self._ST)
+            divisor = d[y.indices]
+            np.divide(y.data, divisor, out=y.data, where=divisor > 0)
+            rows = a + np.repeat(np.arange(y.shape[0]), np.diff(y.indptr))
+            out[rows, y.indices] = y.data
 
 
 def validate_item_knn(spec: dict) -> dict:
