@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..passes.ranking import above_and_tied
-from ..passes.ties import check_tie_policy, tie_order_keys
+from ..passes.ties import check_tie_policy, put_ties_first
 
 __all__ = [
     "TIE_ORDERS",
@@ -147,16 +147,6 @@ def order_ties(above, tied, test_items, users, tie_policy: str, seed: int) -> np
     >>> order_ties(above, tied, [1], [0], "index", 0).astype(int).tolist()
     [[1, 0, 0]]
     """
-    if tie_policy == "optimistic":
-        return above.copy()
-    if tie_policy == "pessimistic":
-        return above | tied
-    test_items = np.asarray(test_items)
-    if tie_policy == "index":
-        return above | (tied & (np.arange(tied.shape[1]) < test_items[:, None]))
     beaten = above.copy()
-    row, item = np.nonzero(tied)
-    users = np.asarray(users)
-    first = tie_order_keys(users[row], item, seed) < tie_order_keys(users, test_items, seed)[row]
-    beaten[row[first], item[first]] = True
+    put_ties_first(beaten, tied, test_items, users, tie_policy, seed)
     return beaten

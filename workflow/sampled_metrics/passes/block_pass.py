@@ -25,7 +25,7 @@ import scipy.sparse as sp
 from .draw_plan import DrawPlan, block_positions
 from .ranking import above_and_tied, mask_training_items, ranks_from_masks
 from .sampling import excluded_items, free_item_lookup, ranks_among_sampled, sampled_rank_dtype
-from .ties import check_tie_policy
+from .ties import check_tie_policy, put_ties_first
 from .user_ranks import UserRanks
 
 __all__ = ["SCORE_CHUNK", "rank_users", "score_users", "shard_bounds", "users_per_block"]
@@ -291,31 +291,47 @@ def rank_users(
         users = np.arange(a, b)
         local = slice(a - start, b - start)
         above, tied = above_and_tied(S, test[a:b], out=masks)
-        rank[local], pessimistic[local] = ranks_from_masks(
-            above, tied, test[a:b], users, tie_policy, tie_seed
-        )
         if beaten is not None:
             beaten.masked(above, tied, a, b)
-        del above, tied
         excluded = excluded_items(X[a:b], test[a:b])
-        target = S[np.arange(b - a), test[a:b]][:, None]
-        packed, row_start = _free_scores(S, excluded)
-        del S  # the sampled items are read from the free scores, packed in its array
-        free_items = free_item_lookup(excluded)
-        for rep in range(plan.repetitions):
-            positions = block_positions(plan, a, b, rep)
-            sampled[rep, local] = ranks_among_sampled(
-                packed[positions + row_start],
-                target,
-                users,
-                partial(_items_at, free_items, positions),
-                test[a:b],
-                tie_policy,
-                tie_seed,
+        if tie_policy == "average":  # half items: from the scores of the drawn items
+            rank[local], pessimistic[local] = ranks_from_masks(
+                above, tied, test[a:b], users, tie_policy, tie_seed
             )
-        del packed, excluded, free_items  # before the next block's scores
+            _rank_draws_by_scores(S, excluded, test[a:b], users, plan, (a, b),
+                                  tie_policy, tie_seed, out=sampled[:, local])  # fmt: skip
+        else:  # an order of the tied items: 1 + the drawn items it puts first
+            pessimistic[local] = 1.0 + np.count_nonzero(above, axis=1)
+            pessimistic[local] += np.count_nonzero(tied, axis=1)
+            put_ties_first(above, tied, test[a:b], users, tie_policy, tie_seed)
+            rank[local] = 1.0 + np.count_nonzero(above, axis=1)
+            first, row_start = _pack_free(above, excluded)  # in above's own array
+            for rep in range(plan.repetitions):
+                drawn = first[block_positions(plan, a, b, rep) + row_start]
+                sampled[rep, local] = 1 + np.count_nonzero(drawn, axis=1)
+        del S, above, tied, excluded  # before the next block's scores
     n_candidates = (n_items - history[start:stop]).astype(np.int64)
     return UserRanks(start, rank, n_candidates, pessimistic, sampled)
+
+
+def _rank_draws_by_scores(S, excluded, test, users, plan, block, tie_policy, tie_seed, out):
+    """``out[rep]``: the sampled ranks of every repetition of the users of ``block``
+    from the scores of the drawn items (``sampling.ranks_among_sampled``)."""
+    a, b = block
+    target = S[np.arange(b - a), test][:, None]
+    packed, row_start = _pack_free(S, excluded)  # the scores overwritten
+    free_items = free_item_lookup(excluded)
+    for rep in range(plan.repetitions):
+        positions = block_positions(plan, a, b, rep)
+        out[rep] = ranks_among_sampled(
+            packed[positions + row_start],
+            target,
+            users,
+            partial(_items_at, free_items, positions),
+            test,
+            tie_policy,
+            tie_seed,
+        )
 
 
 def _items_at(free_items, positions: np.ndarray, row, column) -> np.ndarray:
@@ -323,17 +339,18 @@ def _items_at(free_items, positions: np.ndarray, row, column) -> np.ndarray:
     return free_items(positions[row, column], row)
 
 
-def _free_scores(S: np.ndarray, excluded) -> tuple:
-    """(packed, row_start): the scores of each user's free items (not ``excluded``), in
-    item order, row after row, and where each row starts (a column), so that the p-th
-    free item of row u scores ``packed[row_start[u] + p]`` (as the draws' positions).
+def _pack_free(S: np.ndarray, excluded) -> tuple:
+    """(packed, row_start): the entries of each user's free items (not ``excluded``:
+    scores, or whether an item is ranked first), in item order, row after row, and where
+    each row starts (a column), so that the p-th free item of row u has
+    ``packed[row_start[u] + p]`` (as the draws' positions).
 
     ``packed`` is the start of S's own (C-ordered) array, S overwritten: rows are packed
-    a few at a time, and the free scores up to row u never reach past its start."""
+    a few at a time, and the free entries up to row u never reach past its start."""
     n_rows, n_items = S.shape
     flat = S.reshape(-1)
     if not np.shares_memory(flat, S):
-        raise ValueError("the scores of a block must be one C-ordered array")
+        raise ValueError("the entries of a block must be one C-ordered array")
     indptr, indices = excluded.indptr, excluded.indices
     row_start = np.zeros((n_rows, 1), dtype=np.int64)
     np.cumsum(n_items - np.diff(indptr)[:-1], out=row_start[1:, 0])

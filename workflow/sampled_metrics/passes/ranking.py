@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .ties import check_tie_policy, tie_order_keys, tie_term
+from .ties import check_tie_policy, random_ties_first, tie_order_keys, tie_term
 
 __all__ = [
     "above_and_tied",
@@ -403,21 +403,11 @@ def ranks_from_masks(
     >>> ranks_from_masks(above, tied, np.array([1]), np.array([0]), "average", 0)
     (array([2.5]), array([3.]))
     """
-    rows = np.arange(above.shape[0])
     ranked_above = 1.0 + np.count_nonzero(above, axis=1)
     pessimistic = ranked_above + np.count_nonzero(tied, axis=1)
     if tie_policy != "random":
         return ranked_above + tie_term(tied, tie_policy), pessimistic
-    target_keys = tie_order_keys(users, test_items, seed)
-    term = np.zeros(rows.size)
-    step = max(1, _TIED_ENTRIES // max(tied.shape[1], 1))  # bounds the arrays of tied entries
-    for lo in range(0, rows.size, step):
-        row, item = np.nonzero(tied[lo : lo + step])
-        row += lo
-        first = tie_order_keys(users[row], item, seed) < target_keys[row]
-        term += np.bincount(row[first], minlength=rows.size)
+    term = np.zeros(above.shape[0])
+    for row, _ in random_ties_first(tied, test_items, users, seed):
+        term += np.bincount(row, minlength=term.size)
     return ranked_above + term, pessimistic
-
-
-# Scores whose ties are resolved at a time under "random" (keys of tied entries only).
-_TIED_ENTRIES = 2**20

@@ -20,7 +20,14 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["TIE_POLICIES", "check_tie_policy", "tie_order_keys", "tie_term"]
+__all__ = [
+    "TIE_POLICIES",
+    "check_tie_policy",
+    "put_ties_first",
+    "random_ties_first",
+    "tie_order_keys",
+    "tie_term",
+]
 
 TIE_POLICIES = ("pessimistic", "optimistic", "average", "random")
 
@@ -143,3 +150,73 @@ def tie_term(tied: np.ndarray, tie_policy: str, keys=None, target_key=None) -> n
     if tie_policy == "optimistic":
         return np.zeros(ties.shape)
     return ties / 2.0  # average
+
+
+def put_ties_first(above, tied, test_items, users, tie_order: str, seed: int) -> None:
+    """Add to ``above``, in place, the tied items that ``tie_order`` puts before the
+    held-out item: then 1 + a row's count is its rank, and a draw's rank is 1 + the drawn
+    items it holds. "pessimistic": every tied item; "optimistic": none; "random": those
+    whose key (:func:`tie_order_keys`) is below the held-out item's; "index" (a
+    framework's order, ``frameworks.beaten``): those of a lower item index.
+
+    Parameters
+    ----------
+    above, tied : bool numpy.ndarray (rows, n_items)
+        The items scored above and exactly like the held-out one
+        (``ranking.above_and_tied``); ``tied`` is not changed.
+    test_items, users : array_like of int (rows,)
+    tie_order : str
+        "pessimistic", "optimistic", "random" or "index" ("average" counts half items).
+    seed : int
+        Seed of the "random" order.
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> above, tied = np.array([[True, False, False]]), np.array([[False, True, True]])
+    >>> put_ties_first(above, tied, [0], [0], "index", 0)
+    >>> above.astype(int).tolist()
+    [[1, 0, 0]]
+    """
+    if tie_order == "optimistic":
+        return
+    if tie_order == "pessimistic":
+        above |= tied
+        return
+    test_items = np.asarray(test_items)
+    if tie_order == "index":
+        above |= tied & (np.arange(tied.shape[1]) < test_items[:, None])
+        return
+    if tie_order != "random":
+        raise ValueError(f"tie order {tie_order!r} does not order the tied items one by one")
+    for row, item in random_ties_first(tied, test_items, users, seed):
+        above[row, item] = True
+
+
+def random_ties_first(tied, test_items, users, seed: int):
+    """(rows, items) of the tied entries whose key (:func:`tie_order_keys`) is below the
+    held-out item's, yielded a few rows at a time (at most about 2^20 tied entries).
+
+    Examples
+    --------
+    >>> tied = np.array([[True, True, False], [False, False, True]])
+    >>> [(r.tolist(), i.tolist()) for r, i in random_ties_first(tied, [2, 0], [0, 1], seed=0)]
+    [([0, 0], [0, 1])]
+    >>> bool(tie_order_keys(1, 2, seed=0) < tie_order_keys(1, 0, seed=0))  # row 1's tie: after
+    False
+    """
+    users, test_items = np.asarray(users), np.asarray(test_items)
+    target_keys = tie_order_keys(users, test_items, seed)
+    step = max(1, _TIED_ENTRIES // max(tied.shape[1], 1))  # bounds the arrays of tied entries
+    for lo in range(0, tied.shape[0], step):
+        row, item = np.nonzero(tied[lo : lo + step])
+        row += lo
+        first = tie_order_keys(users[row], item, seed) < target_keys[row]
+        yield row[first], item[first]
+
+
+# Tied entries ordered at a time under "random".
+_TIED_ENTRIES = 2**20
