@@ -3,14 +3,18 @@
 A block of users is scored once by the fitted model; the block's exact ranks
 (section 6.1, under the configured tie policy), its pessimistic ranks (every tied
 item above the held-out one, Figure 5) and its sampled ranks in every repetition
-(section 6.2) are all taken from those scores, which are then dropped. Memory is
-the model plus one block, whose size follows a budget (:func:`users_per_block`).
+(section 6.2) are all taken from those scores, which are then dropped. Under a tie
+policy that orders the tied items one by one, a draw's rank is 1 + the drawn items the
+exact ranking puts first (one mask of the block, read at the drawn positions); under
+"average", from the drawn items' scores. Memory is the model plus one block, whose size
+follows a budget (:func:`users_per_block`).
 
 The result does not depend on how the users are cut into blocks or shards:
 
 * scores are computed in chunks of :data:`SCORE_CHUNK` users starting at multiples
   of it (the last bits of a BLAS product depend on its shape), and blocks and
-  shards are unions of chunks;
+  shards are unions of chunks (a model with ``scores_into``, whose rows do not depend
+  on each other, fills a whole block at once);
 * a block's sampled items are those of the draw for all users at once
   (:class:`.draw_plan.DrawPlan`).
 """
