@@ -200,6 +200,19 @@ def random_ties_first(tied, test_items, users, seed: int):
     """(rows, items) of the tied entries whose key (:func:`tie_order_keys`) is below the
     held-out item's, yielded a few rows at a time (at most about 2^20 tied entries).
 
+    Parameters
+    ----------
+    tied : bool numpy.ndarray (rows, n_items)
+        The items scored exactly like the held-out one.
+    test_items, users : array_like of int (rows,)
+    seed : int
+        Seed of the "random" order.
+
+    Yields
+    ------
+    rows, items : numpy.ndarray of int
+        Row indices (into ``tied``) and items of the tied entries ordered first.
+
     Examples
     --------
     >>> tied = np.array([[True, True, False], [False, False, True]])
