@@ -80,20 +80,10 @@ def sparse_dense_product(rows, dense: np.ndarray, out: np.ndarray, scale=None) -
     [[0.5, 2.0], [2.0, 6.0]]
     """
     width = max(16, _TILE_BYTES // max(1, dense.shape[0] * dense.itemsize))
-    if width >= dense.shape[1]:  # one tile: the matrix itself
-        width = dense.shape[1]
-        copy = dense
-    else:  # one array for the copy of every full tile
-        copy = np.empty((dense.shape[0], width), dtype=dense.dtype)
     for j in range(0, dense.shape[1], width):
         columns = slice(j, min(j + width, dense.shape[1]))
-        if copy is dense:
-            tile = np.asarray(rows @ dense)
-        elif columns.stop - j == width:
-            np.copyto(copy, dense[:, columns])
-            tile = np.asarray(rows @ copy)
-        else:
-            tile = np.asarray(rows @ np.ascontiguousarray(dense[:, columns]))
+        # a copy, but for one tile of every column: the C-ordered matrix itself
+        tile = np.asarray(rows @ np.ascontiguousarray(dense[:, columns]))
         if scale is not None:
             np.divide(tile, scale[columns], out=tile, where=scale[columns] > 0)
         out[:, columns] = tile
