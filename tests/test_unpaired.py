@@ -102,6 +102,41 @@ def test_collapsed_popularity_draws_follow_the_distinct_law_and_hh_is_unbiased()
     assert abs(np.median(hh) - hh.mean()) > 0  # not a constant
 
 
+def test_collapsed_popularity_draws_over_many_items_have_the_closed_form_moments():
+    """RecBole pop with m = 100 draws over 60 items: item j is among the distinct beaten
+    draws with chance 1 - (1 - a_j)^m (a_j = w_j / T, its share of the pool mass), so
+    E D = sum_j that chance and Var D = sum_{j,k} P(j and k) - P(j) P(k), with
+    P(j and k) = 1 - (1 - a_j)^m - (1 - a_k)^m + (1 - a_j - a_k)^m; the Hansen-Hurwitz
+    mean is the rank. Each user's draws come as sorted uniforms: a law of the order
+    statistics with one draw too many or too few is told apart."""
+    items, m, users, reps = 60, 100, 2 * SCORE_CHUNK, 1500
+    weights = 1000.0 / np.arange(1, items + 2)  # Zipf popularity, item 60 held out
+    beaten_row = np.zeros(items + 1, bool)
+    beaten_row[[0, 2, 3, 7, 11, 20, 33, 34, 35, 36, 50, 59]] = True
+    excluded = np.zeros((users, items + 1), bool)
+    excluded[:, items] = True
+    p = Protocol("pop", m, 1.0, True, True, False, "", paired=False)
+    out = simulate_unpaired(p, [np.tile(beaten_row, (users, 1))], excluded, weights,
+                            np.full(users, items), start=0, repetitions=reps, seed=7)  # fmt: skip
+    a = weights[beaten_row] / weights[:items].sum()
+
+    def moments(m):
+        none = (1 - a) ** m
+        both = 1 - none[:, None] - none[None, :] + (1 - a[:, None] - a[None, :]) ** m
+        np.fill_diagonal(both, 1 - none)
+        return (1 - none).sum(), (both - np.outer(1 - none, 1 - none)).sum()
+
+    distinct = out.sampled[:, 0].ravel() - 1.0
+    mean, var = moments(m)
+    assert abs(distinct.mean() - mean) < 4 * np.sqrt(var / distinct.size)
+    # the variance of a sample variance: (mu4 - var^2) / N, mu4 <= 3 var^2 here
+    assert abs(distinct.var() - var) < 4 * np.sqrt(2 * var**2 / distinct.size)
+    for wrong in (m - 3, m + 3):
+        assert abs(distinct.mean() - moments(wrong)[0]) > 6 * np.sqrt(var / distinct.size)
+    hh = out.hansen_hurwitz[:, 0].ravel()
+    assert abs(hh.mean() - (1 + beaten_row.sum())) < 4 * hh.std() / np.sqrt(hh.size)
+
+
 def test_equal_weights_other_than_one_give_the_same_hh():
     beaten, excluded, test = block()
     p = Protocol("u", 20, 0.0, True, True, False, "", paired=False)

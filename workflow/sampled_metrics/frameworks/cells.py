@@ -333,7 +333,7 @@ def _chunk_cells(protocol, counts, size, repetitions, rng) -> tuple:
         taken[flip] = beaten[user[flip]] - taken[flip]
     if not protocol.collapse:
         return taken, taken
-    keys.sort()
+    keys.sort(kind="stable")  # timsort: each owner's keys are a run
     first = np.ones(keys.size, dtype=bool)
     first[1:] = keys[1:] != keys[:-1]
     return taken, _per_cell(keys[first], base, codes, offset[user], width, k.size)
@@ -355,11 +355,12 @@ def _distinct_keys(keys, base: int, high, rng) -> np.ndarray:
     it draws each subset of that size with the same chance (whichever copy of a repeat
     is redrawn); it ends when an owner has fewer than ``high`` (here at most half).
     Returned sorted."""
-    keys = np.sort(keys)
+    keys = np.sort(keys, kind="stable")  # timsort: each owner's keys are a run
     while True:
         repeat = np.flatnonzero(keys[1:] == keys[:-1]) + 1
         if not repeat.size:
             return keys
         owner = keys[repeat].astype(np.intp) // base
-        keys[repeat] = (owner * base + rng.integers(0, high[owner])).astype(keys.dtype)
-        keys.sort()
+        redrawn = np.sort((owner * base + rng.integers(0, high[owner])).astype(keys.dtype))
+        # two sorted runs: timsort merges them in one linear pass
+        keys = np.sort(np.concatenate([np.delete(keys, repeat), redrawn]), kind="stable")

@@ -150,12 +150,10 @@ def _chunk(protocol, beaten, total, weights, uniform, repetitions, rng) -> tuple
         else:
             cumulative = np.cumsum(w)
             below = np.concatenate([[0.0], cumulative])[first]  # mass before each user
-            # each entry's uniforms in increasing order (owner + u sorted: u's resolution
-            # 2^-40 or finer), so the points of a repetition are sorted, which
-            # searchsorted walks ~3x faster, and an entry's positions come out sorted
-            ordered = owner + rng.random(owner.size)
-            ordered.sort()
-            u = ordered - owner
+            # each entry's uniforms in increasing order, so the points of a repetition
+            # are sorted, which searchsorted walks ~6x faster, and an entry's positions
+            # come out sorted
+            u = _sorted_uniforms(k, rng)
             point = below[user[owner]] + u * beaten_mass[user[owner]]
             position = np.searchsorted(cumulative, point, side="right")
             # float rounding at a stretch's ends: stay in the user's own items
@@ -173,13 +171,27 @@ def _chunk(protocol, beaten, total, weights, uniform, repetitions, rng) -> tuple
     return (1 + k).reshape(shape).astype(np.int16), estimate.reshape(shape)
 
 
+def _sorted_uniforms(k: np.ndarray, rng) -> np.ndarray:
+    """k[e] uniforms on [0, 1) in increasing order for each entry e, entries one after
+    another: the order statistics of k iid uniforms, drawn as the normalised sums of
+    k + 1 exponentials, U_(i) = S_i / S_{k+1} (Devroye, *Non-Uniform Random Variate
+    Generation*, 1986, ch. V.2, Theorem 2.2), without sorting."""
+    ends = np.cumsum(k + 1)  # one past each entry's k + 1 exponentials
+    sums = np.cumsum(rng.standard_exponential(int(ends[-1]) if ends.size else 0))
+    before = np.concatenate([[0.0], sums[ends[:-1] - 1]])  # the sum before each entry
+    last = np.zeros(sums.size, dtype=bool)
+    last[ends - 1] = True  # S_{k+1}, the normaliser
+    entry = np.repeat(np.arange(k.size), k)
+    return (sums[~last] - before[entry]) / (sums[ends - 1] - before)[entry]
+
+
 def _distinct(owner, position, positions: int, entries: int) -> np.ndarray:
     """(entries,) int64: the distinct positions each entry (owner) drew, by sorting the
     keys owner * positions + position (uint32 when they fit: sorted faster)."""
     keys = owner.astype(np.int64) * max(positions, 1) + position
     if entries * max(positions, 1) < 2**32:
         keys = keys.astype(np.uint32)
-    keys.sort()
+    keys.sort(kind="stable")  # timsort: each owner's keys are a run
     first = np.ones(keys.size, dtype=bool)
     first[1:] = keys[1:] != keys[:-1]
     return np.bincount(keys[first] // max(positions, 1), minlength=entries)
