@@ -62,19 +62,32 @@ def _obstacles(ax, renderer):
 
 def place_labels(labels) -> None:
     """Place the labels ``(ax, text, candidates, kwargs)`` one after the other, once
-    the figure is complete (legend and subtitle change the layout)."""
+    the figure is complete (legend and subtitle change the layout).
+
+    The figure is laid out once: a label placed inside its axes leaves the layout as it
+    was (it only joins the obstacles of the labels after it); one that fits nowhere
+    inside may move the axes, and the figure is laid out again after it."""
+    layouts: dict = {}  # figure -> (renderer, {axes: (points, boxes)})
     for ax, text, candidates, kwargs in labels:
-        _place_text(ax, text, candidates, **kwargs)
+        if ax.figure not in layouts:
+            ax.figure.draw_without_rendering()  # the layout, so that boxes are final
+            layouts[ax.figure] = (ax.figure.canvas.get_renderer(), {})
+        renderer, obstacles = layouts[ax.figure]
+        if ax not in obstacles:
+            obstacles[ax] = _obstacles(ax, renderer)
+        points, boxes = obstacles[ax]
+        artist, inside = _place_text(ax, text, candidates, renderer, points, boxes, **kwargs)
+        if inside:
+            boxes.append(artist.get_window_extent(renderer))
+        else:
+            del layouts[ax.figure]
 
 
-def _place_text(ax, text: str, candidates, pad: float = 3.0, **kwargs):
-    """Add ``text`` at the first of ``candidates`` (dicts of x, y, ha, va and
-    optionally transform, in axes fractions by default) where it stays inside
-    the axes and covers no curve, text or legend; else where it covers least."""
-    fig = ax.figure
-    fig.draw_without_rendering()  # the layout, so that boxes are final
-    renderer = fig.canvas.get_renderer()
-    points, boxes = _obstacles(ax, renderer)
+def _place_text(ax, text: str, candidates, renderer, points, boxes, pad: float = 3.0, **kwargs):
+    """(text artist, inside): ``text`` added at the first of ``candidates`` (dicts of
+    x, y, ha, va and optionally transform, in axes fractions by default) where it stays
+    inside the axes and covers none of the ``points`` and ``boxes`` (``_obstacles``);
+    else where it covers least."""
     frame = ax.get_window_extent(renderer)
     best, best_cost = None, np.inf
     for candidate in candidates:
@@ -96,7 +109,7 @@ def _place_text(ax, text: str, candidates, pad: float = 3.0, **kwargs):
             best, best_cost = spot, cost
         if cost == 0:
             break
-    return ax.text(s=text, **best, **kwargs)
+    return ax.text(s=text, **best, **kwargs), best_cost < 1e6
 
 
 def corners(margin: float = 0.03):
