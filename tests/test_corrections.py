@@ -316,6 +316,30 @@ def test_reduced_system_keeps_the_objective_up_to_a_constant():
 
 
 @pytest.mark.parametrize("law", LAWS)
+def test_reduced_system_of_many_rows_keeps_the_objective_up_to_a_constant(law):
+    """n = 2,500 rows, factored a block at a time: still ||R x - Y||^2 = ||A x - b||^2
+    - const, and R^T [R | Y] = A^T [A | B] (the Gram of the weighted system)."""
+    rng = np.random.default_rng(4)
+    n, m = 2500, 30
+    P = sampled_rank_law(n, m, law)
+    exact = np.column_stack([M.metric_vector(name, n) for name in ("ap", "recall@10")])
+    system = C.reduced_system(exact, P)
+    assert system.R.shape == (m + 1, m + 1) and np.allclose(np.tril(system.R, -1), 0)
+    A = P / np.sqrt(n)  # sqrt(p(r)) P at the uniform prior
+    scale = np.abs(A.T @ A).max()
+    np.testing.assert_allclose(system.R.T @ system.R, A.T @ A, rtol=0, atol=1e-12 * scale)
+    np.testing.assert_allclose(system.R.T @ system.Y, A.T @ exact / np.sqrt(n), rtol=0,
+                               atol=1e-12 * np.abs(A.T @ exact).max() / np.sqrt(n))  # fmt: skip
+    for j in range(2):
+        x, y = rng.normal(size=(2, m + 1))
+        full = C.average_squared_bias(x, exact[:, j], P) - C.average_squared_bias(y, exact[:, j], P)
+        reduced = np.sum((system.R @ x - system.Y[:, j]) ** 2) - np.sum(
+            (system.R @ y - system.Y[:, j]) ** 2
+        )
+        assert reduced == pytest.approx(full, rel=1e-9, abs=1e-14)
+
+
+@pytest.mark.parametrize("law", LAWS)
 def test_correction_vectors_equal_one_method_at_a_time(law):
     """Sharing the law, the QR and the Gram matrix changes no vector."""
     metrics = ["recall@10", "ndcg@10", "ap", "auc"]
