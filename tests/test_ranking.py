@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from sampled_metrics.passes.entries import true_entries
 from sampled_metrics.passes.ranking import exact_ranks, rank_from_scores
 from sampled_metrics.passes.sampling import excluded_items, sampled_ranks
 from sampled_metrics.passes.ties import TIE_POLICIES
@@ -272,3 +273,14 @@ def test_tie_term_refuses_an_unknown_policy_instead_of_averaging():
 
     with pytest.raises(ValueError, match="unknown tie_policy 'fair'"):
         tie_term(np.array([[True, False]]), "fair")
+
+
+@pytest.mark.parametrize("shape", [(0, 5), (3, 0), (1, 1), (7, 40), (64, 300)])
+@pytest.mark.parametrize("density", [0.0, 0.05, 0.5, 1.0])
+def test_true_entries_are_numpys_nonzero(shape, density):
+    mask = np.random.default_rng(shape[0] * 1000 + shape[1]).random(shape) < density
+    for view in (mask, mask[::2], mask[:, 1:]):  # contiguous, strided and offset rows
+        rows, columns = true_entries(view)
+        expected = np.nonzero(view)
+        np.testing.assert_array_equal(rows, expected[0])
+        np.testing.assert_array_equal(columns, expected[1])

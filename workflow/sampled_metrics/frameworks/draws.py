@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..passes.entries import true_entries
 from .registry import Protocol
 
 __all__ = ["draw_items", "draw_negatives"]
@@ -165,7 +166,7 @@ def _independent_draws(table, excluded, rows, m, rng) -> np.ndarray:
     the excluded ones redrawn."""
     n_items = excluded.shape[1]
     items = _draw(table, n_items, (rows.size, m), rng)
-    redraw = np.nonzero(excluded[rows[:, None], items])
+    redraw = true_entries(excluded[rows[:, None], items])
     while redraw[0].size:
         fresh = _draw(table, n_items, redraw[0].size, rng)
         items[redraw] = fresh

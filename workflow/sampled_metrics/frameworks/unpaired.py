@@ -39,6 +39,7 @@ import zlib
 import numpy as np
 
 from ..passes.block_pass import SCORE_CHUNK
+from ..passes.entries import true_entries
 from .draws import _check_drawable
 from .registry import Protocol
 from .simulate import ProtocolRanks, weighted_ranks
@@ -131,7 +132,7 @@ def _chunk(protocol, beaten, total, weights, uniform, repetitions, rng) -> tuple
         count = np.count_nonzero(beaten, axis=1)
         q = count * weights[0] / total  # B / T, the masses of equal weights
     else:
-        row, item = np.nonzero(beaten)  # row-major: each user's beaten items together
+        row, item = true_entries(beaten)  # row-major: each user's beaten items together
         w = weights[item]
         beaten_mass = np.bincount(row, w, minlength=users)
         count = np.bincount(row, minlength=users)

@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .entries import true_entries
+
 __all__ = [
     "TIE_POLICIES",
     "check_tie_policy",
@@ -225,7 +227,7 @@ def random_ties_first(tied, test_items, users, seed: int):
     target_keys = tie_order_keys(users, test_items, seed)
     step = max(1, _TIED_ENTRIES // max(tied.shape[1], 1))  # bounds the arrays of tied entries
     for lo in range(0, tied.shape[0], step):
-        row, item = np.nonzero(tied[lo : lo + step])
+        row, item = true_entries(tied[lo : lo + step])
         row += lo
         first = tie_order_keys(users[row], item, seed) < target_keys[row]
         yield row[first], item[first]
