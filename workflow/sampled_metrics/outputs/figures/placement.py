@@ -103,13 +103,18 @@ def _place_text(ax, text: str, candidates, renderer, points, boxes, pad: float =
             & (points[:, 1] >= box.y0)
             & (points[:, 1] <= box.y1)
         )
-        cost = covered + 1000 * sum(box.overlaps(other) for other in boxes) + 1e6 * (not inside)
+        cost = covered + 1000 * sum(box.overlaps(other) for other in boxes)
+        cost += _OUTSIDE * (not inside)
         artist.remove()
         if cost < best_cost:
             best, best_cost = spot, cost
         if cost == 0:
             break
-    return ax.text(s=text, **best, **kwargs), best_cost < 1e6
+    return ax.text(s=text, **best, **kwargs), best_cost < _OUTSIDE
+
+
+# A spot's cost when the label would leave the axes: more than any overlap can cost.
+_OUTSIDE = 1e6
 
 
 def corners(margin: float = 0.03):
