@@ -50,6 +50,7 @@ import zlib
 import numpy as np
 
 from ..passes.block_pass import SCORE_CHUNK
+from ..passes.entries import true_entries
 from .draws import _check_drawable
 from .registry import Protocol
 from .simulate import ProtocolRanks, simulate, weighted_ranks
@@ -155,7 +156,7 @@ def _code_counts(beaten: list, excluded: np.ndarray) -> tuple:
             continue
         for row in range(b - a):
             pool[a + row] = np.bincount(code[row], minlength=width)
-        r, c = np.nonzero(excluded[a:b])
+        r, c = true_entries(excluded[a:b])
         drop = np.bincount(r * width + code[r, c], minlength=(b - a) * width)
         dropped[a:b] = drop.reshape(b - a, width)
         pool[a:b] -= dropped[a:b]

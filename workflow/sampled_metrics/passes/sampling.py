@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .entries import true_entries
 from .ties import check_tie_policy, tie_order_keys, tie_term
 
 __all__ = [
@@ -409,7 +410,7 @@ def ranks_among_sampled(
     if tie_policy != "random":
         return 1.0 + higher + tie_term(tied, tie_policy)
     # the random order's keys of the tied items only (the others' keys count for nothing)
-    row, column = np.nonzero(tied)
+    row, column = true_entries(tied)
     tied_items = items(row, column) if callable(items) else items[row, column]
     above = tie_order_keys(users[row], tied_items, tie_seed) < tie_order_keys(
         users[row], test_items[row], tie_seed
