@@ -95,15 +95,13 @@ def _learned_prior_vectors(metrics, specs, pi, data, nodes) -> dict:
     ``specs`` (method -> (family, gamma)) at the node values of n of each m: one law,
     prior and set of normal equations per node serve every metric and method."""
     from ..corrections.solvers import _solve_bias_variance
-    from ..corrections.systems import normal_equations
     from ..nodes import interpolation_nodes
 
     vectors = {}
     for m in np.unique(data.m):
         for n in interpolation_nodes(data.n[data.m == m], nodes):
-            P = cached_law(int(n), int(m), data.law)
             exact = np.column_stack([metric_vector(metric, int(n)) for metric in metrics])
-            gram, rhs, c = normal_equations(exact, P, _prior_on_ranks(pi, int(n)))
+            gram, rhs, c = _normal_equations(exact, int(n), int(m), data.law, pi)
             solutions = {}
             for method, (family, gamma) in specs.items():
                 if family == "mn":  # the system of mn_correction
@@ -118,6 +116,19 @@ def _learned_prior_vectors(metrics, specs, pi, data, nodes) -> dict:
                 for k, metric in enumerate(metrics)
             }
     return vectors
+
+
+def _normal_equations(exact, n: int, m: int, law: str, pi: np.ndarray) -> tuple:
+    """normal_equations of the law at (n, m) under the prior pi on ranks; the binomial
+    law's from its degree-2m law (systems.binomial_normal_equations), shared by every
+    repetition at this node."""
+    from ..corrections.systems import binomial_normal_equations, normal_equations
+    from ..laws import WITH_REPLACEMENT
+
+    prior = _prior_on_ranks(pi, n)
+    if law == WITH_REPLACEMENT:
+        return binomial_normal_equations(exact, n, m, prior)
+    return normal_equations(exact, cached_law(n, m, law), prior)
 
 
 def _per_user_from_vectors(vectors: dict, keys, data: SampledEvaluation) -> dict:
