@@ -18,7 +18,13 @@ import numpy as np
 from scipy import linalg, optimize, special
 
 from ..corrections.law_cache import cached_law
-from ..laws import WITHOUT_REPLACEMENT, sampling_law, significant_blocks
+from ..laws import (
+    WITH_REPLACEMENT,
+    WITHOUT_REPLACEMENT,
+    sampled_rank_law,
+    sampling_law,
+    significant_blocks,
+)
 from ..metrics import metric_by_name
 from ..registry import LEARNED_DISTRIBUTIONS
 from .data import (
@@ -88,10 +94,10 @@ def _likelihood_rows(distinct: np.ndarray, grid: int, exact_n: bool) -> np.ndarr
 
 @lru_cache(maxsize=4)
 def _binomial_on_grid(m: int, grid: int) -> np.ndarray:
-    """p(r~ | theta_j) = Binomial(r~ - 1; m, theta_j) for r~ = 1..m + 1 (rows), read-only."""
-    from scipy import stats  # here: importing scipy.stats takes about 1 s of every job
-
-    table = stats.binom.pmf(np.arange(m + 1)[:, None], m, np.linspace(0.0, 1.0, grid))
+    """p(r~ | theta_j) = Binomial(r~ - 1; m, theta_j) for r~ = 1..m + 1 (rows), read-only:
+    the binomial law at n = grid (theta_j = (j - 1)/(grid - 1) is eq 15's (r - 1)/(n - 1)
+    at r = j), from laws.py, transposed."""
+    table = np.ascontiguousarray(sampled_rank_law(grid, m, WITH_REPLACEMENT).T)
     table.setflags(write=False)
     return table
 
