@@ -34,8 +34,10 @@ from sampled_metrics.estimation.estimators.learned import (
     _row_blocks,
     em_distributions,
 )
+from sampled_metrics.estimation.estimators.learned_prior import _per_user_from_vectors
 from sampled_metrics.estimation.laws import sampled_rank_law
 from sampled_metrics.estimation.metrics import metric_by_name, metric_vector
+from sampled_metrics.estimation.nodes import node_weights
 
 ALL = [
     "sampled",
@@ -302,6 +304,22 @@ def test_users_with_different_n_share_one_distribution_of_relative_rank():
         for method in ("em", "mn_em", "bv_em_0.1"):
             got = estimate(metric, method, data, em_iterations=1000)
             assert got == pytest.approx(truth, abs=0.01), (metric, method)
+
+
+def test_learned_prior_corrections_per_user_interpolate_between_their_two_nodes():
+    """Each user's learned-prior value is sum_k w_k(n_u) M^_k(r~_u) over the nodes (the
+    linear interpolation weights of nodes.node_weights): users at a node, between two,
+    beyond the last, and one node only."""
+    rng = np.random.default_rng(9)
+    for nodes in ([50], [40, 47, 61], [40, 45, 50, 55, 61]):
+        n = rng.integers(38, 64, 3000)
+        n[: len(nodes)] = nodes
+        data = sampled_evaluation(rng.integers(1, 12, n.size), 10, n, "binomial")
+        vectors = {(10, v): {("auc", "x"): rng.normal(size=11)} for v in nodes}
+        got = _per_user_from_vectors(vectors, [("auc", "x")], data)["auc", "x"]
+        table = np.column_stack([vectors[10, v]["auc", "x"] for v in nodes])
+        expected = np.sum(table[data.ranks - 1] * node_weights(n, nodes), axis=1)
+        np.testing.assert_array_equal(got, expected)
 
 
 def test_prior_on_ranks_keeps_the_mass_and_the_mean_position():

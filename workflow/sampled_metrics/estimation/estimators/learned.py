@@ -298,8 +298,9 @@ def _maxent(likelihood: _Likelihood, gamma: float) -> np.ndarray:
 def _second_moments(likelihood: _Likelihood, pi: np.ndarray) -> np.ndarray:
     """sum_j pi_j A_g(theta_j) A_h(theta_j) for every pair of groups (rows A): for
     Bernstein rows of one degree m from the 2m + 1 sums S_s = sum_j pi_j
-    B^(2m)_s(theta_j) (bernstein.py; at m = 100 and a grid of 26,725 points 40 times
-    fewer products), else the rows' product."""
+    B^(2m)_s(theta_j) (bernstein.py: (m + 1)^2 / (2m + 1) times fewer products, 50 at
+    m = 100; 3 times faster per maxent at a grid of 3706 and of 26,725), else the rows'
+    product."""
     if likelihood.bernstein is None:
         return (likelihood.rows * pi) @ likelihood.rows.T
     from ..bernstein import bernstein_gram
