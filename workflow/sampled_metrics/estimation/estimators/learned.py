@@ -303,10 +303,11 @@ def _second_moments(likelihood: _Likelihood, pi: np.ndarray) -> np.ndarray:
     product."""
     if likelihood.bernstein is None:
         return (likelihood.rows * pi) @ likelihood.rows.T
-    from ..bernstein import bernstein_gram
+    from ..bernstein import bernstein_gram, doubled_law
 
     m, degrees = likelihood.bernstein
-    return bernstein_gram(_binomial_on_grid(2 * m, likelihood.grid) @ pi, m, degrees)
+    # the grid's theta_j are the ranks' (r - 1)/(n - 1) at n = grid
+    return bernstein_gram(pi @ doubled_law(likelihood.grid, m), m, degrees)
 
 
 def _least_squares_on_simplex(rows, observed, coef) -> np.ndarray:
