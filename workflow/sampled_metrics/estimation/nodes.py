@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["interpolation_nodes", "node_weights"]
+__all__ = ["bracketing_weights", "interpolation_nodes", "node_weights"]
 
 
 def interpolation_nodes(n_values, count: int) -> np.ndarray:
@@ -66,3 +66,32 @@ def node_weights(n_values, nodes) -> np.ndarray:
     return np.column_stack(
         [np.interp(n_values, nodes, np.eye(nodes.size)[k]) for k in range(nodes.size)]
     )
+
+
+def bracketing_weights(n_values, nodes) -> tuple:
+    """:func:`node_weights` as the two nodes around each n: (low, w_low, high, w_high),
+    the first node of non-zero weight and the next one (its weight 0 past the last node),
+    so that w_low x[low] + w_high x[high] is the weighted sum over every node, bit for bit.
+
+    Parameters
+    ----------
+    n_values : array_like of int
+    nodes : array_like of int
+        As :func:`node_weights`'.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        Node indices (low, high) and their weights, one entry per n.
+
+    Examples
+    --------
+    >>> low, w_low, high, w_high = bracketing_weights([10, 15, 20], [10, 20])
+    >>> low.tolist(), w_low.tolist(), high.tolist(), w_high.tolist()
+    ([0, 0, 1], [1.0, 0.5, 1.0], [1, 1, 1], [0.0, 0.5, 0.0])
+    """
+    weights = node_weights(n_values, nodes)
+    low = np.argmax(weights > 0, axis=1)
+    high = np.minimum(low + 1, weights.shape[1] - 1)
+    rows = np.arange(weights.shape[0])
+    return low, weights[rows, low], high, np.where(high > low, weights[rows, high], 0.0)

@@ -135,26 +135,16 @@ def _per_user_from_vectors(vectors: dict, keys, data: SampledEvaluation) -> dict
     """{key: M^_{m_u, n_u}(r~_u)} of each ``key`` = (metric, method), linear in n between
     the node values of n of each m (the weights computed once for every key): each user
     reads the two nodes around n_u, w_lo M^_lo(r~_u) + w_hi M^_hi(r~_u)."""
-    from ..nodes import node_weights
+    from ..nodes import bracketing_weights
 
     values = {key: np.empty(data.n_users) for key in keys}
     for m in np.unique(data.m):
         users = np.flatnonzero(data.m == m)
         nodes = np.array(sorted(n for mm, n in vectors if mm == m))
-        low, w_low, high, w_high = _two_nodes(node_weights(data.n[users], nodes))
+        low, w_low, high, w_high = bracketing_weights(data.n[users], nodes)
         at = (data.ranks[users] - 1) * nodes.size  # row r~_u of the (m + 1, nodes) tables
         low, high = at + low, at + high
         for key in keys:
             table = np.column_stack([vectors[m, n][key] for n in nodes]).ravel()
             values[key][users] = table[low] * w_low + table[high] * w_high
     return values
-
-
-def _two_nodes(weights: np.ndarray) -> tuple:
-    """(low, w_low, high, w_high) of each row of linear-interpolation weights (at most two
-    adjacent non-zero, nodes.node_weights): the first non-zero column and the next (its
-    weight 0 past the last column)."""
-    low = np.argmax(weights > 0, axis=1)
-    high = np.minimum(low + 1, weights.shape[1] - 1)
-    rows = np.arange(weights.shape[0])
-    return low, weights[rows, low], high, np.where(high > low, weights[rows, high], 0.0)
