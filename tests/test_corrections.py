@@ -75,6 +75,19 @@ def test_bv_tends_to_least_squares_as_gamma_goes_to_zero(law):
     np.testing.assert_allclose(A.T @ (A @ ls - b), 0, atol=1e-12)
 
 
+@pytest.mark.parametrize(("n", "m"), [(300, 1000), (1392, 2000), (1000, 999), (60, 40)])
+def test_bv_at_large_m_solves_eq25(n, m):
+    """Eq 25 whatever the Gram's bandwidth (Figure 6's sample sizes, some above n): the
+    solver's answer against the dense system built from the law by hand."""
+    P = sampled_rank_law(n, m, "binomial")
+    exact = M.metric_vector("recall@10", n)
+    gamma = 0.1
+    lhs = (1 - gamma) * P.T @ P / n + gamma * np.diag(P.mean(axis=0))
+    expected = np.linalg.solve(lhs, P.T @ exact / n)
+    found = C.bias_variance_correction(exact, P, gamma)
+    np.testing.assert_allclose(found, expected, rtol=1e-9, atol=1e-12)
+
+
 @pytest.mark.parametrize("law", LAWS)
 @pytest.mark.parametrize("name", ["recall@10", "ndcg@10", "ap"])
 def test_cls_is_monotone_and_beats_every_monotone_vector_we_try(law, name):
