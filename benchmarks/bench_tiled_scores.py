@@ -10,7 +10,8 @@ SCORE_CHUNK users with the whole matrix as one tile (scipy's product as it was b
 tiles), and tiled, ``score_users`` as the ranking pass calls it (the whole block at once,
 ``sparse_dense_product``'s tiles of at most 10 MB); checks that both give the same bits
 and prints the two times and their ratio. A sparse similarity (Z) has no tiles: its two
-times differ only in the users multiplied at a time.
+times differ only in the users multiplied at a time. ``--tile-mb 2 4 16`` also times the
+tiled product with tiles of those sizes against the shipped one (``scores._TILE_BYTES``).
 """
 
 from __future__ import annotations
@@ -51,6 +52,20 @@ def tiled(model, users: int) -> np.ndarray:
     return score_users(model, 0, users)
 
 
+def with_tile(megabytes: float):
+    """``tiled`` with tiles of ``megabytes`` instead of the shipped size."""
+
+    def run(model, users: int) -> np.ndarray:
+        shipped = scores_module._TILE_BYTES
+        scores_module._TILE_BYTES = int(megabytes * 2**20)
+        try:
+            return tiled(model, users)
+        finally:
+            scores_module._TILE_BYTES = shipped
+
+    return run
+
+
 def best(function, model, users: int, repeat: int):
     times, result = [], None
     for _ in range(repeat):
@@ -65,9 +80,11 @@ def main() -> None:
     parser.add_argument("models", nargs="+", type=Path)
     parser.add_argument("--users", type=int, default=4_096)
     parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--tile-mb", type=float, nargs="*", default=[], help="other tile sizes")
     args = parser.parse_args()
     print("| model | users | untiled, s | tiled, s | ratio | same bits |")
     print("|---|---|---|---|---|---|")
+    sizes = []  # the rows of --tile-mb, printed after the first table
     for path in args.models:
         model = load_model(path)
         if not hasattr(model, "scores_into"):
@@ -79,7 +96,18 @@ def main() -> None:
             f"| {path.name} | {users:,} | {before:.2f} | {after:.2f} | {before / after:.2f} | "
             f"{old.tobytes() == new.tobytes()} |"
         )
+        for megabytes in args.tile_mb:
+            seconds, other = best(with_tile(megabytes), model, users, args.repeat)
+            sizes.append(
+                f"| {path.name} | {megabytes:g} | {seconds:.2f} | {seconds / after:.2f} | "
+                f"{other.tobytes() == new.tobytes()} |"
+            )
         del model, old, new
+    if sizes:
+        shipped = scores_module._TILE_BYTES / 2**20
+        print(f"\n| model | tile, MB | tiled, s | against {shipped:g} MB tiles | same bits |")
+        print("|---|---|---|---|---|")
+        print("\n".join(sizes))
 
 
 if __name__ == "__main__":
