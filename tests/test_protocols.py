@@ -17,8 +17,8 @@ from scipy import stats
 from sampled_metrics.estimation.laws import sampled_rank_pmf
 from sampled_metrics.estimation.population import exact_metric
 from sampled_metrics.frameworks.draws import draw_items
-from sampled_metrics.frameworks.estimates import HANSEN_HURWITZ, protocol_estimates
-from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS, Protocol
+from sampled_metrics.frameworks.estimates import protocol_estimates
+from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS, HANSEN_HURWITZ, Protocol
 from sampled_metrics.frameworks.simulate import (
     ProtocolRanks,
     beaten_items,

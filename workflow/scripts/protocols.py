@@ -10,8 +10,8 @@ import pandas as pd
 
 from sampled_metrics.data import split_users
 from sampled_metrics.estimation.population import exact_metric
-from sampled_metrics.frameworks.estimates import HANSEN_HURWITZ, protocol_estimates, protocol_table
-from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
+from sampled_metrics.frameworks.estimates import protocol_estimates, protocol_table
+from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS, HANSEN_HURWITZ
 from sampled_metrics.frameworks.study_report import LEFT_OUT_COLUMNS, protocols_markdown
 from sampled_metrics.io.atomic import write_csv, write_text
 from sampled_metrics.io.forked import forked_map

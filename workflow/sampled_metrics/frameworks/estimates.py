@@ -3,7 +3,7 @@
 Each protocol's sampled ranks are corrected with the law the protocol implies
 (:attr:`~sampled_metrics.frameworks.registry.Protocol.law`) and each user's own n: the
 paper's corrections interpolated between values of n, the learned estimators, and for
-protocols with replacement the Hansen-Hurwitz estimate (:data:`HANSEN_HURWITZ`).
+protocols with replacement the Hansen-Hurwitz estimate (:data:`.registry.HANSEN_HURWITZ`).
 """
 
 from __future__ import annotations
@@ -12,19 +12,14 @@ import numpy as np
 import pandas as pd
 
 from ..estimation.corrections import correction_vectors
-from ..estimation.estimators import paper_methods
 from ..estimation.metrics import metric_by_name
 from ..estimation.nodes import interpolation_nodes, node_weights
 from ..estimation.population import learned_estimates
-from .registry import Protocol
+from ..estimation.registry import paper_methods
+from .registry import HANSEN_HURWITZ, Protocol
 from .simulate import ProtocolRanks
 
-__all__ = ["HANSEN_HURWITZ", "protocol_estimates", "protocol_table"]
-
-
-# The estimator that weighs each beaten draw by 1 / its probability (protocols with
-# replacement): the mean over users of M(r^), r^ the Hansen-Hurwitz estimate clipped to 1..n.
-HANSEN_HURWITZ = "hansen_hurwitz"
+__all__ = ["protocol_estimates", "protocol_table"]
 
 
 def protocol_estimates(

@@ -43,7 +43,12 @@ from dataclasses import dataclass
 from ..estimation.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
 from .beaten import TIE_ORDERS
 
-__all__ = ["FRAMEWORKS", "FRAMEWORK_PROTOCOLS", "Framework", "Protocol"]
+__all__ = ["FRAMEWORKS", "FRAMEWORK_PROTOCOLS", "HANSEN_HURWITZ", "Framework", "Protocol"]
+
+# The estimator the study adds for the protocols with replacement: each beaten draw
+# weighed by 1 / its probability, the mean over users of M(r^), r^ the Hansen-Hurwitz
+# estimate of the rank clipped to 1..n (frameworks.estimates).
+HANSEN_HURWITZ = "hansen_hurwitz"
 
 
 @dataclass(frozen=True)

@@ -169,8 +169,7 @@ def check_config(config: dict) -> None:
 
 
 def _check_protocols(protocols: dict) -> None:
-    from ..frameworks.estimates import HANSEN_HURWITZ
-    from ..frameworks.registry import FRAMEWORK_PROTOCOLS
+    from ..frameworks.registry import FRAMEWORK_PROTOCOLS, HANSEN_HURWITZ
 
     for name in protocols["run"]:
         if name not in FRAMEWORK_PROTOCOLS:
@@ -421,8 +420,7 @@ def _check_methods(methods, key: str, estimators: bool = False) -> None:
     """Known method names: the paper's corrections, and with ``estimators`` also the
     learned estimators of sampled_metrics.estimation.estimators (they have no fixed vector, so
     Figure 6 and the toy example take the paper's only)."""
-    from ..estimation.corrections import parse_method
-    from ..estimation.estimators import parse_estimator
+    from ..estimation.registry import parse_estimator, parse_method
 
     for method in methods:
         _check(parse_estimator if estimators else parse_method, method, key)

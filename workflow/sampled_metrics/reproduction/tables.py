@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..estimation.estimators import paper_methods
+from ..estimation.registry import paper_methods
 
 __all__ = [
     "STD_DDOF",
