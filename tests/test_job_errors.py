@@ -18,7 +18,12 @@ import textwrap
 import pytest
 from conftest import leftovers, run, tiny_config
 
-from sampled_metrics.pipeline.runs import error_in_log, failed_jobs_text, job_error_line
+from sampled_metrics.pipeline.runs import (
+    error_in_log,
+    failed_jobs_text,
+    job_error_line,
+    logged_cpu_seconds,
+)
 
 TRACEBACK = "Traceback (most recent call last):"
 
@@ -105,6 +110,42 @@ def test_the_job_says_its_error_in_one_line_and_logs_the_traceback(raise_line, e
     text = log.read_text()
     assert TRACEBACK in text and "INFO working" in text
     assert error_in_log(log) == expected
+
+
+def test_a_job_logs_its_cpu_time_with_its_forked_workers(tmp_path):
+    """The last line of a finished job's log: its CPU time, the workers' included (each
+    of the two forked workers spins for 0.4 s of CPU); a failed job's log ends with its
+    traceback instead (above)."""
+    log = tmp_path / "demo.log"
+    spin = textwrap.dedent(
+        """
+        import time
+        from sampled_metrics.io.forked import forked_map
+
+        def spin(state, task):
+            start = time.process_time()
+            while time.process_time() - start < state:
+                pass
+
+        forked_map(spin, 0.4, [0, 1], workers=2)
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", job_script("") + spin, str(log)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (result.returncode, result.stderr) == (0, "")
+    last = log.read_text().splitlines()[-1]
+    found = re.search(
+        r"CPU time ([0-9.]+) s \(this process ([0-9.]+) s, its finished workers ([0-9.]+) s\)$",
+        last,
+    )
+    assert found, last
+    total, own, workers = map(float, found.groups())
+    assert workers >= 0.8 and own > 0 and abs(total - own - workers) <= 0.02
+    assert logged_cpu_seconds(log) == total
 
 
 def test_a_job_that_exits_on_purpose_says_nothing_more(tmp_path):

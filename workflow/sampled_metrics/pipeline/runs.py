@@ -30,6 +30,7 @@ the software and the effective configuration of a run.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import logging
 import os
@@ -124,10 +125,57 @@ def start_job(snakemake) -> logging.Logger:
     log = start_log(snakemake.log[0])
     sys.excepthook = _console_excepthook(getattr(snakemake, "rule", None), snakemake.log[0])
     exit_on_sigterm()
+    log_cpu_at_exit(log)
     verified = [path for path in snakemake.input if Path(path).is_file() and verify_checksum(path)]
     if verified:
         log.info("%d input file(s) match their recorded checksums", len(verified))
     return log
+
+
+# The last line of a job's log: its CPU time, read back by benchmarks/bench_pipeline.py.
+CPU_LINE = "CPU time %.2f s (this process %.2f s, its finished workers %.2f s)"
+_CPU_PATTERN = re.compile(r"CPU time ([0-9.]+) s \(this process")
+_CPU_LOGGED: list = []  # the logger registered in this process, once
+
+
+def log_cpu_at_exit(log: logging.Logger) -> None:
+    """Log :data:`CPU_LINE` when this process exits: its own user and system time and
+    that of the child processes it has waited for (the forked workers of
+    ``sampled_metrics.io.forked``, joined when their map ends). Snakemake's benchmark
+    file samples the job's process tree and misses workers that ended between two
+    samples; this line does not. Forked workers leave through ``os._exit`` and log
+    nothing; a job that fails with an uncaught exception neither (its log ends with
+    the traceback). Registered once per process."""
+    if not _CPU_LOGGED:
+        atexit.register(_log_cpu)
+    _CPU_LOGGED[:] = [log]
+
+
+def _log_cpu() -> None:
+    if not _CPU_LOGGED:  # the job failed: its log ends with the traceback
+        return
+    times = os.times()
+    own, workers = times.user + times.system, times.children_user + times.children_system
+    _CPU_LOGGED[0].info(CPU_LINE, own + workers, own, workers)
+
+
+def logged_cpu_seconds(path) -> float | None:
+    """The CPU time a job's log records (:func:`log_cpu_at_exit`), or None when it
+    has none (the job has not ended, or ended by a signal).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "job.log"
+    >>> _ = path.write_text("... INFO " + CPU_LINE % (3.5, 1.25, 2.25) + "\\n")
+    >>> logged_cpu_seconds(path), logged_cpu_seconds(path.with_name("none.log"))
+    (3.5, None)
+    """
+    try:
+        found = _CPU_PATTERN.findall(Path(path).read_text(errors="replace"))
+    except FileNotFoundError:
+        return None
+    return float(found[-1]) if found else None
 
 
 def exit_on_sigterm() -> None:
@@ -184,6 +232,7 @@ def _console_excepthook(rule: str | None, log):
     (:func:`job_error_line`) on the process's own stderr: the console of a local run."""
 
     def hook(kind, error, tb):
+        _CPU_LOGGED.clear()  # the traceback stays the log's last lines (error_in_log)
         sys.__excepthook__(kind, error, tb)
         sys.stderr.flush()
         if isinstance(error, Exception):
