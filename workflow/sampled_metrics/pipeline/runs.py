@@ -77,6 +77,9 @@ PACKAGES = (
 )
 
 
+_LOGGER = "sampled_metrics"  # the pipeline's logger
+
+
 def start_log(path) -> logging.Logger:
     """Send this process's log records, warnings and stderr (progress bars,
     tracebacks) to ``path``, and return the pipeline's logger."""
@@ -90,7 +93,7 @@ def start_log(path) -> logging.Logger:
         format="%(asctime)s %(levelname)s %(message)s",
     )
     logging.captureWarnings(True)
-    return logging.getLogger("sampled_metrics")
+    return logging.getLogger(_LOGGER)
 
 
 def start_job(snakemake) -> logging.Logger:
@@ -125,7 +128,7 @@ def start_job(snakemake) -> logging.Logger:
     log = start_log(snakemake.log[0])
     sys.excepthook = _console_excepthook(getattr(snakemake, "rule", None), snakemake.log[0])
     exit_on_sigterm()
-    log_cpu_at_exit(log)
+    log_cpu_at_exit()
     verified = [path for path in snakemake.input if Path(path).is_file() and verify_checksum(path)]
     if verified:
         log.info("%d input file(s) match their recorded checksums", len(verified))
@@ -135,28 +138,30 @@ def start_job(snakemake) -> logging.Logger:
 # The last line of a job's log: its CPU time, read back by benchmarks/bench_pipeline.py.
 CPU_LINE = "CPU time %.2f s (this process %.2f s, its finished workers %.2f s)"
 _CPU_PATTERN = re.compile(r"CPU time ([0-9.]+) s \(this process")
-_CPU_LOGGED: list = []  # the logger registered in this process, once
+# atexit's handler is registered once per process; a failed job disarms it.
+_CPU_AT_EXIT = {"registered": False, "armed": False}
 
 
-def log_cpu_at_exit(log: logging.Logger) -> None:
+def log_cpu_at_exit() -> None:
     """Log :data:`CPU_LINE` when this process exits: its own user and system time and
     that of the child processes it has waited for (the forked workers of
     ``sampled_metrics.io.forked``, joined when their map ends). Snakemake's benchmark
     file samples the job's process tree and misses workers that ended between two
     samples; this line does not. Forked workers leave through ``os._exit`` and log
     nothing; a job that fails with an uncaught exception neither (its log ends with
-    the traceback). Registered once per process."""
-    if not _CPU_LOGGED:
+    the traceback). Logged by the pipeline's logger (:func:`start_log`)."""
+    if not _CPU_AT_EXIT["registered"]:
         atexit.register(_log_cpu)
-    _CPU_LOGGED[:] = [log]
+        _CPU_AT_EXIT["registered"] = True
+    _CPU_AT_EXIT["armed"] = True
 
 
 def _log_cpu() -> None:
-    if not _CPU_LOGGED:  # the job failed: its log ends with the traceback
+    if not _CPU_AT_EXIT["armed"]:  # the job failed: its log ends with the traceback
         return
     times = os.times()
     own, workers = times.user + times.system, times.children_user + times.children_system
-    _CPU_LOGGED[0].info(CPU_LINE, own + workers, own, workers)
+    logging.getLogger(_LOGGER).info(CPU_LINE, own + workers, own, workers)
 
 
 def logged_cpu_seconds(path) -> float | None:
@@ -204,7 +209,7 @@ def _stop(owner: int, signum: int, frame) -> None:
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
         return
-    logging.getLogger("sampled_metrics").error("stopped by signal %d", signum)
+    logging.getLogger(_LOGGER).error("stopped by signal %d", signum)
     raise SystemExit(128 + signum)
 
 
@@ -232,7 +237,7 @@ def _console_excepthook(rule: str | None, log):
     (:func:`job_error_line`) on the process's own stderr: the console of a local run."""
 
     def hook(kind, error, tb):
-        _CPU_LOGGED.clear()  # the traceback stays the log's last lines (error_in_log)
+        _CPU_AT_EXIT["armed"] = False  # the traceback stays the log's end (error_in_log)
         sys.__excepthook__(kind, error, tb)
         sys.stderr.flush()
         if isinstance(error, Exception):
