@@ -58,7 +58,7 @@ def test_a_failed_write_leaves_nothing(tmp_path):
 
 # A job's script, cut short by SIGTERM while it writes a file.
 _WRITER = """
-import sys, time
+import os, sys, time
 from pathlib import Path
 from sampled_metrics.io.forked import forked_map
 from sampled_metrics.io.atomic import atomic_path
@@ -66,7 +66,7 @@ from sampled_metrics.pipeline.runs import exit_on_sigterm
 
 def worker(folder, task):
     try:
-        print("worker", flush=True)
+        os.write(1, b"worker\\n")  # one write: the two workers' lines never interleave
         time.sleep(60)
     finally:  # skipped: a forked worker stops at once
         (Path(folder) / f"worker-{task}-cleaned").touch()
