@@ -3,4 +3,5 @@ over forked processes; the bottom layer.
 
 * :mod:`.atomic`  atomic writes (csv, text, npy, npz), checksums and their check
 * :mod:`.forked`  a map over forked processes that inherit the arrays they read
+* :mod:`.allocator`  glibc's allocator set to reuse freed memory (no page fault per array)
 """

@@ -99,7 +99,8 @@ def start_log(path) -> logging.Logger:
 def start_job(snakemake) -> logging.Logger:
     """Set up a rule's script: :func:`start_log` on its log (an uncaught exception
     then leaves its traceback there and its one line, :func:`job_error_line`, on the
-    console, the job's own stderr), :func:`exit_on_sigterm`, then every input file
+    console, the job's own stderr), :func:`exit_on_sigterm`, the allocator set to reuse
+    freed memory (``sampled_metrics.io.allocator``), then every input file
     checked against the checksum recorded when the pipeline wrote it
     (``sampled_metrics.io.atomic.verify_checksum``), so that a file cut, overwritten
     or edited since stops the job with one line naming it, before any work.
@@ -123,12 +124,14 @@ def start_job(snakemake) -> logging.Logger:
     'sampled_metrics'
     >>> sys.stderr, sys.excepthook = sys.__stderr__, sys.__excepthook__
     """
+    from ..io.allocator import reuse_freed_memory
     from ..io.atomic import verify_checksum
 
     log = start_log(snakemake.log[0])
     sys.excepthook = _console_excepthook(getattr(snakemake, "rule", None), snakemake.log[0])
     exit_on_sigterm()
     log_cpu_at_exit()
+    reuse_freed_memory()
     verified = [path for path in snakemake.input if Path(path).is_file() and verify_checksum(path)]
     if verified:
         log.info("%d input file(s) match their recorded checksums", len(verified))
