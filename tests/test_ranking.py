@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sampled_metrics.passes.entries import true_entries
+from sampled_metrics.passes.entries import row_counts, true_entries
 from sampled_metrics.passes.ranking import exact_ranks, rank_from_scores
 from sampled_metrics.passes.sampling import excluded_items, sampled_ranks
 from sampled_metrics.passes.ties import TIE_POLICIES
@@ -275,7 +275,7 @@ def test_tie_term_refuses_an_unknown_policy_instead_of_averaging():
         tie_term(np.array([[True, False]]), "fair")
 
 
-@pytest.mark.parametrize("shape", [(0, 5), (3, 0), (1, 1), (7, 40), (64, 300)])
+@pytest.mark.parametrize("shape", [(0, 5), (3, 0), (1, 1), (7, 40), (64, 300), (5, 3000)])
 @pytest.mark.parametrize("density", [0.0, 0.05, 0.5, 1.0])
 def test_true_entries_are_numpys_nonzero(shape, density):
     mask = np.random.default_rng(shape[0] * 1000 + shape[1]).random(shape) < density
@@ -284,3 +284,17 @@ def test_true_entries_are_numpys_nonzero(shape, density):
         expected = np.nonzero(view)
         np.testing.assert_array_equal(rows, expected[0])
         np.testing.assert_array_equal(columns, expected[1])
+
+
+@pytest.mark.parametrize(
+    "shape", [(0, 5), (0, 5000), (3, 0), (1, 1), (40, 2047), (9, 2048), (6, 26744)]
+)
+@pytest.mark.parametrize("density", [0.0, 0.1, 1.0])
+def test_row_counts_are_numpys_count_nonzero(shape, density):
+    # rows shorter and longer than the length from which they are counted one by one
+    mask = np.random.default_rng(shape[1]).random(shape) < density
+    for view in (mask, mask[::2], mask[:, 1:]):  # contiguous, strided and offset rows
+        counts = row_counts(view)
+        assert counts.dtype == np.intp
+        np.testing.assert_array_equal(counts, np.count_nonzero(view, axis=1))
+        np.testing.assert_array_equal(counts, [sum(map(bool, row)) for row in view.tolist()])

@@ -57,6 +57,32 @@ def test_distinct_draws_are_distinct_and_uniform():
     assert stats.chisquare(counts).pvalue > 1e-3
 
 
+def _positions_by_the_definition(pool, m, rng):
+    """draw_positions as its docstring defines it, in int64: m uniforms a user times the
+    pool, truncated, sorted; then the later copy of each repeat redrawn (row-major order
+    over the whole array) until no row has one."""
+    positions = (rng.random(pool.size * m).reshape(pool.size, m) * pool[:, None]).astype(np.int64)
+    positions.sort(axis=1)
+    while True:
+        repeat = np.zeros(positions.shape, dtype=bool)
+        repeat[:, 1:] = positions[:, 1:] == positions[:, :-1]
+        rows = np.nonzero(repeat)[0]
+        if not rows.size:
+            return positions
+        positions[repeat] = (rng.random(rows.size) * pool[rows]).astype(np.int64)
+        positions.sort(axis=1)
+
+
+@pytest.mark.parametrize("pool_range", [(100, 130), (1400, 3700), (20000, 26744)])
+def test_draw_positions_follow_their_definition_draw_for_draw(pool_range):
+    pool = np.random.default_rng(1).integers(*pool_range, size=500)
+    found = draw_positions(pool, 100, np.random.default_rng([7, 3]))
+    assert found.dtype == np.int64
+    np.testing.assert_array_equal(
+        found, _positions_by_the_definition(pool, 100, np.random.default_rng([7, 3]))
+    )
+
+
 def test_too_small_pool_is_refused_with_the_user():
     with pytest.raises(ValueError, match="user 1"):
         draw_positions(np.array([10, 2, 10]), 3, np.random.default_rng(0))

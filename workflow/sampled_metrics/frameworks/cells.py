@@ -50,7 +50,7 @@ import zlib
 import numpy as np
 
 from ..passes.block_pass import SCORE_CHUNK
-from ..passes.entries import true_entries
+from ..passes.entries import row_counts, true_entries
 from .draws import _check_drawable
 from .registry import Protocol
 from .simulate import ProtocolRanks, simulate, weighted_ranks
@@ -232,14 +232,14 @@ def simulate_cells(
         raise ValueError(f"users must start at a multiple of {SCORE_CHUNK}, not {start}")
     n_rows, n_recs = excluded.shape[0], len(beaten)
     if counts is not None:
-        size = excluded.shape[1] - np.count_nonzero(excluded, axis=1)  # the pool
+        size = excluded.shape[1] - row_counts(excluded)  # the pool
         if counts.shape != (n_rows, 1 << n_recs) or np.any(counts.sum(axis=1) != size):
             raise ValueError("counts are not cell_counts(beaten, excluded): other pools")
     elif n_recs:
         counts, _ = _code_counts(beaten, excluded)
         size = counts.sum(axis=1)
     else:
-        size = excluded.shape[1] - np.count_nonzero(excluded, axis=1)
+        size = excluded.shape[1] - row_counts(excluded)
         counts = size[:, None]
     _check_drawable(protocol, weights, excluded)
     _, weighted_rank = weighted_ranks(beaten, excluded, weights, test_items)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..passes.entries import true_entries
+from ..passes.entries import row_counts, true_entries
 from .registry import Protocol
 
 __all__ = ["draw_items", "draw_negatives"]
@@ -112,7 +112,7 @@ def draw_negatives(
 
 
 def _check_drawable(protocol: Protocol, weights: np.ndarray, excluded: np.ndarray) -> None:
-    drawable = np.count_nonzero(~excluded & (weights > 0), axis=1)
+    drawable = row_counts(~excluded & (weights > 0))
     need = 1 if protocol.replacement else protocol.m
     if np.any(drawable < need):
         row = int(np.argmin(drawable))
@@ -186,7 +186,7 @@ def _successive_draws(table, excluded, rows, m, rng) -> np.ndarray:
         fresh = _independent_draws(table, excluded, rows[todo], batch, rng)
         stream = fresh if stream.size == 0 else np.hstack([stream, fresh])
         first = _first_occurrences(stream)
-        done = np.count_nonzero(first, axis=1) >= m
+        done = row_counts(first) >= m
         take = first[done] & (np.cumsum(first[done], axis=1) <= m)
         result[todo[done]] = stream[done][take].reshape(-1, m)
         todo, stream = todo[~done], stream[~done]

@@ -26,6 +26,7 @@ import numpy as np
 
 from ..io.atomic import write_npz
 from ..passes.block_pass import SCORE_CHUNK
+from ..passes.entries import row_counts
 from .beaten import beaten_items
 from .draws import _alias_table, _check_drawable, _draw_items
 from .registry import Protocol
@@ -231,8 +232,8 @@ def simulate(
             for bit in range(min(8, len(beaten) - 8 * group)):
                 k = 8 * group + bit
                 hit = (drawn & np.uint8(1 << bit)) != 0
-                hits = np.count_nonzero(hit, axis=1)
-                counts = hits if every_draw_ranked else np.count_nonzero(hit & ranked, axis=1)
+                hits = row_counts(hit)
+                counts = hits if every_draw_ranked else row_counts(hit & ranked)
                 sampled[:, k, lo:hi] = (1 + counts).reshape(repetitions, hi - lo)
                 if protocol.replacement:
                     mean_term = (
@@ -279,14 +280,14 @@ def weighted_ranks(beaten: list, excluded: np.ndarray, weights, test_items) -> t
     in_pool = pool[rows, test_items]
     negatives_mass = total - np.where(in_pool, weights[test_items], 0.0)
     beaten_mass = np.stack([_mass(b, weights) for b in beaten]) if beaten else np.empty((0, n_rows))
-    negatives = np.count_nonzero(pool, axis=1) - in_pool
+    negatives = row_counts(pool) - in_pool
     return total, 1.0 + negatives * beaten_mass / negatives_mass
 
 
 def _mass(mask: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """mask @ weights per row; a count where every weight is 1 (the same floats)."""
     if np.all(weights == 1.0):
-        return np.count_nonzero(mask, axis=1).astype(float)
+        return row_counts(mask).astype(float)
     # numpy casts a bool matrix to float64 whole before its product; rows of
     # SCORE_CHUNK cast in cache are 4x faster, each row's dot product the same
     out = np.empty(mask.shape[0])

@@ -19,6 +19,7 @@ import numpy as np
 
 from ..io.forked import forked_imap
 from ..passes.block_pass import SCORE_CHUNK, score_users, users_per_block
+from ..passes.entries import row_counts
 from ..passes.ranking import mask_training_items
 from .beaten import beaten_items, check_tie_order, order_ties, tie_order_for
 from .beaten_files import study_layers
@@ -323,7 +324,7 @@ def _mask_key(protocol, tie_policy: str) -> tuple:
 
 
 def _check_ranks(beaten: np.ndarray, ranks: np.ndarray, model, start: int) -> None:
-    counted = 1 + np.count_nonzero(beaten, axis=1)
+    counted = 1 + row_counts(beaten)
     wrong = np.flatnonzero(counted != ranks)
     if wrong.size:
         name = getattr(model, "name", type(model).__name__)

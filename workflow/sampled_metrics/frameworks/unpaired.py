@@ -39,7 +39,7 @@ import zlib
 import numpy as np
 
 from ..passes.block_pass import SCORE_CHUNK
-from ..passes.entries import true_entries
+from ..passes.entries import row_counts, true_entries
 from .draws import _check_drawable
 from .registry import Protocol
 from .simulate import ProtocolRanks, weighted_ranks
@@ -129,7 +129,7 @@ def _chunk(protocol, beaten, total, weights, uniform, repetitions, rng) -> tuple
     chunk of users whose beaten pool items are ``beaten``."""
     users = beaten.shape[0]
     if uniform:  # the counts are enough: a draw among them is a position
-        count = np.count_nonzero(beaten, axis=1)
+        count = row_counts(beaten)
         q = count * weights[0] / total  # B / T, the masses of equal weights
     else:
         row, item = true_entries(beaten)  # row-major: each user's beaten items together

@@ -27,6 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .draw_plan import DrawPlan, block_positions
+from .entries import row_counts
 from .ranking import above_and_tied, mask_training_items, ranks_from_masks
 from .sampling import excluded_items, free_item_lookup, ranks_among_sampled, sampled_rank_dtype
 from .ties import check_tie_policy, put_ties_first
@@ -305,14 +306,14 @@ def rank_users(
             _rank_draws_by_scores(S, excluded, test[a:b], users, plan, (a, b),
                                   tie_policy, tie_seed, out=sampled[:, local])  # fmt: skip
         else:  # an order of the tied items: 1 + the drawn items it puts first
-            pessimistic[local] = 1.0 + np.count_nonzero(above, axis=1)
-            pessimistic[local] += np.count_nonzero(tied, axis=1)
+            pessimistic[local] = 1.0 + row_counts(above)
+            pessimistic[local] += row_counts(tied)
             put_ties_first(above, tied, test[a:b], users, tie_policy, tie_seed)
-            rank[local] = 1.0 + np.count_nonzero(above, axis=1)
+            rank[local] = 1.0 + row_counts(above)
             first, row_start = _pack_free(above, excluded)  # in above's own array
             for rep in range(plan.repetitions):
                 drawn = first[block_positions(plan, a, b, rep) + row_start]
-                sampled[rep, local] = 1 + np.count_nonzero(drawn, axis=1)
+                sampled[rep, local] = 1 + row_counts(drawn)
         del S, above, tied, excluded  # before the next block's scores
     n_candidates = (n_items - history[start:stop]).astype(np.int64)
     return UserRanks(start, rank, n_candidates, pessimistic, sampled)

@@ -1,12 +1,43 @@
 """The True entries of a bool matrix as (rows, columns), as ``np.nonzero`` gives them,
 from one flat pass: numpy's 2-D ``nonzero`` is about 4 times slower on the masks of a
-chunk of users (32 x 26,744 items, 15 % True; 3.7 vs 0.8 ms)."""
+chunk of users (32 x 26,744 items, 15 % True; 3.7 vs 0.8 ms). And their number in each
+row, as ``np.count_nonzero(mask, axis=1)``: numpy sums a row's bools as integers, where
+its count of a whole row is vectorised."""
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["true_entries"]
+__all__ = ["row_counts", "true_entries"]
+
+# Rows at least this long are counted one at a time (below, numpy's axis=1 is faster).
+# Measured, masks 10 % True: 3850 x 26,744 items 33.2 -> 7.7 ms; 3850 x 3706, 4.5 -> 2.1
+# ms; 3850 x 1000, 1.1 against 1.5 ms (left to numpy).
+_LOOP_FROM = 2048
+
+
+def row_counts(mask: np.ndarray) -> np.ndarray:
+    """The True entries of each row of a 2-D bool ``mask``: ``np.count_nonzero(mask,
+    axis=1)``, faster on long rows.
+
+    Parameters
+    ----------
+    mask : bool numpy.ndarray (rows, columns)
+
+    Returns
+    -------
+    numpy.ndarray of intp (rows,)
+
+    Examples
+    --------
+    >>> row_counts(np.array([[False, True], [True, True]])).tolist()
+    [1, 2]
+    >>> row_counts(np.eye(3, 5000, dtype=bool)).tolist()
+    [1, 1, 1]
+    """
+    if mask.shape[1] < _LOOP_FROM:
+        return np.count_nonzero(mask, axis=1)
+    return np.fromiter((np.count_nonzero(row) for row in mask), np.intp, mask.shape[0])
 
 
 def true_entries(mask: np.ndarray) -> tuple:
@@ -28,5 +59,5 @@ def true_entries(mask: np.ndarray) -> tuple:
     ([0, 1, 1], [1, 0, 1])
     """
     flat = np.flatnonzero(mask)
-    rows = np.repeat(np.arange(mask.shape[0]), np.count_nonzero(mask, axis=1))
+    rows = np.repeat(np.arange(mask.shape[0]), row_counts(mask))
     return rows, flat - rows * mask.shape[1]

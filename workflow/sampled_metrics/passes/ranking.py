@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .entries import row_counts
 from .ties import check_tie_policy, random_ties_first, tie_order_keys, tie_term
 
 __all__ = [
@@ -40,7 +41,7 @@ def _ranks_of_masked(
     ``keys`` (the shape of ``scores``) order the ties under "random"."""
     rows = np.arange(scores.shape[0])
     target = scores[rows, target_index][:, None]
-    higher = np.count_nonzero(scores > target, axis=1)
+    higher = row_counts(scores > target)
     tied = scores == target
     tied[rows, target_index] = False  # the target itself
     target_key = None if keys is None else keys[rows, target_index][:, None]
@@ -403,8 +404,8 @@ def ranks_from_masks(
     >>> ranks_from_masks(above, tied, np.array([1]), np.array([0]), "average", 0)
     (array([2.5]), array([3.]))
     """
-    ranked_above = 1.0 + np.count_nonzero(above, axis=1)
-    pessimistic = ranked_above + np.count_nonzero(tied, axis=1)
+    ranked_above = 1.0 + row_counts(above)
+    pessimistic = ranked_above + row_counts(tied)
     if tie_policy != "random":
         return ranked_above + tie_term(tied, tie_policy), pessimistic
     term = np.zeros(above.shape[0])

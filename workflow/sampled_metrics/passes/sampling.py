@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from .entries import true_entries
+from .entries import row_counts, true_entries
 from .ties import check_tie_policy, tie_order_keys, tie_term
 
 __all__ = [
@@ -146,10 +146,15 @@ def _positions(pool, m, uniforms, replacement, on_redraw=None) -> np.ndarray:
     """The draws of :func:`draw_positions`; ``uniforms(round, size)`` gives the next
     ``size`` uniforms of the stream (round 0: the first draws, round r >= 1: the
     r-th redraw of duplicates, in row-major order) and ``on_redraw(round, rows)``
-    is told which rows redraw in each round."""
-    positions = (uniforms(0, pool.size * m).reshape(pool.size, m) * pool[:, None]).astype(np.int64)
+    is told which rows redraw in each round.
+
+    Made and sorted as int32 when every pool fits (the same values: a uniform times the
+    pool, truncated): numpy converts floats to int32 and sorts int32 rows 2-4 times
+    faster than int64; returned as int64."""
+    index = np.int32 if pool.size and pool.max() < 2**31 else np.int64
+    positions = (uniforms(0, pool.size * m).reshape(pool.size, m) * pool[:, None]).astype(index)
     if replacement:
-        return positions
+        return positions.astype(np.int64)
     positions.sort(axis=1)
     # Only rows with duplicates change (a sorted row stays as it is), so each round
     # works on those rows alone, in row-major order as over the whole array.
@@ -159,15 +164,15 @@ def _positions(pool, m, uniforms, replacement, on_redraw=None) -> np.ndarray:
         sub = positions[redrawn]
         duplicate = np.zeros(sub.shape, dtype=bool)
         duplicate[:, 1:] = sub[:, 1:] == sub[:, :-1]
-        rows = redrawn[np.nonzero(duplicate)[0]]
+        rows = redrawn[true_entries(duplicate)[0]]
         if on_redraw is not None:
             on_redraw(redraw, rows)
-        sub[duplicate] = (uniforms(redraw, rows.size) * pool[rows]).astype(np.int64)
+        sub[duplicate] = (uniforms(redraw, rows.size) * pool[rows]).astype(index)
         sub.sort(axis=1)
         positions[redrawn] = sub
         redrawn = redrawn[np.any(sub[:, 1:] == sub[:, :-1], axis=1)]
         redraw += 1
-    return positions
+    return positions.astype(np.int64)
 
 
 def positions_to_items(excluded: sp.csr_matrix, positions: np.ndarray) -> np.ndarray:
@@ -405,7 +410,7 @@ def ranks_among_sampled(
     ...                     np.array([[4, 5, 6]]), np.array([7]), "pessimistic", 0).tolist()
     [3.0]
     """
-    higher = np.count_nonzero(sampled > target, axis=1)
+    higher = row_counts(sampled > target)
     tied = sampled == target
     if tie_policy != "random":
         return 1.0 + higher + tie_term(tied, tie_policy)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .entries import true_entries
+from .entries import row_counts, true_entries
 
 __all__ = [
     "TIE_POLICIES",
@@ -144,9 +144,9 @@ def tie_term(tied: np.ndarray, tie_policy: str, keys=None, target_key=None) -> n
     [1.0]
     """
     if tie_policy == "random":
-        return np.count_nonzero(tied & (keys < target_key), axis=1).astype(np.float64)
+        return row_counts(tied & (keys < target_key)).astype(np.float64)
     check_tie_policy(tie_policy)
-    ties = np.count_nonzero(tied, axis=1).astype(np.float64)
+    ties = row_counts(tied).astype(np.float64)
     if tie_policy == "pessimistic":
         return ties
     if tie_policy == "optimistic":
