@@ -7,10 +7,11 @@ makes and frees arrays of a few MB (a repetition's draws, a chunk of scores) the
 pays a page fault for every 4 KiB page of every array, each page zeroed by the
 kernel. Measured on this machine: a (3850, 100) float array and its int64 copy, made
 and freed 30 times, took 44,215 page faults and 3.8 ms a time by default, 1,505 and 0.6
-ms with the settings below; the shipped MovieLens 1M run 124.4 s and 224.1 CPU-s ->
-112.6 s and 206.1 CPU-s, the paper's pipeline 90.4 -> 84.7 CPU-s, the same outputs.
-The cost is memory kept after a peak: up to :data:`TRIM_THRESHOLD` of freed heap per
-process (a job's largest PSS 530 -> 695 MB at most).
+ms with the settings below. The study's simulation of 8192 users of ``ml-20m-like``
+(26,744 items) took 68.2 and 70.0 CPU-s before, 52.8 and 55.5 with them and the row
+counts of ``passes.entries``, alternated; MovieLens 1M's rules changed less than the
+machine's drift. The outputs are the same bytes. The cost is memory kept after a peak:
+up to :data:`TRIM_THRESHOLD` of freed heap per process.
 """
 
 from __future__ import annotations
