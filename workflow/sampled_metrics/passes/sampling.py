@@ -154,7 +154,7 @@ def _positions(pool, m, uniforms, replacement, on_redraw=None) -> np.ndarray:
     index = np.int32 if pool.size and pool.max() < 2**31 else np.int64
     positions = (uniforms(0, pool.size * m).reshape(pool.size, m) * pool[:, None]).astype(index)
     if replacement:
-        return positions.astype(np.int64)
+        return positions.astype(np.int64, copy=False)
     positions.sort(axis=1)
     # Only rows with duplicates change (a sorted row stays as it is), so each round
     # works on those rows alone, in row-major order as over the whole array.
@@ -172,7 +172,7 @@ def _positions(pool, m, uniforms, replacement, on_redraw=None) -> np.ndarray:
         positions[redrawn] = sub
         redrawn = redrawn[np.any(sub[:, 1:] == sub[:, :-1], axis=1)]
         redraw += 1
-    return positions.astype(np.int64)
+    return positions.astype(np.int64, copy=False)
 
 
 def positions_to_items(excluded: sp.csr_matrix, positions: np.ndarray) -> np.ndarray:
