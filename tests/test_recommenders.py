@@ -550,6 +550,30 @@ def test_eq28_both_cuts_finite_matches_a_transcription_on_random_data():
     assert differs_from_cut_of_cut > 100  # of 1200: the old reading is often wrong
 
 
+def test_first_k_largest_is_the_first_k_of_a_stable_descending_sort():
+    """The neighbourhoods' selection without sorting (item_knn._first_k_largest) keeps
+    the entries argsort(-row, kind="stable")[:k] names: the k largest, ties at the k-th
+    value to the lower index; rows of few distinct values (ties everywhere), of
+    distinct values, all equal, and of negative and zero entries, float32 and float64."""
+    from sampled_metrics.recommenders.item_knn import _first_k_largest
+
+    rng = np.random.default_rng(11)
+    for trial in range(400):
+        rows, columns = int(rng.integers(1, 30)), int(rng.integers(2, 70))
+        k = int(rng.integers(1, columns))
+        dtype = (np.float32, np.float64)[trial % 2]
+        if trial % 4 == 0:  # distinct values
+            block = rng.random((rows, columns)).astype(dtype)
+        elif trial % 4 == 1:  # one value
+            block = np.full((rows, columns), float(rng.integers(0, 2)), dtype)
+        else:  # a few levels, zeros and negatives among them: ties everywhere
+            block = (rng.integers(-2, 4, (rows, columns)) / 4).astype(dtype)
+        order = np.argsort(-block, axis=1, kind="stable")[:, :k]
+        expected = np.zeros(block.shape, dtype=bool)
+        np.put_along_axis(expected, order, True, axis=1)
+        np.testing.assert_array_equal(_first_k_largest(block, k), expected)
+
+
 def test_eq28_second_cut_is_not_taken_on_the_cut_matrix():
     # items a, b, c, d = 0..3; users {a} x2, {a, b}, {b, c} x2, {c, d} x3
     # s_ab = 1/3, s_bc = 2/sqrt15, s_cd = 3/sqrt15, all other pairs 0 (s_ii excluded)

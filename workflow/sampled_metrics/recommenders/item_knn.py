@@ -116,24 +116,38 @@ def _norms(S: np.ndarray, axis: int, norm: str) -> np.ndarray:
 def _top_k_kept(S: np.ndarray, k: int, axis: int) -> sp.csr_matrix | None:
     """The k largest entries of every row (axis=1) or column (axis=0) of S, among
     the strictly positive ones, as a sparse 0/1 matrix of S's shape (at most k
-    entries per row/column); ties at the boundary go to the lower item index (a
-    stable sort). None when k leaves every entry (k >= the row/column length)."""
+    entries per row/column); ties at the boundary go to the lower item index (the
+    first k of a stable sort, found without sorting: :func:`_first_k_largest`).
+    None when k leaves every entry (k >= the row/column length)."""
     A = S if axis == 1 else S.T
     if k >= A.shape[1]:
         return None
     rows, columns = [], []
     for block_rows in _row_blocks(A.shape[0], A.shape[1]):  # bounded temporaries
         block = A[block_rows]
-        order = np.argsort(-block, axis=1, kind="stable")[:, :k]
-        positive = np.take_along_axis(block, order, axis=1) > 0
-        first = block_rows.start
-        rows.append((first + np.nonzero(positive)[0]).astype(np.int64))
-        columns.append(order[positive].astype(np.int64))
+        row, column = np.nonzero(_first_k_largest(block, k) & (block > 0))
+        rows.append((block_rows.start + row).astype(np.int64))
+        columns.append(column.astype(np.int64))
     rows, columns = np.concatenate(rows), np.concatenate(columns)
     if axis == 0:
         rows, columns = columns, rows
     ones = np.ones(rows.size, dtype=np.int8)
     return sp.csr_matrix((ones, (rows, columns)), shape=S.shape)
+
+
+def _first_k_largest(block: np.ndarray, k: int) -> np.ndarray:
+    """Bool mask of the first k entries of each row in the order of
+    ``np.argsort(-block, kind="stable")`` (descending, the lower index first among
+    equals): the entries above the row's k-th largest value, then the lowest-indexed
+    entries equal to it up to k. One partial sort (introselect) instead of a full one
+    (26,744 items: 40 % of Z's fit was the sort)."""
+    place = block.shape[1] - k  # the k-th largest value is the (n - k)-th smallest
+    kth = np.partition(block, place, axis=1)[:, place : place + 1]
+    above = block > kth
+    tied = block == kth
+    # of the entries equal to the k-th largest, the first k - (those above) by index
+    room = k - np.count_nonzero(above, axis=1)[:, None]
+    return above | (tied & (np.cumsum(tied, axis=1, dtype=np.int32) <= room))
 
 
 def _cut(S: np.ndarray, row_k: int | None, col_k: int | None) -> None:
