@@ -27,7 +27,11 @@ from sampled_metrics.estimation.estimators import (
     parse_estimator,
     sampled_evaluation,
 )
-from sampled_metrics.estimation.estimators.data import _distinct_rows
+from sampled_metrics.estimation.estimators.data import (
+    _distinct_counts,
+    _distinct_rows,
+    _distinct_rows_of_each,
+)
 from sampled_metrics.estimation.estimators.learned import (
     _likelihood,
     _prior_on_ranks,
@@ -134,6 +138,34 @@ def test_distinct_rows_are_numpys_unique_rows(high):
     )
     np.testing.assert_array_equal(distinct, rows)
     np.testing.assert_array_equal(group, inverse.ravel())
+    np.testing.assert_array_equal(counts, sizes)
+
+
+@pytest.mark.parametrize("high", [3, 50, 10**6])
+def test_distinct_rows_of_each_evaluation_are_numpys_unique_rows_of_all(high):
+    """EM's groups of several evaluations counted one evaluation at a time: the distinct
+    rows of all of them together in np.unique(axis=0)'s order, and each evaluation's
+    count of each row (0 where it has none), for evaluations of different sizes whose
+    rows' codes span few values (counted) or many (sorted)."""
+    rng = np.random.default_rng(high)
+    evaluations = [
+        tuple(rng.integers(0, h, size) for h in (2, high, 7)) for size in (1, 40, 3000, 700)
+    ]
+    distinct, counts = _distinct_rows_of_each(evaluations)
+    stacked = [np.column_stack(columns) for columns in evaluations]
+    rows = np.unique(np.vstack(stacked), axis=0)
+    np.testing.assert_array_equal(distinct, rows)
+    for e, each in enumerate(stacked):
+        expected = [int(np.all(each == row, axis=1).sum()) for row in rows]
+        np.testing.assert_array_equal(counts[e], expected)
+
+
+@pytest.mark.parametrize("high", [2, 300, 10**7])
+def test_distinct_counts_are_numpys_unique_counts(high):
+    values = np.random.default_rng(high).integers(0, high, 2000)
+    found, counts = _distinct_counts(values)
+    expected, sizes = np.unique(values, return_counts=True)
+    np.testing.assert_array_equal(found, expected)
     np.testing.assert_array_equal(counts, sizes)
 
 

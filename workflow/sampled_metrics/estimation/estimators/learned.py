@@ -29,7 +29,9 @@ from ..metrics import metric_by_name
 from ..registry import LEARNED_DISTRIBUTIONS
 from .data import (
     SampledEvaluation,
+    _distinct_counts,
     _distinct_rows,
+    _distinct_rows_of_each,
 )
 
 __all__ = ["ESTIMATOR_DEFAULTS", "em_distributions", "learned_rank_distribution"]
@@ -77,7 +79,7 @@ def _likelihood(data: SampledEvaluation) -> _Likelihood:
 def _grid_of(data: SampledEvaluation) -> tuple:
     """(N, exact_n): the grid's size, the largest n, and whether the likelihood is the
     exact law on the ranks (one n, no replacement) rather than eq 15 on the grid."""
-    exact_n = not sampling_law(data.law).replacement and np.unique(data.n).size == 1
+    exact_n = not sampling_law(data.law).replacement and data.n.min() == data.n.max()
     return int(data.n.max()), bool(exact_n)
 
 
@@ -190,13 +192,11 @@ def _em_together(datas: list, grid: int, exact_n: bool, iterations: int) -> np.n
     """EM of each evaluation (rows of the result): pi_j <- pi_j sum_g w_g p(r~_g |
     theta_j) / sum_k pi_k p(r~_g | theta_k), w_g the share of the evaluation's users in
     group g; groups are the distinct (m, n, r~) of all the evaluations together."""
-    which = np.repeat(np.arange(len(datas)), [d.n_users for d in datas])
-    column = lambda name: np.concatenate([getattr(d, name) for d in datas])  # noqa: E731
-    n = column("n") if exact_n else np.zeros(which.size, dtype=np.int64)
-    distinct, group, _ = _distinct_rows(column("m"), n, column("ranks"))
+    distinct, counts = _distinct_rows_of_each(
+        [(d.m, d.n if exact_n else np.zeros_like(d.n), d.ranks) for d in datas]
+    )
     rows = _likelihood_rows(distinct, grid, exact_n)
-    counts = np.bincount(which * len(distinct) + group, minlength=len(datas) * len(distinct))
-    weights = counts.reshape(len(datas), len(distinct)) / np.bincount(which)[:, None]
+    weights = counts / np.array([d.n_users for d in datas], dtype=np.int64)[:, None]
     present = weights > 0
     blocks = _row_blocks(rows)
     pi = np.full((len(datas), grid), 1.0 / grid)
@@ -361,7 +361,7 @@ def _plug_in(metric: str, pi: np.ndarray, data: SampledEvaluation) -> float:
 def _metric_on_grid(metric: str, grid: int, data: SampledEvaluation) -> np.ndarray:
     """(1/U) sum_u M(1 + theta_j (n_u - 1), n_u) for every theta_j (cached by the users'
     n: the repetitions of one evaluation share it)."""
-    values, counts = np.unique(data.n, return_counts=True)
+    values, counts = _distinct_counts(data.n)
     return _metric_on_grid_at(metric, grid, values.tobytes(), counts.tobytes())
 
 

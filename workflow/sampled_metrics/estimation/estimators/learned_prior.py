@@ -13,7 +13,7 @@ from scipy import linalg
 
 from ..corrections.law_cache import cached_law
 from ..metrics import metric_vector
-from .data import SampledEvaluation
+from .data import SampledEvaluation, _distinct_counts
 from .learned import _prior_on_ranks
 
 __all__ = ["mn_correction"]
@@ -98,7 +98,7 @@ def _learned_prior_vectors(metrics, specs, pi, data, nodes) -> dict:
     from ..nodes import interpolation_nodes
 
     vectors = {}
-    for m in np.unique(data.m):
+    for m in _distinct_counts(data.m)[0]:
         for n in interpolation_nodes(data.n[data.m == m], nodes):
             exact = np.column_stack([metric_vector(metric, int(n)) for metric in metrics])
             gram, rhs, c = _normal_equations(exact, int(n), int(m), data.law, pi)
@@ -138,7 +138,7 @@ def _per_user_from_vectors(vectors: dict, keys, data: SampledEvaluation) -> dict
     from ..nodes import bracketing_weights
 
     values = {key: np.empty(data.n_users) for key in keys}
-    for m in np.unique(data.m):
+    for m in _distinct_counts(data.m)[0]:
         users = np.flatnonzero(data.m == m)
         nodes = np.array(sorted(n for mm, n in vectors if mm == m))
         low, w_low, high, w_high = bracketing_weights(data.n[users], nodes)
