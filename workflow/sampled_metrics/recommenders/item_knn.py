@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from ..passes.entries import row_counts, true_entries
 from .hyperparameters import (
     binary_train,
     choice,
@@ -125,7 +126,7 @@ def _top_k_kept(S: np.ndarray, k: int, axis: int) -> sp.csr_matrix | None:
     rows, columns = [], []
     for block_rows in _row_blocks(A.shape[0], A.shape[1]):  # bounded temporaries
         block = A[block_rows]
-        row, column = np.nonzero(_first_k_largest(block, k) & (block > 0))
+        row, column = true_entries(_first_k_largest(block, k) & (block > 0))
         rows.append((block_rows.start + row).astype(np.int64))
         columns.append(column.astype(np.int64))
     rows, columns = np.concatenate(rows), np.concatenate(columns)
@@ -146,7 +147,7 @@ def _first_k_largest(block: np.ndarray, k: int) -> np.ndarray:
     above = block > kth
     tied = block == kth
     # of the entries equal to the k-th largest, the first k - (those above) by index
-    room = k - np.count_nonzero(above, axis=1)[:, None]
+    room = k - row_counts(above)[:, None]
     return above | (tied & (np.cumsum(tied, axis=1, dtype=np.int32) <= room))
 
 
