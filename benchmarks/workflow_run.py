@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import resource
 import subprocess
 import sys
@@ -13,11 +14,17 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 
 
-def run_workflow(workdir: Path, config: dict, cores: int, targets=()) -> float:
+def run_workflow(workdir: Path, config: dict, cores: int, targets=(), repo: Path = REPO) -> float:
     """Write ``config`` to ``workdir``/config.yaml (merged over the project's),
     run `snakemake --cores N` there to ``targets`` (all by default), and return
-    its wall time in seconds; exit with Snakemake's error output if it fails."""
+    its wall time in seconds; exit with Snakemake's error output if it fails.
+    ``repo``: the checkout whose Snakefile and library run (another commit's worktree:
+    its ``workflow/`` goes first on the jobs' PYTHONPATH)."""
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(repo / "workflow"), os.environ.get("PYTHONPATH")])
+    )
     start = time.perf_counter()
     result = subprocess.run(
         [
@@ -25,7 +32,7 @@ def run_workflow(workdir: Path, config: dict, cores: int, targets=()) -> float:
             "-m",
             "snakemake",
             "--snakefile",
-            str(REPO / "Snakefile"),
+            str(repo / "Snakefile"),
             "--directory",
             str(workdir),
             "--configfile",
@@ -37,6 +44,7 @@ def run_workflow(workdir: Path, config: dict, cores: int, targets=()) -> float:
         ],
         capture_output=True,
         text=True,
+        env=env,
     )
     seconds = time.perf_counter() - start
     if result.returncode != 0:

@@ -1,0 +1,97 @@
+"""Issue 24's MovieLens 1M goals as speed-ups measured on this machine: the pipeline at
+the commit the issue timed, run beside the working tree, alternated.
+
+    python benchmarks/bench_against.py [--paper] [--rounds 2] [--commit ce639be]
+                                       [--data PATH] [--cores 2]
+
+The issue timed the shipped run (246.5 s) and the paper's pipeline (63.1 s) at
+BEFORE_COMMIT and asked for 120 s and 35 s on 2 cores: speed-ups of 2.05 and 1.80 on its
+machine. This machine's speed drifts by more than that between days (the same commit's
+paper pipeline took 149.8 s here on 2026-11-26 and 87 s on 2026-11-27), so a time
+alone says as much about the hour as about the code. Each round runs both in fresh
+directories, in the order baseline, working tree, then working tree, baseline in the
+next round, so a drift within the hour falls on both alike. Prints every run's wall and
+CPU seconds, the median speed-up against the goal's, how many times slower than the
+issue's machine this one ran the baseline, and the working tree's median time divided
+by that factor against the goal in seconds. The baseline is checked out in a temporary
+git worktree (the clone needs its history) and runs with its own Snakefile and library.
+"""
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from bench_pipeline import BEFORE_COMMIT, BEFORE_SECONDS, TARGET_SECONDS, pipeline_run
+from offline_data import DEFAULT_DATA
+from workflow_run import REPO, children_cpu_seconds, run_workflow
+
+
+def worktree(commit: str, where: Path) -> Path:
+    """A detached checkout of ``commit`` at ``where``; exits naming the commit if the
+    clone does not hold it."""
+    result = subprocess.run(
+        ["git", "-C", str(REPO), "worktree", "add", "--detach", str(where), commit],
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode != 0:
+        sys.exit(f"commit {commit}: cannot check it out ({result.stderr.strip()})")
+    return where
+
+
+def timed_run(repo: Path, workdir: Path, config: dict, targets, cores: int) -> tuple:
+    """(wall s, CPU s) of one run of ``repo``'s pipeline in the fresh ``workdir``."""
+    workdir.mkdir()
+    before = children_cpu_seconds()
+    wall = run_workflow(workdir, config, cores, targets, repo=repo)
+    return wall, children_cpu_seconds() - before
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--paper", action="store_true", help="X, Y, Z only, no study")
+    parser.add_argument("--rounds", type=int, default=2, help="pairs of runs (default 2)")
+    parser.add_argument("--commit", default=BEFORE_COMMIT, help="the baseline commit")
+    args = parser.parse_args()
+    if not args.data.is_file():
+        sys.exit(f"{args.data}: offline MovieLens copy not found (--data PATH)")
+    if args.rounds < 1:
+        sys.exit(f"--rounds: {args.rounds}; give 1 or more")
+    run = "paper" if args.paper else "shipped"
+    config, targets = pipeline_run(args.data, args.paper)
+    times: dict = {args.commit: [], "working tree": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        baseline = worktree(args.commit, Path(tmp) / "baseline")
+        order = [(args.commit, baseline), ("working tree", REPO)]
+        try:
+            for i in range(args.rounds):
+                for label, repo in order if i % 2 == 0 else order[::-1]:
+                    workdir = Path(tmp) / f"round{i}-{'baseline' if repo == baseline else 'tree'}"
+                    wall, cpu = timed_run(repo, workdir, config, targets, args.cores)
+                    times[label].append(wall)
+                    print(f"round {i + 1}: {label:14s} {wall:7.1f} s, {cpu:7.1f} CPU-s", flush=True)
+        finally:
+            remove = ["git", "-C", str(REPO), "worktree", "remove", "--force", str(baseline)]
+            subprocess.run(remove, check=False)
+    before, now = (statistics.median(times[label]) for label, _ in order)
+    print(
+        f"\n{run} run, --cores {args.cores}, medians: {args.commit} {before:.1f} s, the "
+        f"working tree {now:.1f} s: {before / now:.2f} times faster"
+    )
+    if args.commit == BEFORE_COMMIT:
+        goal, slower = BEFORE_SECONDS[run] / TARGET_SECONDS[run], before / BEFORE_SECONDS[run]
+        print(
+            f"goal {goal:.2f} times ({BEFORE_SECONDS[run]} s -> {TARGET_SECONDS[run]} s on "
+            f"the issue's machine); this machine ran {args.commit} {slower:.2f} times slower "
+            f"than that one, so the working tree's {now:.1f} s would be {now / slower:.1f} s "
+            f"there (goal {TARGET_SECONDS[run]} s)"
+        )
+
+
+if __name__ == "__main__":
+    main()
