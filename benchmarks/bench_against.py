@@ -26,7 +26,7 @@ from pathlib import Path
 
 from bench_pipeline import BEFORE_COMMIT, BEFORE_SECONDS, TARGET_SECONDS, pipeline_run
 from offline_data import DEFAULT_DATA
-from workflow_run import REPO, children_cpu_seconds, run_workflow
+from workflow_run import REPO, timed_run
 
 
 def worktree(commit: str, where: Path) -> Path:
@@ -40,14 +40,6 @@ def worktree(commit: str, where: Path) -> Path:
     if result.returncode != 0:
         sys.exit(f"commit {commit}: cannot check it out ({result.stderr.strip()})")
     return where
-
-
-def timed_run(repo: Path, workdir: Path, config: dict, targets, cores: int) -> tuple:
-    """(wall s, CPU s) of one run of ``repo``'s pipeline in the fresh ``workdir``."""
-    workdir.mkdir()
-    before = children_cpu_seconds()
-    wall = run_workflow(workdir, config, cores, targets, repo=repo)
-    return wall, children_cpu_seconds() - before
 
 
 def main() -> None:
@@ -67,18 +59,19 @@ def main() -> None:
     times: dict = {args.commit: [], "working tree": []}
     with tempfile.TemporaryDirectory() as tmp:
         baseline = worktree(args.commit, Path(tmp) / "baseline")
-        order = [(args.commit, baseline), ("working tree", REPO)]
+        order = [(args.commit, baseline, "baseline"), ("working tree", REPO, "tree")]
         try:
             for i in range(args.rounds):
-                for label, repo in order if i % 2 == 0 else order[::-1]:
-                    workdir = Path(tmp) / f"round{i}-{'baseline' if repo == baseline else 'tree'}"
-                    wall, cpu = timed_run(repo, workdir, config, targets, args.cores)
+                for label, repo, name in order if i % 2 == 0 else order[::-1]:
+                    workdir = Path(tmp) / f"round{i}-{name}"
+                    workdir.mkdir()
+                    wall, cpu = timed_run(workdir, config, args.cores, targets, repo=repo)
                     times[label].append(wall)
                     print(f"round {i + 1}: {label:14s} {wall:7.1f} s, {cpu:7.1f} CPU-s", flush=True)
         finally:
             remove = ["git", "-C", str(REPO), "worktree", "remove", "--force", str(baseline)]
             subprocess.run(remove, check=False)
-    before, now = (statistics.median(times[label]) for label, _ in order)
+    before, now = (statistics.median(times[label]) for label, _, _ in order)
     print(
         f"\n{run} run, --cores {args.cores}, medians: {args.commit} {before:.1f} s, the "
         f"working tree {now:.1f} s: {before / now:.2f} times faster"

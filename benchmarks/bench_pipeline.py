@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 from offline_data import DATASET, DEFAULT_DATA
-from workflow_run import children_cpu_seconds, run_workflow
+from workflow_run import timed_run
 
 from sampled_metrics.pipeline.runs import logged_cpu_seconds
 
@@ -83,9 +83,7 @@ def main() -> None:
         workdir = Path(tmp) if args.keep is None else args.keep
         workdir.mkdir(parents=True, exist_ok=True)
         config, targets = pipeline_run(args.data, args.paper, args.part1)
-        cpu_before = children_cpu_seconds()
-        total = run_workflow(workdir, config, args.cores, targets)
-        cpu = children_cpu_seconds() - cpu_before
+        total, cpu = timed_run(workdir, config, args.cores, targets)
         bench = workdir / "results" / DATASET / "benchmarks"
         logs = workdir / "logs" / DATASET
         print(

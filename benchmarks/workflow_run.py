@@ -58,3 +58,11 @@ def children_cpu_seconds() -> float:
     :func:`run_workflow` is the run's CPU time."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
+
+
+def timed_run(workdir: Path, config: dict, cores: int, targets=(), repo: Path = REPO) -> tuple:
+    """(wall s, CPU s) of :func:`run_workflow`: its CPU time that of every process it
+    waited for (Snakemake, its jobs and their workers)."""
+    before = children_cpu_seconds()
+    wall = run_workflow(workdir, config, cores, targets, repo=repo)
+    return wall, children_cpu_seconds() - before
