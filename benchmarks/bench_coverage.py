@@ -97,6 +97,20 @@ LAWS = ["binomial", "hypergeometric"]
 PAIRS = ["X-Y", "Y-BPR", "EASE-X"]
 
 
+# The first lines of the --markdown-full page (docs/coverage.md): what writes it, what it holds.
+FULL_HEADER = """# Coverage of every interval, cell by cell
+
+Written by `python benchmarks/bench_coverage.py --report RAW... --markdown-full docs/coverage.md` \
+from the per-seed records of the simulation's runs (`--raw`; hours of computing, not kept in \
+the repository). It holds four tables: the range's coverage per population, m and law; each \
+estimator's noise interval over its cells; the paired differences; every cell. \
+docs/estimators.md, "Which intervals hold", says what was run, what the columns mean and what \
+it shows. `printed`: whether `sampled-metrics correct` prints this interval (only the range). \
+`coverage_low95`: the one-sided 95 % lower confidence bound of the coverage (Clopper-Pearson).
+
+"""
+
+
 def cli_options() -> dict:
     """The interval options of ``estimate_table`` and ``compare``: the command line's
     confidence, and the bootstrap it used before it stopped printing the estimators'
@@ -291,7 +305,7 @@ def main(argv=None) -> int:
         if args.markdown:
             args.markdown.write_text(markdown(summary))
         if args.markdown_full:
-            args.markdown_full.write_text(markdown(summary, full=True))
+            args.markdown_full.write_text(FULL_HEADER + markdown(summary, full=True))
         return 0
     options = cli_options()
     cli_bootstrap = options["bootstrap"]

@@ -98,7 +98,7 @@ def all_targets():
 # Threads a fit of the type can use (implicit's ALS); item-kNN's sparse products use one.
 # A local fit takes at most half of the cores: a job that needs every core waits until
 # all are free at once, which never happens while one-thread fits and ranking passes keep
-# starting (on 2 cores, iALS's fit waited for BPR's; ML-20M-like: 17 min in). implicit's
+# starting (on 2 cores iALS's fit would wait for BPR's one-thread fit to end). implicit's
 # ALS gives the same factors on any number of threads (checked on MovieLens 1M).
 FIT_THREADS = {"ials": 2}
 
@@ -113,10 +113,9 @@ def fit_threads(wildcards):
 
 # Longest chains first: a model's fit and then its ranking pass, so that the short jobs fill
 # the other cores instead of one long pass running alone at the end. At ML-20M size EASE's
-# and BPR's fits take longest (255-330 s), then item-kNN's passes (Y 259 s, Z 154 s after
-# 69 s and 108 s fits), iALS's (157 s + 63 s) and Pop's; on MovieLens 1M BPR's one-thread
-# fit (35-50 s) is the longest job. README, "How time and memory grow": with item-kNN's
-# fits last, Y's pass ran alone for 150 s at the end (ML-20M size). draw_plan has
+# and BPR's fits take longest, then item-kNN's fits and passes, iALS's and Pop's; on
+# MovieLens 1M BPR's one-thread fit is the longest job (docs/performance.md). With
+# item-kNN's fits last, Y's pass would run alone at the end. draw_plan has
 # priority 1, the ranking passes 1 or RANK_PRIORITY. A type not named here: 0 (1 for ranks).
 FIT_PRIORITY = {"bpr": 4, "ease": 4, "item_knn": 3, "ials": 2}
 RANK_PRIORITY = {"ease": 3, "item_knn": 3}  # the dense items x items scorers

@@ -139,7 +139,7 @@ def expected_recall_closed_form(
     ...                  expected_sampled_metric(v, r, 100)))
     True
     """
-    from scipy import stats  # here: importing scipy.stats takes about 1 s of every job
+    from scipy import stats  # here: importing scipy.stats is slow, and most jobs never need it
 
     check_law_arguments(ranks, n, m, law)
     r = np.asarray(ranks, dtype=float)

@@ -195,7 +195,7 @@ def binomial_law_of_weighted_rank(q: float, m: int) -> np.ndarray:
     >>> binomial_law_of_weighted_rank(0.5, 2).tolist()
     [0.25, 0.5, 0.25]
     """
-    from scipy import stats  # here: importing scipy.stats takes about 1 s of every job
+    from scipy import stats  # here: importing scipy.stats is slow, and most jobs never need it
 
     return stats.binom.pmf(np.arange(m + 1), m, q)
 

@@ -209,8 +209,7 @@ def _simulate(source, train, test_items, protocols, repetitions, seed, tie_polic
 
 # A block's largest arrays (users x items, float64) stay within this size, below glibc's
 # mmap threshold (io.allocator): served from memory the process reuses, where larger ones
-# are fresh pages the kernel zeroes every time (26,744 items: blocks of 512 users spent a
-# quarter of their time so; blocks of 64 users, 14 MB, took 30 % less time).
+# are fresh pages the kernel zeroes every time.
 _BLOCK_ARRAY_BYTES = 16 * 2**20
 
 

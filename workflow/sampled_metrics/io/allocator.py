@@ -5,12 +5,8 @@ raised to the largest block freed since) with a fresh mapping, and returns the t
 of its heap to the kernel once more than twice that lies free there. A loop that
 makes and frees arrays of a few MB (a repetition's draws, a chunk of scores) then
 pays a page fault for every 4 KiB page of every array, each page zeroed by the
-kernel. Measured on this machine: a (3850, 100) float array and its int64 copy, made
-and freed 30 times, took 44,215 page faults and 3.8 ms a time by default, 1,505 and 0.6
-ms with the settings below. The study's simulation of 8192 users of ``ml-20m-like``
-(26,744 items) took 68.2 and 70.0 CPU-s before, 52.8 and 55.5 with them and the row
-counts of ``passes.entries``, alternated; MovieLens 1M's rules changed less than the
-machine's drift. The outputs are the same bytes. The cost is memory kept after a peak:
+kernel. With the settings below the freed memory serves the next arrays without those
+faults, and the outputs are the same bytes. The cost is memory kept after a peak:
 up to :data:`TRIM_THRESHOLD` of freed heap per process.
 """
 

@@ -34,8 +34,8 @@ from .registry import validate_spec
 __all__ = ["fit_memory_bytes", "fit_memory_shortfalls"]
 
 _MB = 2**20
-# The interpreter, numpy/scipy/implicit and the library (measured: 90 MB with the
-# training matrix of MovieLens 1M loaded), and the split as loaded (CSR: int32 indices,
+# The interpreter, numpy/scipy/implicit and the library (with room over what they take
+# with MovieLens 1M's training matrix loaded), and the split as loaded (CSR: int32 indices,
 # float32 data: 8 bytes per event; ids, the held-out items).
 _PROCESS_BYTES = 150 * _MB
 _SPLIT_BYTES_PER_EVENT = 12

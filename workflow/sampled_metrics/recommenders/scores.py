@@ -7,10 +7,9 @@ import numpy as np
 __all__ = ["PrecomputedScores", "all_scores", "sparse_dense_product"]
 
 # Columns of the dense factor multiplied at a time by sparse_dense_product: a copy of
-# this many bytes (at most) stays in the 32 MB L3 cache of this project's machine while
-# every row of the sparse factor reads it. At 26,744 items the best measured size
-# (benchmarks/bench_tiled_scores.py --tile-mb): 1-4 MB 1.1-1.9 times slower (each row's
-# loop over fewer columns), 16-32 MB 1.1-1.3 times (beyond the cache's share).
+# this many bytes (at most) stays in a share of a server's L3 cache while every row of the
+# sparse factor reads it: smaller tiles loop over fewer columns a row, larger ones leave
+# the cache (benchmarks/bench_tiled_scores.py --tile-mb compares sizes).
 _TILE_BYTES = 10 * 2**20
 
 

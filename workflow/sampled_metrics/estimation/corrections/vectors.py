@@ -208,7 +208,7 @@ def correction_vectors_by_n(
     BLAS runs on one thread in every process, so the result does not depend on
     ``workers`` nor on the machine's cores: at large n the last bits of the QR,
     and through them CLS's active set (up to 7e-5 at n = 20001), change with
-    BLAS's thread count (identical up to n = 3706 on this machine).
+    BLAS's thread count.
 
     Parameters
     ----------

@@ -212,7 +212,7 @@ def _em_of(pis, i) -> dict | None:
 
 def _normal(values, confidence):
     """(standard error, half width) of the mean of ``values``."""
-    from scipy import stats  # here: importing scipy.stats takes about 1 s of every job
+    from scipy import stats  # here: importing scipy.stats is slow, and most jobs never need it
 
     error = float(values.std(ddof=1) / math.sqrt(values.size)) if values.size > 1 else 0.0
     return error, float(stats.norm.ppf(0.5 + confidence / 2)) * error

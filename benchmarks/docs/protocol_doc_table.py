@@ -2,7 +2,7 @@
 figures the README quotes, computed from a run's protocol study outputs, so that the
 docs are pasted from a run, never typed.
 
-    python benchmarks/protocol_doc_table.py results/ml-1m-offline
+    python benchmarks/docs/protocol_doc_table.py results/ml-1m-offline
 
 Recall@10 and AUC RMSE against the exact metric (target "rank"), in percent points,
 mean over the recommenders; pairs: the share of all pairs x repetitions ordered as the
