@@ -325,7 +325,8 @@ def draw_design(
     if unit == "users":
         counts = allocate(sizes, sigma, round(budget * stratum.size), floor=floor)
     else:
-        costs = np.bincount(stratum, n_u, minlength=strata) / occupied
+        # an empty stratum costs what it is never asked to pay: 1, not 0 (a division)
+        costs = np.where(sizes > 0, np.bincount(stratum, n_u, minlength=strata) / occupied, 1.0)
         counts = allocate(sizes, sigma, budget * n_u.sum(), costs=costs, floor=floor)
     chosen = _draw(stratum, counts, np.random.default_rng(seed))
     probability = (counts / occupied)[stratum]
