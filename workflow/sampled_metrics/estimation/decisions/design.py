@@ -138,7 +138,7 @@ def allocate(sizes, spreads, total: float, *, costs=None, floor: int = DECISION_
 
     n_h proportional to N_h sigma_h / sqrt(c_h) minimizes the variance of the
     stratified mean, sum_h (N_h/U)^2 (1 - n_h/N_h) sigma_h^2 / n_h, at a cost sum_h n_h
-    c_h = ``total`` (Cochran 1977, eq 5.25). Every non-empty stratum gets at least
+    c_h = ``total`` (Cochran 1977, section 5.5). Every non-empty stratum gets at least
     min(floor, N_h) users and at most N_h: n_h = clip(t N_h sigma_h / sqrt(c_h), floor,
     N_h) with t that spends the budget (the optimum under these bounds); strata predicted
     not to vary (sigma_h = 0) get the floor, and in proportion to N_h what the others
