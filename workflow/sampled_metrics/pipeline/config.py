@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from importlib.resources import files
 
+from ..io.optional import optional_import
+
 __all__ = [
     "DATASET_NAME",
     "RECOMMENDER_NAME",
@@ -62,8 +64,7 @@ def datasets_to_run(config: dict) -> list[str]:
 def check_schema(config: dict, schema) -> None:
     """Validate ``config`` against the JSON schema (a dict or a YAML file);
     raise one one-line ConfigError naming the key of the most relevant error."""
-    import jsonschema
-
+    jsonschema = optional_import("jsonschema", "checking the configuration")
     schema = _schema(schema)
     errors = list(jsonschema.Draft202012Validator(schema).iter_errors(config))
     if not errors:
@@ -118,7 +119,7 @@ def check_config_files(paths) -> list[dict]:
     sampled_metrics.pipeline.config.ConfigError: ...line 4: key 'm' given twice (first on line 3)
     >>> os.remove(f.name)
     """
-    import yaml
+    yaml = optional_import("yaml", "reading a config file")
 
     class Loader(yaml.SafeLoader):
         pass
@@ -197,7 +198,6 @@ def source_file(entry: dict) -> str | None:
 def _schema(schema) -> dict:
     if isinstance(schema, dict):
         return schema
-    import yaml
-
+    yaml = optional_import("yaml", "reading the configuration's schema")
     with open(schema) as f:
         return yaml.safe_load(f)
