@@ -27,7 +27,7 @@ configfile: os.path.join(workflow.basedir, "config.yaml")
 report: "workflow/report/workflow.rst"  # snakemake --report report.html
 
 
-# The schema (workflow/schemas/config.schema.yaml), its defaults filled in, and
+# The schema (sampled_metrics/pipeline/config.schema.yaml), its defaults filled in, and
 # what a schema cannot check; a bad value (or a key given twice in a config file)
 # stops here with one line naming the key.
 check_config_files(workflow.configfiles)

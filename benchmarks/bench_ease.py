@@ -61,7 +61,7 @@ def scaling(args) -> None:
 
 def accuracy() -> None:
     import numpy as np
-    from offline_data import load_leave_last_out
+    from offline_data import CONFIG_FILE, load_leave_last_out
 
     sys.path.insert(0, str(WORKFLOW))
     from sampled_metrics.estimation.population import exact_metric
@@ -69,7 +69,7 @@ def accuracy() -> None:
     from sampled_metrics.pipeline.validation import load_config
     from sampled_metrics.recommenders.ease import EASEModel, ease_weights
 
-    config = load_config()
+    config = load_config(CONFIG_FILE)
     seed, tie_policy = config["seed"], config["ranking"]["tie_policy"]
     regularization = config["recommenders"]["EASE"]["regularization"]
     train, test = load_leave_last_out()

@@ -89,8 +89,9 @@ def training_matrix(args, path: Path):
         )
         train.data[:] = 1.0
     else:
+        from offline_data import CONFIG_FILE
+
         from sampled_metrics.data import leave_last_out_split, load_events
-        from sampled_metrics.pipeline.config import CONFIG_FILE
 
         entry = load_config()["datasets"][args.dataset]
         where = None if "path" not in entry else (CONFIG_FILE.parent / entry["path"]).resolve()
@@ -100,9 +101,11 @@ def training_matrix(args, path: Path):
 
 
 def load_config():
+    from offline_data import CONFIG_FILE
+
     from sampled_metrics.pipeline.validation import load_config as load
 
-    return load()
+    return load(CONFIG_FILE)
 
 
 def main() -> None:

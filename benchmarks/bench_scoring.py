@@ -45,11 +45,12 @@ SPECS = {
 
 
 def dataset_train(name: str) -> sp.csr_matrix:
+    from offline_data import CONFIG_FILE
+
     from sampled_metrics.data import leave_last_out_split, load_events
-    from sampled_metrics.pipeline.config import CONFIG_FILE
     from sampled_metrics.pipeline.validation import load_config
 
-    entry = load_config()["datasets"][name]
+    entry = load_config(CONFIG_FILE)["datasets"][name]
     path = (CONFIG_FILE.parent / entry["path"]).resolve() if "path" in entry else None
     return sp.csr_matrix(leave_last_out_split(load_events(path, entry)).train)
 

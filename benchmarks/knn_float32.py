@@ -22,7 +22,7 @@ import time
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
-from offline_data import load_leave_last_out  # noqa: E402
+from offline_data import CONFIG_FILE, load_leave_last_out  # noqa: E402
 
 from sampled_metrics.estimation.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT  # noqa: E402
 from sampled_metrics.estimation.metrics import metric_vector  # noqa: E402
@@ -31,7 +31,7 @@ from sampled_metrics.passes.ranking import exact_ranks  # noqa: E402
 from sampled_metrics.pipeline.validation import load_config  # noqa: E402
 from sampled_metrics.recommenders import fit_recommender  # noqa: E402
 
-CONFIG = load_config()
+CONFIG = load_config(CONFIG_FILE)
 SEED = CONFIG["seed"]  # of the random tie order, as in the workflow
 TIE_POLICY = CONFIG["ranking"]["tie_policy"]
 M = CONFIG["sampling"]["m"]

@@ -30,7 +30,7 @@ import os
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
-from offline_data import DEFAULT_DATA, load_leave_last_out  # noqa: E402
+from offline_data import CONFIG_FILE, DEFAULT_DATA, load_leave_last_out  # noqa: E402
 
 from sampled_metrics.estimation.expected import metric_on_sample  # noqa: E402
 from sampled_metrics.estimation.laws import WITHOUT_REPLACEMENT, sampled_rank_pmf  # noqa: E402
@@ -113,7 +113,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data", default=DEFAULT_DATA)
     args = parser.parse_args()
-    config = load_config()
+    config = load_config(CONFIG_FILE)
     m, seed = config["sampling"]["m"], config["seed"]
     train, test_items = load_leave_last_out(args.data)
     paper = published("table3").query("method == 'sampled'").set_index(["recommender", "metric"])

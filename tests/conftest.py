@@ -1,5 +1,6 @@
 """What the tests share, each defined once.
 
+* ``REPO`` and ``CONFIG_FILE``: the repository and its config.yaml;
 * hypothesis profiles: "ci" (derandomized, no deadline) when the environment
   variable CI is set, else "dev" (random examples);
 * :class:`LocalServer` and the ``http_server`` fixture: bytes served per path
@@ -39,7 +40,6 @@ import pytest
 import yaml
 from hypothesis import settings
 
-from sampled_metrics.pipeline.config import CONFIG_FILE
 from sampled_metrics.pipeline.validation import load_config
 from sampled_metrics.recommenders import PAPER_RECOMMENDERS
 from sampled_metrics.reproduction.paper import published
@@ -74,7 +74,9 @@ def pytest_xdist_auto_num_workers(config) -> int:
     return (os.cpu_count() or 1) + 1
 
 
-REPO = CONFIG_FILE.parent
+# The repository and its config.yaml (the user's file, not package data).
+REPO = Path(__file__).resolve().parents[1]
+CONFIG_FILE = REPO / "config.yaml"
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]
 
 
@@ -423,7 +425,7 @@ def offline_dataset() -> OfflineDataset:
     """The data set of config.yaml's ``ml-1m-offline`` entry. Absent, the test is
     skipped, except under CI (which always has the copy), where it fails."""
     name = "ml-1m-offline"
-    entry = load_config()["datasets"][name]
+    entry = load_config(CONFIG_FILE)["datasets"][name]
     path = (CONFIG_FILE.parent / entry["path"]).resolve()
     if not path.is_file():
         if IN_CI:

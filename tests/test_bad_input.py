@@ -15,6 +15,7 @@ import pytest
 import scipy.sparse as sp
 import yaml
 from conftest import (
+    CONFIG_FILE,
     TARGETS,
     TINY_CONFIG,
     LocalServer,
@@ -27,7 +28,7 @@ from conftest import (
 from sampled_metrics.data import leave_last_out_split
 from sampled_metrics.passes.ranking import exact_ranks, rank_from_scores
 from sampled_metrics.passes.sampling import excluded_items, sampled_ranks
-from sampled_metrics.pipeline.config import CONFIG_FILE, ConfigError, check_config_files
+from sampled_metrics.pipeline.config import ConfigError, check_config_files
 from sampled_metrics.pipeline.validation import check_data_sizes, load_config, validate_config
 from sampled_metrics.recommenders import PrecomputedScores, all_scores, fit_recommender
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import CONFIG_FILE
 
 from sampled_metrics.data import leave_last_out_split
 from sampled_metrics.passes.ranking import exact_ranks
@@ -103,7 +104,7 @@ def test_the_baselines_are_entries_of_the_shipped_configuration():
     their types' defaults."""
     from sampled_metrics.pipeline.validation import load_config
 
-    recommenders = load_config()["recommenders"]
+    recommenders = load_config(CONFIG_FILE)["recommenders"]
     assert list(recommenders) == ["X", "Y", "Z", "Pop", "EASE", "BPR"]
     assert [recommenders[r]["type"] for r in ("Pop", "EASE", "BPR")] == [
         "popularity",

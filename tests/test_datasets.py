@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from conftest import CONFIG_FILE
 from hypothesis import given
 from hypothesis import strategies as st
 from snakemake.utils import validate
@@ -30,7 +31,7 @@ from sampled_metrics.data import (
     read_events,
     save_split,
 )
-from sampled_metrics.pipeline.config import CONFIG_FILE, SCHEMA_FILE
+from sampled_metrics.pipeline.config import SCHEMA_FILE
 from sampled_metrics.pipeline.validation import load_config
 
 RATINGS = "1::1193::5::978300760\n1::661::3::978302109\n2::1357::4.5::978298709\n"
@@ -627,7 +628,7 @@ def shipped_config() -> dict:
 @pytest.mark.parametrize("name", sorted(LAYOUTS))
 def test_shipped_dataset_entry_loads_its_archive_layout(tmp_path, name):
     assert "facts" not in shipped_config()["datasets"][name]  # not verified: left out
-    entry = load_config()["datasets"][name]  # as the workflow reads it
+    entry = load_config(CONFIG_FILE)["datasets"][name]  # as the workflow reads it
     member, body, siblings = LAYOUTS[name]
     assert entry["member"] == member
     assert entry["archive"] == f"data/raw/{name}.zip"

@@ -12,10 +12,17 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import TARGETS, TINY_CONFIG, assert_same_files, finished, run, tiny_config
+from conftest import (
+    CONFIG_FILE,
+    TARGETS,
+    TINY_CONFIG,
+    assert_same_files,
+    finished,
+    run,
+    tiny_config,
+)
 from snakemake.utils import update_config
 
-from sampled_metrics.pipeline.config import CONFIG_FILE
 from sampled_metrics.pipeline.runs import PACKAGES
 from sampled_metrics.pipeline.validation import validate_config
 

@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import CONFIG_FILE
 from PIL import Image
 
 from sampled_metrics.outputs import figures
@@ -339,7 +340,7 @@ def test_figure_4_labels_and_the_ls_correction(build):
 
 
 def test_the_shipped_config_draws_ls_in_figure_4_and_a_dense_figure_2_grid():
-    toy = load_config()["toy"]
+    toy = load_config(CONFIG_FILE)["toy"]
     assert "ls" in toy["fig4_methods"]
     grid = np.asarray(toy["fig2_m_values"])
     assert len(grid) >= 50 and np.all(np.diff(grid) > 0)

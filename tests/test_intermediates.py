@@ -15,7 +15,7 @@ import shutil
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import TARGETS, run
+from conftest import CONFIG_FILE, TARGETS, run
 
 from sampled_metrics.data import SplitUsers
 from sampled_metrics.io.atomic import checksum_path, verify_checksum, write_csv, write_npy
@@ -191,7 +191,7 @@ def cut_sampled(path):
 
 
 # tiny: 3 recommenders x 4 metrics x (sampled + the configured estimators) x 6 repetitions
-METHODS = load_config()["corrections"]["methods"]
+METHODS = load_config(CONFIG_FILE)["corrections"]["methods"]
 # file -> (damage, the message of the content check, without the checksum record)
 DAMAGES = {
     "results/tiny/ranks/X.csv": (cut_half, "rows, expected one per user of the split (90)"),

@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 import yaml
+from conftest import CONFIG_FILE
 
-from sampled_metrics.pipeline.config import CONFIG_FILE, SCHEMA_FILE
+from sampled_metrics.pipeline.config import SCHEMA_FILE
 from sampled_metrics.pipeline.runs import library_fingerprint
 from sampled_metrics.pipeline.validation import load_config
 
@@ -90,7 +91,7 @@ def test_config_yaml_repeats_no_default_of_the_schema():
 
 
 def test_defaults_are_filled_in_from_the_schema():
-    config = load_config()
+    config = load_config(CONFIG_FILE)
     assert config["sampling"]["seed"] is None
     assert config["datasets"]["ml-1m-offline"]["member"] is None
     assert config["recommenders"]["X"]["factors"] == 16  # the paper's d, IALS_DEFAULTS

@@ -19,11 +19,11 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import REPO, snakemake_command, tiny_config
+from conftest import CONFIG_FILE, REPO, snakemake_command, tiny_config
 from snakemake.utils import validate
 
 from sampled_metrics.data import load_events, load_split
-from sampled_metrics.pipeline.config import CONFIG_FILE, SCHEMA_FILE
+from sampled_metrics.pipeline.config import SCHEMA_FILE
 
 DATASETS_DOC = REPO / "docs" / "datasets.md"
 NAME = "my-data"

@@ -11,7 +11,7 @@ import itertools
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from conftest import chi2_pvalue
+from conftest import CONFIG_FILE, chi2_pvalue
 from scipy import stats
 
 from sampled_metrics.estimation.laws import sampled_rank_pmf
@@ -305,10 +305,10 @@ def test_damaged_protocol_ranks_are_refused(tmp_path):
 
 
 def test_a_recommender_set_to_null_is_left_out():
-    config = load_config()
+    config = load_config(CONFIG_FILE)
     config["recommenders"]["EASE"] = None
     assert "EASE" not in validate_config(config)["recommenders"]
-    config = load_config()
+    config = load_config(CONFIG_FILE)
     config["recommenders"] = {name: None for name in config["recommenders"]}
     with pytest.raises(ConfigError, match="every entry is null"):
         validate_config(config)
@@ -321,7 +321,7 @@ def test_the_configuration_of_the_study_is_checked():
         ({"methods": ["sampled", "bv_x"]}, "protocols.methods"),
         ({"run": ["ncf", "ncf"]}, "listed twice"),
     ):
-        config = load_config()
+        config = load_config(CONFIG_FILE)
         config["protocols"].update(change)
         with pytest.raises(ConfigError, match=match):
             validate_config(config)
@@ -333,7 +333,7 @@ def test_a_protocol_larger_than_the_pool_is_left_out_not_an_error():
     from sampled_metrics.frameworks.simulate import left_out_reason
     from sampled_metrics.pipeline.validation import check_data_sizes
 
-    config = load_config()
+    config = load_config(CONFIG_FILE)
     check_data_sizes(config, "ml-1m", 3706, 1391, "split")
     config["sampling"]["m"] = 5
     check_data_sizes(config, "ml-1m", 300, 98, "split")  # ncf's 99, fig6's 3705: left out

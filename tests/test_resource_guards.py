@@ -19,7 +19,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import leftovers, run, tiny_config, write_synthetic_interactions
+from conftest import CONFIG_FILE, leftovers, run, tiny_config, write_synthetic_interactions
 
 from sampled_metrics.data import (
     DataError,
@@ -28,7 +28,7 @@ from sampled_metrics.data import (
     load_movielens_dat,
     read_events,
 )
-from sampled_metrics.pipeline.config import CONFIG_FILE, ConfigError
+from sampled_metrics.pipeline.config import ConfigError
 from sampled_metrics.pipeline.validation import load_config, validate_config
 
 DECOMPRESSED_KEY = "limits.decompressed_mb"
@@ -285,7 +285,8 @@ def test_a_download_within_its_deadline_is_unchanged(http_server, tmp_path):
 
 
 def test_limits_default_from_the_schema_and_are_checked():
-    assert load_config()["limits"] == {"decompressed_mb": 16384, "download_seconds": 3600}
+    limits = load_config(CONFIG_FILE)["limits"]
+    assert limits == {"decompressed_mb": 16384, "download_seconds": 3600}
     for key in ("decompressed_mb", "download_seconds"):
         config = yaml.safe_load(CONFIG_FILE.read_text())
         config["limits"] = {key: 0}

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import leftovers, snakemake_command, tiny_config
+from conftest import CONFIG_FILE, leftovers, snakemake_command, tiny_config
 
 from sampled_metrics.pipeline.validation import load_config
 
@@ -26,7 +26,7 @@ SMALL = "small120"
 SMALLEST_POOL = 99  # 120 items - 21 events of the most active users
 SUPPORTED = ["ncf", "recbole-uni100", "recbole-pop100", "daisyrec"]
 LEFT_OUT = ["elliot", "bert4rec"]  # 100 distinct items each
-SHIPPED = load_config()
+SHIPPED = load_config(CONFIG_FILE)
 
 
 def small_config(**changes) -> dict:

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import snakemake_command, tiny_config
+from conftest import CONFIG_FILE, snakemake_command, tiny_config
 
 from sampled_metrics.data import (
     check_facts,
@@ -27,7 +27,7 @@ from sampled_metrics.data import (
     synthetic_events,
 )
 from sampled_metrics.data import synthetic as synthetic_module
-from sampled_metrics.pipeline.config import CONFIG_FILE, ConfigError, source_file
+from sampled_metrics.pipeline.config import ConfigError, source_file
 from sampled_metrics.pipeline.validation import validate_config
 
 SMALL = "synthetic-small"

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from conftest import (
+    CONFIG_FILE,
     REPO,
     SNAKEMAKE,
     assert_claims_follow_the_tables,
@@ -69,7 +70,7 @@ def test_output_contract(finished_run):
     assert table4["correct"].between(0, 6).all()
     sampling = pd.read_csv(finished_run / "results/tiny/sampling.csv")
     assert list(sampling.columns) == ["dataset", "recommender", "metric", "method", "rep", "value"]
-    methods = ["sampled", *load_config()["corrections"]["methods"]]
+    methods = ["sampled", *load_config(CONFIG_FILE)["corrections"]["methods"]]
     assert len(sampling) == 3 * 4 * len(methods) * 6
     assert list(dict.fromkeys(sampling["method"])) == methods
     # one verdict per claim, each the one these tables give, and the PASS rows counted

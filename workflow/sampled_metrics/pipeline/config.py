@@ -1,8 +1,8 @@
 """The configuration of the pipeline (config.yaml): its files, error, names and look-ups.
 
-* :data:`CONFIG_FILE`, :data:`SCHEMA_FILE`: the repository's config.yaml and its JSON
-  schema (``workflow/schemas/config.schema.yaml``), whose ``default`` values are the
-  only defaults of the configuration;
+* :data:`SCHEMA_FILE`: the JSON schema of config.yaml (``config.schema.yaml``, package
+  data beside this module), whose ``default`` values are the only defaults of the
+  configuration;
 * :func:`check_config_files` reads config files (a key given twice refused),
   :func:`check_schema` checks one against the schema;
 * :data:`DATASET_NAME`, :data:`RECOMMENDER_NAME`: the names that become folders and
@@ -16,10 +16,11 @@ Validating and completing a configuration (:func:`~.validation.validate_config`,
 
 from __future__ import annotations
 
-from pathlib import Path
+from importlib.resources import files
+
+from ..io.optional import optional_import
 
 __all__ = [
-    "CONFIG_FILE",
     "DATASET_NAME",
     "RECOMMENDER_NAME",
     "SCHEMA_FILE",
@@ -32,10 +33,9 @@ __all__ = [
     "source_file",
 ]
 
-# The repository this package lives in (workflow/sampled_metrics/ -> the top).
-_REPOSITORY = Path(__file__).resolve().parents[3]
-CONFIG_FILE = _REPOSITORY / "config.yaml"
-SCHEMA_FILE = _REPOSITORY / "workflow" / "schemas" / "config.schema.yaml"
+# Package data, installed with the library; config.yaml is the user's file, not the
+# package's (the Snakefile names its configfile, the tests theirs).
+SCHEMA_FILE = files(__package__) / "config.schema.yaml"
 
 
 # Names that become folders and file names (results/<data set>/, models/<recommender>.pkl):
@@ -64,8 +64,7 @@ def datasets_to_run(config: dict) -> list[str]:
 def check_schema(config: dict, schema) -> None:
     """Validate ``config`` against the JSON schema (a dict or a YAML file);
     raise one one-line ConfigError naming the key of the most relevant error."""
-    import jsonschema
-
+    jsonschema = optional_import("jsonschema", "checking the configuration")
     schema = _schema(schema)
     errors = list(jsonschema.Draft202012Validator(schema).iter_errors(config))
     if not errors:
@@ -120,7 +119,7 @@ def check_config_files(paths) -> list[dict]:
     sampled_metrics.pipeline.config.ConfigError: ...line 4: key 'm' given twice (first on line 3)
     >>> os.remove(f.name)
     """
-    import yaml
+    yaml = optional_import("yaml", "reading a config file")
 
     class Loader(yaml.SafeLoader):
         pass
@@ -170,7 +169,7 @@ def fig6_m_values(config: dict, name: str) -> tuple[str, list[int]]:
     Examples
     --------
     >>> from sampled_metrics.pipeline.validation import load_config
-    >>> config = load_config()
+    >>> config = load_config("config.yaml")  # the repository's, from its top folder
     >>> fig6_m_values(config, "ml-1m")[0]
     'fig6.m_values'
     >>> fig6_m_values(config, "synthetic-small")[1][-1]
@@ -199,7 +198,6 @@ def source_file(entry: dict) -> str | None:
 def _schema(schema) -> dict:
     if isinstance(schema, dict):
         return schema
-    import yaml
-
+    yaml = optional_import("yaml", "reading the configuration's schema")
     with open(schema) as f:
         return yaml.safe_load(f)

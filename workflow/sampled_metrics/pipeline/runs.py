@@ -42,6 +42,8 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+from ..io.optional import optional_import
+
 __all__ = [
     "PACKAGES",
     "clear_stale_locks",
@@ -428,6 +430,5 @@ def _plain(value):
 
 def config_yaml(config) -> str:
     """The effective configuration as YAML, keys in their configured order."""
-    import yaml
-
+    yaml = optional_import("yaml", "writing the configuration")
     return yaml.safe_dump(_plain(config), sort_keys=False, default_flow_style=False)

@@ -3,7 +3,7 @@
 :func:`validate_config` is what the Snakefile runs at start-up, and what tests
 and benchmarks use through :func:`load_config`:
 
-1. the JSON schema (``workflow/schemas/config.schema.yaml``) checks types and
+1. the JSON schema (:data:`~.config.SCHEMA_FILE`, package data) checks types and
    names; its ``default`` values are the only defaults of the configuration and
    are filled in here;
 2. each recommender's hyperparameters are completed with its type's defaults
@@ -29,7 +29,6 @@ import re
 from pathlib import PurePosixPath
 
 from .config import (
-    CONFIG_FILE,
     DATASET_NAME,
     RECOMMENDER_NAME,
     SCHEMA_FILE,
@@ -49,8 +48,8 @@ __all__ = [
 ]
 
 
-def load_config(path=CONFIG_FILE) -> dict:
-    """Read a config file (default: the repository's config.yaml) and return it
+def load_config(path) -> dict:
+    """Read a config file (e.g. the repository's config.yaml) and return it
     validated and completed by :func:`validate_config`."""
     return validate_config(check_config_files([path])[0])
 
@@ -308,7 +307,7 @@ def check_data_sizes(
 
     Examples
     --------
-    >>> config = load_config()
+    >>> config = load_config("config.yaml")  # the repository's, from its top folder
     >>> check_data_sizes(config, "ml-1m", 3706, 1391, "split")
     >>> check_data_sizes(config, "ml-1m", 120, 99, "split")  # elliot, Figure 6 left out
     Traceback (most recent call last):
@@ -375,7 +374,7 @@ def check_fit_memory(
 
     Examples
     --------
-    >>> config = load_config()
+    >>> config = load_config("config.yaml")  # the repository's, from its top folder
     >>> check_fit_memory(config, "ml-1m", 6040, 3706, 994_169, "split", available=2**34)
     >>> check_fit_memory(config, "ml-1m", 6040, 3706, 994_169, "split", available=2**28)
     Traceback (most recent call last):

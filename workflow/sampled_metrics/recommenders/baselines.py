@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..io.optional import optional_import
 from .ease import (
     EASE_DEFAULTS,
     EASEModel,
@@ -230,8 +231,10 @@ def build_bpr(spec: dict, train, seed) -> BPRModel:
     >>> model.scores([0]).shape, len(model.training_auc)
     ((1, 4), 2)
     """
-    from implicit.cpu.bpr import BayesianPersonalizedRanking
     from threadpoolctl import threadpool_limits
+
+    implicit_bpr = optional_import("implicit.cpu.bpr", "the BPR recommender")
+    BayesianPersonalizedRanking = implicit_bpr.BayesianPersonalizedRanking
 
     params = validate_bpr(spec)
     name = str(spec.get("name", spec["type"]))

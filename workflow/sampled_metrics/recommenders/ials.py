@@ -12,6 +12,7 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
+from ..io.optional import optional_import
 from .hyperparameters import binary_train, boolean, choice, hyperparameters, positive_number
 
 __all__ = ["IALS_DEFAULTS", "IALSModel", "fit_ials", "ials_objective", "implicit_parameters"]
@@ -161,7 +162,8 @@ def fit_ials(
     after every iteration; ``initial_factors=(W0, V0)`` (paper parameterization)
     replaces implicit's random initialisation (uniform [0, 0.01) from ``seed``).
     """
-    from implicit.cpu.als import AlternatingLeastSquares
+    implicit_als = optional_import("implicit.cpu.als", "the iALS recommender")
+    AlternatingLeastSquares = implicit_als.AlternatingLeastSquares
 
     X = binary_train(train)
     alpha_impl, reg_impl, scale = implicit_parameters(alpha, regularization)

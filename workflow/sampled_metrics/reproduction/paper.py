@@ -1,21 +1,21 @@
 """The paper's published numbers (Krichene & Rendle, KDD 2020), for comparison only.
 
-They live in one file, ``workflow/resources/paper/published.csv``, one number a
-row: ``source`` (table1..table4, figure5, figure6), the keys that apply
-(``recommender``, ``pair``, ``metric``, ``method``), the ``statistic`` (mean,
-std, value, correct, ...) and its ``value``. Tables, claims, benchmarks and
+They live in one file, ``published.csv`` (package data beside this module, described
+in ``published.md``), one number a row: ``source`` (table1..table4, figure5, figure6),
+the keys that apply (``recommender``, ``pair``, ``metric``, ``method``), the
+``statistic`` (mean, std, value, correct, ...) and its ``value``. Tables, claims, benchmarks and
 tests read it through :func:`published`; nothing computes a result from it.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from importlib.resources import files
 
 import pandas as pd
 
 __all__ = ["PAPER_REPETITIONS", "PUBLISHED_FILE", "published"]
 
-PUBLISHED_FILE = Path(__file__).resolve().parents[2] / "resources" / "paper" / "published.csv"
+PUBLISHED_FILE = files(__package__) / "published.csv"
 _KEYS = ("recommender", "pair", "metric", "method")
 # Repetitions behind the paper's means and stds: Table 2 "repeated 1000 times"
 # (section 4.2), Tables 3 and 4 "repeated the sampling experiment 100 times" (footnote 5).

@@ -12,11 +12,20 @@ One module per figure family: :mod:`.toy` (Figures 1-4), :mod:`.rank_distributio
 :mod:`.style` holds what they share and :mod:`.placement` places their labels.
 """
 
-from .protocols import protocols_figure
-from .rank_distribution import rank_buckets, rank_distribution_facts, rank_distribution_figure
-from .sample_size import sample_size_figure
-from .style import DPI, STYLE, law_description, method_title, save_figure, styled
-from .toy import (
+from ...io.optional import optional_import
+
+# Before the figure modules, each of which imports matplotlib: one error naming the extra.
+optional_import("matplotlib", "the figures (sampled_metrics.outputs.figures)")
+
+from .protocols import protocols_figure  # noqa: E402
+from .rank_distribution import (  # noqa: E402
+    rank_buckets,
+    rank_distribution_facts,
+    rank_distribution_figure,
+)
+from .sample_size import sample_size_figure  # noqa: E402
+from .style import DPI, STYLE, law_description, method_title, save_figure, styled  # noqa: E402
+from .toy import (  # noqa: E402
     corrected_ap_figure,
     expected_vs_sample_size_figure,
     expected_vs_true_rank_figure,
