@@ -84,5 +84,5 @@ def test_the_cli_reads_the_sampled_file_with_the_protocols_preset(capsys, tmp_pa
 
 def test_an_unknown_protocol_names_the_known_ones():
     train, test, scores = data()
-    with pytest.raises(ValueError, match="unknown protocol 'uni100'; known: ncf, "):
+    with pytest.raises(ValueError, match="unknown protocol 'uni100'; give full, ncf, "):
         rank_files({"A": scores}, train, test, "uni100")
