@@ -225,7 +225,19 @@ class RankMeta:
 
     @property
     def full(self) -> bool:
+        """A full ranking's exact ranks."""
         return self.protocol == FULL
+
+    def check_columns(self, header) -> None:
+        """A ValueError when a column the sidecar names is not in ``header``."""
+        named = [(c, "rank_columns") for c in self.rank_columns] + [(self.n_column, "n_column")]
+        named += [(self.m_column, "m_column")] if self.m_column else []
+        for column, key in named:
+            if column not in header:
+                raise ValueError(
+                    f"names column {column!r} ({key}), which the file does not have; "
+                    f"it has: {', '.join(map(str, header))}"
+                )
 
 
 def read_rank_meta(path, header=None) -> RankMeta | None:
@@ -302,14 +314,7 @@ def _checked(meta: dict, sidecar: str, header) -> RankMeta:
             raise ValueError(f"m {m!r} is not a positive integer")
     found = RankMeta(sidecar, protocol, law, m, m_column, str(meta["n_column"]), columns, reason)
     if header is not None:
-        named = [(c, "rank_columns") for c in columns] + [(found.n_column, "n_column")]
-        named += [(m_column, "m_column")] if m_column else []
-        for column, key in named:
-            if column not in header:
-                raise ValueError(
-                    f"names column {column!r} ({key}), which the file does not have; "
-                    f"it has: {', '.join(map(str, header))}"
-                )
+        found.check_columns(header)
     return found
 
 

@@ -211,8 +211,6 @@ class Framework:
     commit: str
     summary: str
     protocols: tuple
-    preset: str | None = None
-    fixed_m: bool = True
 
     @property
     def source(self) -> str:
@@ -236,7 +234,6 @@ FRAMEWORKS = (
                 ties="pessimistic",
             ),
         ),
-        preset="ncf",
     ),
     Framework(
         "Elliot",
@@ -254,8 +251,6 @@ FRAMEWORKS = (
                 sized="elliot-{N}",
             ),
         ),
-        preset="elliot",
-        fixed_m=False,
     ),
     Framework(
         "RecBole",
@@ -294,8 +289,6 @@ FRAMEWORKS = (
                 sized="recbole-seq-uni{N}",
             ),
         ),
-        preset="recbole-uni",
-        fixed_m=False,
     ),
     Framework(
         "BERT4Rec",
@@ -331,7 +324,6 @@ FRAMEWORKS = (
                 sized="daisyrec-{N}",
             ),
         ),
-        preset="daisyrec",
     ),
 )  # fmt: skip
 
