@@ -438,7 +438,8 @@ BAD = {
         "r.csv",
         "sampled_rank,n\n1,3706\n",
         ["--protocol", "recbole-uni100"],
-        "r.csv: no column 'm' (give --m or --m-column, or --protocol); the file has:",
+        "r.csv: no column 'm' (protocol recbole-uni100 reads each row's m from it; name "
+        "another with --m-column); the file has: sampled_rank, n",
     ),
     "unknown protocol": (
         "r.csv",
