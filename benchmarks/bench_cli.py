@@ -1,4 +1,4 @@
-"""How long ``sampled-metrics correct`` takes with its default methods and metrics.
+"""How long ``sampled-metrics correct`` takes with its default estimators and metrics.
 
     python benchmarks/bench_cli.py [--ranks results/ml-1m-offline/ranks/X.csv]
         [--users 6040,1000000] [--law hypergeometric] [--m 99]
@@ -8,7 +8,7 @@ user: the catalogue minus the user's training items): from the exact ranks of a 
 run (``--ranks``, columns ``user, rank, n_candidates``), repeated to the number of users
 asked for; without it, a synthetic iALS-like population (theta ~ Beta(0.6, 4.8), n per
 user in 1393..3687 as on MovieLens 1M). Each size is run once through ``main`` (the
-console script's function, default ``--methods`` and ``--metrics``, text output), in a
+console script's function, default ``--estimators``, the range, ``--metrics``, text), in a
 fresh process state but the same interpreter; the goals (issue 25): 6040 users within
 10 s, 1M users within a few minutes, on 2 cores.
 """
@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from sampled_metrics.cli import main
-from sampled_metrics.cli.arguments import DEFAULT_METHODS, DEFAULT_METRICS
+from sampled_metrics.cli.arguments import DEFAULT_ESTIMATORS, DEFAULT_METRICS
 
 
 def population(path: Path | None, users: int, rng) -> tuple:
@@ -61,7 +61,8 @@ def main_bench(argv=None) -> int:
     args = parser.parse_args(argv)
     rng = np.random.default_rng(0)
     print(
-        f"sampled-metrics correct, default methods {' '.join(DEFAULT_METHODS)}, metrics "
+        f"sampled-metrics correct, default estimators {' '.join(DEFAULT_ESTIMATORS)} and the "
+        f"range, metrics "
         f"{' '.join(DEFAULT_METRICS)}; m = {args.m}, {args.law}; population "
         f"{args.ranks or 'synthetic'}"
     )

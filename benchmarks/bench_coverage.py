@@ -80,8 +80,9 @@ from interval_coverage.shortcuts import Plain, Shortcuts
 from interval_coverage.summary import markdown, print_summary, summarize
 from scipy import linalg
 
-from sampled_metrics.cli.arguments import DEFAULT_METHODS, DEFAULT_METRICS, _parser
+from sampled_metrics.cli.arguments import DEFAULT_ESTIMATORS, DEFAULT_METRICS
 from sampled_metrics.estimation.estimators import (
+    ESTIMATOR_DEFAULTS,
     compare,
     estimate_table,
     identification_intervals,
@@ -113,14 +114,9 @@ it shows. `printed`: whether `sampled-metrics correct` prints this interval (onl
 
 def cli_options() -> dict:
     """The interval options of ``estimate_table`` and ``compare``: the command line's
-    confidence, and the bootstrap it used before it stopped printing the estimators'
-    intervals (200 resamples, seed 0)."""
-    args = _parser().parse_args(["correct", "ranks.csv"])
-    return {
-        "confidence": args.confidence,
-        "bootstrap": 200 if args.bootstrap is None else args.bootstrap,
-        "seed": 0 if args.seed is None else args.seed,
-    }
+    confidence (the estimators' default), and the bootstrap it used before it stopped
+    printing the estimators' intervals (200 resamples, seed 0)."""
+    return {"confidence": ESTIMATOR_DEFAULTS["confidence"], "bootstrap": 200, "seed": 0}
 
 
 # --- the equivalence check ----------------------------------------------------------------
@@ -278,7 +274,7 @@ def parse_args(argv=None):
         args.populations, args.m, args.laws, args.pairs = ["X", HEAVY], [100], ["binomial"], ["X-Y"]
         args.seeds = {"fixed": 3, "range": 3, "em": 3, "prior": 3, "maxent": 1}
         args.pair_seeds = {"fixed": 1, "range": 1, "em": 1, "prior": 1}
-        args.pair_methods = list(dict.fromkeys([RANGE, *DEFAULT_METHODS]))
+        args.pair_methods = [RANGE, *DEFAULT_ESTIMATORS]
         args.bootstrap = 25 if args.bootstrap is None else args.bootstrap
         args.pipeline_draws = args.pipeline_draws or "none"
     if args.pipeline_draws is None:
@@ -319,7 +315,7 @@ def main(argv=None) -> int:
         f"confidence {options['confidence']}; estimators' noise intervals with bootstrap "
         f"{options['bootstrap']} (the command's until issue 25: {cli_bootstrap}), seed "
         f"{options['seed']}; the command's default metrics {' '.join(DEFAULT_METRICS)}, "
-        f"methods {' '.join(DEFAULT_METHODS)} (it prints the interval of {RANGE} only)",
+        f"estimators {' '.join(DEFAULT_ESTIMATORS)} and the {RANGE} (its one interval)",
         file=sys.stderr,
     )
     groups = [(GROUPS[k], s) for k, s in args.seeds.items() if s > 0]

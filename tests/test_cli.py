@@ -1,8 +1,8 @@
 """The command-line tool ``sampled-metrics correct`` (sampled_metrics.cli): its
-numbers are the library's, its presets set m and the law, every bad input is one
-line naming the file and the row or column (exit status 2), the one interval it prints
-(the range) covers the exact metric at least 95 % of the time and the estimators print
-none, and docs/cli.md shows exactly what it prints."""
+numbers are the library's, a protocol sets m and the law, a sidecar replaces every
+option and contradicts none, every bad input is one line naming the file and the row
+or column (exit status 2), a removed option is one error naming its replacement, the
+estimators print no interval, and docs/cli.md shows exactly what it prints."""
 
 from __future__ import annotations
 
@@ -24,12 +24,13 @@ import pandas as pd
 import pytest
 from conftest import REPO, peaked, simulate
 
-from sampled_metrics.cli import PRESETS, main
+from sampled_metrics.cli import main
 from sampled_metrics.estimation.estimators import (
     estimate_table,
     point_estimates,
     sampled_evaluation,
 )
+from sampled_metrics.frameworks.registry import FRAMEWORKS
 
 DOC = REPO / "docs" / "cli.md"
 EXAMPLES = REPO / "docs" / "examples" / "make_cli_examples.py"
@@ -71,24 +72,27 @@ def ranks_file(tmp_path):
 def test_the_json_records_are_the_librarys_estimates(capsys, ranks_file):
     path, a, _ = ranks_file
     methods = ["sampled", "bv_0.1", "mn_em", "em"]
-    got = records(capsys, path, "--rank-column", "a", "--methods", *methods)
+    got = records(capsys, path, "--rank-column", "a", "--estimators", *methods)
     metrics = ["recall@10", "ndcg@10"]
     expected = point_estimates(sampled_evaluation(a, 20, 300), metrics, methods)
     assert [(r["kind"], r["model"]) for r in got] == [("estimate", "a")] * len(expected)
-    assert [(r["metric"], r["method"]) for r in got] == [
+    assert [(r["metric"], r["estimator"]) for r in got] == [
         (metric, method) for metric in metrics for method in methods
     ]
     for record in got:
         assert record["estimate"] == pytest.approx(
-            expected[record["metric"], record["method"]], rel=1e-12
+            expected[record["metric"], record["estimator"]], rel=1e-12
         )
-        # no interval: an estimator's bias is not in one (docs/estimators.md)
-        assert record["low"] is record["high"] is record["standard_error"] is None
+        # no interval: an estimator's bias is not in one (docs/estimators.md); a record
+        # has only the fields it has a value for
+        assert set(record) == {"kind", "model", "metric", "estimator", "estimate"}
 
 
 def test_the_text_table_has_one_aligned_row_per_model_metric_and_method(capsys, ranks_file):
     path, *_ = ranks_file
-    status, out, err = run(capsys, path, "--rank-column", "a", "--methods", "sampled", "ls")
+    status, out, err = run(
+        capsys, path, "--rank-column", "a", "--estimators", "sampled", "ls", "--no-range"
+    )
     assert status == 0 and err == ""
     lines = out.splitlines()
     assert lines[0] == (
@@ -96,7 +100,7 @@ def test_the_text_table_has_one_aligned_row_per_model_metric_and_method(capsys, 
     )
     assert lines[2].startswith("estimates (no interval: an estimator's bias depends on")
     header = lines[4].split()
-    assert header == ["model", "metric", "method", "estimate"]
+    assert header == ["model", "metric", "estimator", "estimate"]
     table = lines[4 : lines.index("", 4)]
     rows = [line.split() for line in table[1:]]
     assert [row[:3] for row in rows] == [
@@ -104,7 +108,7 @@ def test_the_text_table_has_one_aligned_row_per_model_metric_and_method(capsys, 
     ]
     ends = {len(line) for line in table}
     assert len(ends) == 1  # right-aligned numbers end in one column
-    assert lines[-1] == "no range (add method range): nothing above carries an interval"
+    assert lines[-1] == "no range (--no-range): nothing above carries an interval"
 
 
 def test_two_models_print_the_paired_comparison(capsys, ranks_file):
@@ -113,10 +117,11 @@ def test_two_models_print_the_paired_comparison(capsys, ranks_file):
     assert status == 0
     assert "paired differences (first - second; no interval" in out
     table = out.split("paired differences (first")[1].split("ranges that hold")[0].splitlines()
-    assert table[2].split() == ["first", "second", "metric", "method", "difference"]
+    assert table[2].split() == ["first", "second", "metric", "estimator", "difference"]
     rows = [line.split() for line in table[3:] if line.startswith("a ")]
     assert len(rows) == 2 * 3 and all(row[:2] == ["a", "b"] for row in rows)  # 3 estimators
-    got = records(capsys, path, "--rank-column", "a", "--rank-column", "b", "--methods", "bv_0.1")
+    argv = [path, "--rank-column", "a", "--rank-column", "b", "--estimators", "bv_0.1"]
+    got = records(capsys, *argv)
     pairs = [r for r in got if r["kind"] == "comparison"]
     assert [(r["first"], r["second"], r["metric"]) for r in pairs] == [
         ("a", "b", "recall@10"),
@@ -130,12 +135,11 @@ def test_two_models_print_the_paired_comparison(capsys, ranks_file):
     ]
     assert [r["difference"] for r in pairs] == pytest.approx(expected, rel=1e-12)
     assert pairs[1]["difference"] > 0  # b = a + 0..2
-    for key in ("low", "high", "standard_error", "probability_order_right"):
-        assert pairs[1][key] is None
+    assert set(pairs[1]) == {"kind", "first", "second", "metric", "estimator", "difference"}
 
 
 def test_the_ranges_are_the_librarys_identification_intervals(capsys, ranks_file):
-    """Method range: every model's metric and every pair's difference get the
+    """The ranges: every model's metric and every pair's difference get the
     identification interval (estimation.estimators.bounds), in the JSON records and below
     the tables, a difference with the verdict its range supports."""
     from sampled_metrics.estimation.estimators import (
@@ -144,7 +148,7 @@ def test_the_ranges_are_the_librarys_identification_intervals(capsys, ranks_file
     )
 
     path, a, b = ranks_file
-    argv = [path, "--rank-column", "a", "--rank-column", "b", "--methods", "range", "sampled"]
+    argv = [path, "--rank-column", "a", "--rank-column", "b", "--estimators", "sampled"]
     got = records(capsys, *argv, kinds=("range", "range_difference"))
     first, second = sampled_evaluation(a, 20, 300), sampled_evaluation(b, 20, 300)
     expected = identification_intervals(first, ["recall@10", "ndcg@10"])
@@ -168,13 +172,13 @@ def test_the_ranges_are_the_librarys_identification_intervals(capsys, ranks_file
         ["a", "b", "ndcg@10"],
     ]
     assert "wrong with probability at most 5%" in lines[0]
-    _, without, _ = run(capsys, path, "--rank-column", "a", "--methods", "sampled")
+    _, without, _ = run(capsys, path, "--rank-column", "a", "--estimators", "sampled", "--no-range")
     assert "ranges that hold" not in without
 
 
 def test_formats_zero_based_ranks_and_one_m_and_n_for_all_rows(capsys, tmp_path, ranks_file):
     path, a, _ = ranks_file
-    reference = records(capsys, path, "--rank-column", "a", "--methods", "bv_0.1")
+    reference = records(capsys, path, "--rank-column", "a", "--estimators", "bv_0.1")
     frame = pd.DataFrame({"above": a - 1})
     variants = [
         (write(tmp_path / "r.tsv", frame, "\t"), []),
@@ -194,7 +198,7 @@ def test_formats_zero_based_ranks_and_one_m_and_n_for_all_rows(capsys, tmp_path,
             "20",
             "--n",
             "300",
-            "--methods",
+            "--estimators",
             "bv_0.1",
             *extra,
         )
@@ -205,7 +209,7 @@ def test_a_progress_bar_on_a_terminal_only(capsys, monkeypatch, ranks_file):
     """On a terminal the models and ranges show a bar on stderr; elsewhere (and
     with --quiet) stderr stays empty; stdout is the same either way."""
     path, *_ = ranks_file
-    argv = ["correct", str(path), "--rank-column", "a", "--methods", "range", "mn_em"]
+    argv = ["correct", str(path), "--rank-column", "a", "--estimators", "mn_em"]
     assert main(argv) == 0
     out, err = capsys.readouterr()
     assert err == ""
@@ -225,7 +229,7 @@ def test_a_progress_bar_on_a_terminal_only(capsys, monkeypatch, ranks_file):
 
 def test_help_is_exit_status_0(capsys):
     assert main(["correct", "--help"]) == 0
-    assert "--preset {daisyrec,elliot,ncf,recbole-uni}" in capsys.readouterr().out
+    assert "--protocol NAME" in capsys.readouterr().out
 
 
 def test_per_row_m_and_n(capsys, tmp_path):
@@ -234,83 +238,108 @@ def test_per_row_m_and_n(capsys, tmp_path):
     m, n = rng.choice([10, 20], 300), rng.choice([100, 150], 300)
     sampled = 1 + rng.binomial(m, rng.random(300) ** 3)
     path = write(tmp_path / "r.csv", pd.DataFrame({"sampled_rank": sampled, "k": m, "size": n}))
-    got = records(capsys, path, "--m-column", "k", "--n-column", "size", "--methods", "cls")
+    got = records(capsys, path, "--m-column", "k", "--n-column", "size", "--estimators", "cls")
     expected = estimate_table(sampled_evaluation(sampled, m, n), ["recall@10", "ndcg@10"], ["cls"])
     assert [r["estimate"] for r in got] == pytest.approx(expected["estimate"].tolist(), rel=1e-12)
 
 
 # --------------------------------------------------------------------------
-# Presets
+# Protocols: one name sets m and the law
 # --------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
     "options, m, law",
     [
-        (["--preset", "ncf"], 99, "hypergeometric"),
-        (["--preset", "recbole-uni", "--negatives", "100"], 100, "binomial"),
-        (["--preset", "elliot", "--negatives", "50"], 50, "hypergeometric"),
-        (["--preset", "daisyrec"], 999, "binomial"),
-        (["--preset", "daisyrec", "--negatives", "499"], 499, "binomial"),
-        (["--preset", "ncf", "--law", "binomial"], 99, "binomial"),
-        (["--preset", "ncf", "--m", "120"], 120, "hypergeometric"),
-        (["--preset", "recbole-uni", "--m", "30"], 30, "binomial"),
+        (["--protocol", "ncf"], 99, "hypergeometric"),
+        (["--protocol", "elliot-50"], 50, "hypergeometric"),
+        (["--protocol", "elliot"], 100, "hypergeometric"),
+        (["--protocol", "daisyrec"], 999, "binomial"),
+        (["--protocol", "daisyrec-499"], 499, "binomial"),
+        (["--protocol", "ncf", "--law", "hypergeometric", "--m", "99"], 99, "hypergeometric"),
+        (["--m", "120", "--law", "hypergeometric"], 120, "hypergeometric"),
+        (["--m", "30"], 30, "binomial"),
     ],
 )
-def test_a_preset_sets_m_and_the_law_and_options_override_it(capsys, tmp_path, options, m, law):
+def test_a_protocol_sets_m_and_the_law(capsys, tmp_path, options, m, law):
     rng = np.random.default_rng(4)
     n = rng.choice([3000, 3050, 3100], 200)
     sampled = 1 + rng.hypergeometric(rng.integers(0, 100, 200), n - 100, 30)
     path = write(tmp_path / "r.csv", pd.DataFrame({"sampled_rank": sampled, "n": n}))
-    status, out, err = run(capsys, path, *options, "--methods", "bv_0.1", "--metrics", "ndcg@10")
+    argv = [path, *options, "--estimators", "bv_0.1", "--metrics", "ndcg@10", "--no-range"]
+    status, out, err = run(capsys, *argv)
     assert status == 0, err
     assert f"; m = {m} (" in out.splitlines()[0] and out.splitlines()[0].endswith(f", {law} law")
-    got = records(capsys, path, *options, "--methods", "bv_0.1", "--metrics", "ndcg@10")
+    got = records(capsys, *argv)
     expected = estimate_table(sampled_evaluation(sampled, m, n, law), ["ndcg@10"], ["bv_0.1"])
     assert got[0]["estimate"] == pytest.approx(expected["estimate"].iloc[0], rel=1e-12)
 
 
-def test_negatives_with_a_column_of_m_corrects_each_row_with_its_own(capsys, tmp_path):
+@pytest.mark.parametrize(
+    "options, expected",
+    [
+        (["--protocol", "ncf", "--m", "120"], "--m 120 contradicts --protocol ncf, which says m"),
+        (["--protocol", "ncf", "--law", "binomial"], "--law binomial contradicts --protocol ncf"),
+        (["--protocol", "daisyrec", "--law", "hypergeometric"], "contradicts --protocol daisyrec"),
+        (["--protocol", "recbole-pop100"], "recbole-pop100 draws by popularity: neither law holds"),
+        (["--protocol", "bert4rec"], "give --law to read the ranks as uniform draws"),
+        (["--protocol", "full", "--m", "5"], "--m does not apply to a full ranking"),
+    ],
+)
+def test_an_option_that_contradicts_the_protocol_is_one_error(capsys, tmp_path, options, expected):
+    path = write(tmp_path / "r.csv", pd.DataFrame({"sampled_rank": [1, 5], "n": [500, 600]}))
+    status, out, err = run(capsys, path, *options)
+    assert status == 2 and out == "" and err.count("\n") == 1
+    assert err.startswith("sampled-metrics correct: error: ") and expected in err, err
+
+
+def test_recboles_protocol_reads_each_rows_distinct_items_hypergeometrically(capsys, tmp_path):
     """RecBole draws N = 100 with replacement and ranks the distinct items: the file's
-    column holds each row's m (<= N), read with the hypergeometric law."""
+    column m holds each row's (<= N), and the protocol reads it with the hypergeometric
+    law, exact because given d distinct draws the set is uniform over the d-subsets."""
     rng = np.random.default_rng(6)
     n = rng.choice([3000, 3100], 200)
     m = rng.integers(95, 101, 200)
     sampled = 1 + rng.hypergeometric(rng.integers(0, 100, 200), n - 100, m)
-    frame = pd.DataFrame({"sampled_rank": sampled, "distinct": m, "n": n})
+    frame = pd.DataFrame({"sampled_rank": sampled, "m": m, "distinct": m, "over": m + 1, "n": n})
     path = write(tmp_path / "r.csv", frame)
-    options = ["--preset", "recbole-uni", "--negatives", "100", "--m-column", "distinct"]
-    got = records(capsys, path, *options, "--law", "hypergeometric", "--methods", "bv_0.1")
     data = sampled_evaluation(sampled, m, n, "hypergeometric")
     expected = estimate_table(data, ["recall@10", "ndcg@10"], ["bv_0.1"])
-    assert [r["estimate"] for r in got] == pytest.approx(expected["estimate"].tolist(), rel=1e-12)
-    status, _, err = run(capsys, path, *options[:-1], "n", "--methods", "sampled")
-    assert status != 0
-    assert "column 'n' has m = 3100, more than the --negatives 100 drawn" in err
-    status, _, err = run(capsys, path, *options[:4], "--m", "100")
-    assert status != 0 and "--negatives and --m both give m: give one" in err
+    for options in (["--protocol", "recbole-uni100"], ["--protocol", "recbole-uni100",
+                                                        "--m-column", "distinct"]):  # fmt: skip
+        got = records(capsys, path, *options, "--estimators", "bv_0.1", "--no-range")
+        assert [r["estimate"] for r in got] == pytest.approx(
+            expected["estimate"].tolist(), rel=1e-12
+        )
+    status, _, err = run(capsys, path, "--protocol", "recbole-uni100", "--m-column", "over")
+    assert status == 2
+    assert "column 'over' has m = 101, more than the 100 items protocol recbole-uni100" in err
+    # the binomial law in the draws (m = N) would count an item drawn twice twice
+    status, _, err = run(capsys, path, "--protocol", "recbole-uni100", "--law", "binomial")
+    assert status == 2 and "contradicts --protocol recbole-uni100" in err
 
 
-def test_a_preset_says_when_it_replaces_the_files_column_m(capsys, tmp_path):
+def test_a_protocol_says_when_it_replaces_the_files_column_m(capsys, tmp_path):
     path = write(tmp_path / "r.csv", pd.DataFrame({"sampled_rank": [1, 5, 9], "m": [99, 98, 99]}))
-    status, out, err = run(capsys, path, "--preset", "ncf", "--n", "3706", "--methods", "sampled")
-    assert status == 0 and "m = 99 (preset ncf)" in out
+    status, out, err = run(
+        capsys, path, "--protocol", "ncf", "--n", "3706", "--estimators", "sampled"
+    )
+    assert status == 0 and "m = 99 (protocol ncf)" in out
     assert err.strip() == (
-        f"sampled-metrics: note: {path}: column m differs from m = 99 (preset ncf) on 1 rows "
-        "and is not used (--m-column m uses it)"
+        f"sampled-metrics correct: note: {path}: column m differs from m = 99 (protocol ncf) "
+        "on 1 rows and is not used (--m-column m uses it)"
     )
 
 
-def test_every_preset_is_documented_with_the_code_it_was_read_from():
+def test_every_framework_is_documented_with_the_code_it_was_read_from():
     text = DOC.read_text()
-    for name, preset in PRESETS.items():
-        assert f"`{name}`" in text
-        repository = preset.source.split(":")[0]
-        assert repository in text, repository
-        for path in re.findall(r"[\w/]+\.(?:py|yaml)", preset.source):
-            assert path in text, (name, path)
-        commit = re.search(r"commit (\w+)", preset.source).group(1)
-        assert f"commit {commit}" in text, (name, commit)
+    for framework in FRAMEWORKS:
+        assert framework.repository in text, framework.repository
+        for path in re.findall(r"[\w/]+\.(?:py|yaml)", framework.source):
+            assert path in text, (framework.name, path)
+        assert f"commit {framework.commit}" in text, (framework.name, framework.commit)
+        for protocol in framework.protocols:
+            assert f"`{protocol.sized or protocol.name}`" in text, protocol.name
 
 
 # --------------------------------------------------------------------------
@@ -337,7 +366,7 @@ BAD = {
         "r.csv",
         "sampled_rank,n\n1,3706\n",
         [],
-        "r.csv: no column 'm' (give --m or --m-column, or --preset); the file has:",
+        "r.csv: no column 'm' (give --m or --m-column, or --protocol); the file has:",
     ),
     "rank above m + 1": (
         "r.csv",
@@ -390,8 +419,9 @@ BAD = {
     "m above n - 1 with --m": (
         "r.csv",
         "sampled_rank,n\n1,3706\n3,50\n",
-        ["--preset", "ncf"],
-        "r.csv: line 3: m = 99 (preset ncf): m is 99 > n - 1 = 49: impossible without replacement",
+        ["--protocol", "ncf"],
+        "r.csv: line 3: m = 99 (protocol ncf): m is 99 > n - 1 = 49: impossible without "
+        "replacement",
     ),
     "ragged line": (
         "r.csv",
@@ -404,14 +434,27 @@ BAD = {
     "no such file": ("absent.csv", None, [], "absent.csv: no such file"),
     "unknown extension": ("r.dat", GOOD, [], "r.dat: cannot tell the format from the extension"),
     "damaged gzip": ("r.csv.gz", "not gzip at all", [], "r.csv.gz: cannot read:"),
-    "preset without its m": (
+    "protocol of RecBole without column m": (
+        "r.csv",
+        "sampled_rank,n\n1,3706\n",
+        ["--protocol", "recbole-uni100"],
+        "r.csv: no column 'm' (protocol recbole-uni100 reads each row's m from it; name "
+        "another with --m-column); the file has: sampled_rank, n",
+    ),
+    "unknown protocol": (
         "r.csv",
         GOOD,
-        ["--preset", "recbole-uni"],
-        "--preset recbole-uni needs --negatives N",
+        ["--protocol", "uni-100"],
+        "argument --protocol: unknown protocol 'uni-100'; give full, ncf, elliot, recbole-uni100",
     ),
     "unknown metric": ("r.csv", GOOD, ["--metrics", "ndcg@10", "hit@x"], "argument --metrics"),
-    "unknown method": ("r.csv", GOOD, ["--methods", "bv_em"], "argument --methods"),
+    "unknown estimator": ("r.csv", GOOD, ["--estimators", "bv_em"], "argument --estimators"),
+    "range is not an estimator": (
+        "r.csv",
+        GOOD,
+        ["--estimators", "range"],
+        "range is not an estimator: the range is printed unless --no-range is given",
+    ),
     "bad confidence": ("r.csv", GOOD, ["--confidence", "95"], "argument --confidence"),
 }
 
@@ -428,31 +471,53 @@ def test_bad_input_is_one_line_naming_the_file_and_the_row_or_column(capsys, tmp
     assert err.count("\n") == 1 and err.endswith("\n"), err
     assert expected in err, err
     assert "Traceback" not in err
-    if not case.startswith(("unknown m", "bad", "preset")):
-        assert err.startswith(f"sampled-metrics: error: {tmp_path}"), err
+    if not case.startswith(("unknown", "bad", "range")):
+        assert err.startswith(f"sampled-metrics correct: error: {tmp_path}"), err
 
 
 def test_parquet_needs_pyarrow(capsys, tmp_path):
     path = tmp_path / "r.parquet"
     if importlib.util.find_spec("pyarrow") is not None:
         pd.DataFrame({"sampled_rank": [1, 2], "m": 9, "n": 50}).to_parquet(path)
-        assert run(capsys, path, "--methods", "sampled")[0] == 0
+        assert run(capsys, path, "--estimators", "sampled")[0] == 0
         return
     path.write_bytes(b"PAR1")
     status, _, err = run(capsys, path)
     assert status == 2
     assert err.strip() == (
-        f"sampled-metrics: error: {path}: reading parquet needs pyarrow, which is not "
+        f"sampled-metrics correct: error: {path}: reading parquet needs pyarrow, which is not "
         "installed: pip install pyarrow (or convert the file to csv)"
     )
 
 
 def test_options_errors_stop_before_the_file_is_read(capsys, tmp_path):
-    status = main(["correct", str(tmp_path / "absent.csv"), "--negatives", "5", "--quiet"])
+    status = main(["correct", str(tmp_path / "absent.csv"), "--protocol", "bert4rec", "--quiet"])
     assert status == 2
     assert capsys.readouterr().err.strip() == (
-        "sampled-metrics: error: --negatives needs --preset; give the sampled items with --m"
+        "sampled-metrics correct: error: --protocol bert4rec: bert4rec draws by popularity: "
+        "neither law holds (docs/popularity.md); give --law to read the ranks as uniform draws"
     )
+
+
+REMOVED = {
+    # sub-command, option and its values: what the one error line names
+    ("correct", "--preset", "recbole-uni"): "--preset is gone: give the protocol with --protocol",
+    ("correct", "--negatives", "100"): "--negatives is gone: the number is in the protocol's name",
+    ("correct", "--methods", "range", "em"): "--methods is gone: give the estimators with "
+    "--estimators",
+    ("correct", "--bootstrap", "20"): "--bootstrap is gone: the estimators print no interval",
+    ("correct", "--seed", "1"): "--seed is gone: correct draws nothing any more",
+    ("recbole", "--modes", "uni100", "full"): "--modes is gone: give each protocol with --protocol",
+}
+
+
+@pytest.mark.parametrize("argv", sorted(REMOVED))
+def test_a_removed_option_is_one_error_naming_its_replacement(capsys, tmp_path, argv):
+    command, *options = argv
+    status = main([command, str(tmp_path / "absent.csv"), *options])
+    out, err = capsys.readouterr()
+    assert status == 2 and out == "" and err.count("\n") == 1, err
+    assert err.startswith(f"sampled-metrics {command}: error: {REMOVED[argv]}"), err
 
 
 # --------------------------------------------------------------------------
@@ -465,7 +530,7 @@ def test_the_installed_console_script(tmp_path):
     path = tmp_path / "r.csv"
     path.write_text(GOOD)
     done = subprocess.run(
-        [SCRIPT, "correct", str(path), "--methods", "sampled", "--json"],
+        [SCRIPT, "correct", str(path), "--estimators", "sampled", "--no-range", "--json"],
         capture_output=True,
         text=True,
         env=ENV,
@@ -473,26 +538,14 @@ def test_the_installed_console_script(tmp_path):
     )
     assert done.returncode == 0 and done.stderr == "", done.stderr
     estimates = [r for r in json.loads(done.stdout) if r["kind"] == "estimate"]
-    assert [r["method"] for r in estimates] == ["sampled", "sampled"]
+    assert [r["estimator"] for r in estimates] == ["sampled", "sampled"]
     path.write_text(GOOD.replace("2,5,", "2,x,"))
     done = subprocess.run([SCRIPT, "correct", str(path)], capture_output=True, text=True, env=ENV)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr == (
-        f"sampled-metrics: error: {path}: line 3: column sampled_rank: 'x' is not an integer\n"
+        f"sampled-metrics correct: error: {path}: line 3: column sampled_rank: 'x' is not an "
+        "integer\n"
     )
-
-
-# --------------------------------------------------------------------------
-# The estimators print no interval (tests/test_interval_coverage.py: the range's coverage)
-# --------------------------------------------------------------------------
-
-
-def test_bootstrap_and_seed_are_accepted_with_a_note(capsys, ranks_file):
-    path, *_ = ranks_file
-    argv = [path, "--rank-column", "a", "--methods", "em"]
-    status, out, err = run(capsys, *argv, "--bootstrap", "20", "--seed", "1")
-    assert status == 0 and "--bootstrap and --seed are not used any more" in err
-    assert out == run(capsys, *argv)[1]
 
 
 # --------------------------------------------------------------------------
@@ -557,8 +610,11 @@ def test_the_doc_shows_what_every_example_prints(tmp_path):
     shown = script.commands(DOC.read_text())
     assert len(shown) >= 6 and shown[0][0] == "python docs/examples/make_cli_examples.py examples"
     assert script.run(shown[0][0], tmp_path) == shown[0][1]
-    for preset in PRESETS:
-        assert any(f"--preset {preset}" in command for command, _ in shown), preset
+    for protocol in ("ncf", "elliot-100", "daisyrec", "full"):
+        assert any(f"--protocol {protocol}" in command for command, _ in shown), protocol
+    # the RecBole file is read by its sidecar alone
+    assert any(c.startswith("sampled-metrics correct examples/recbole_uni100.tsv --est")
+               for c, _ in shown)  # fmt: skip
     with ThreadPoolExecutor(max_workers=2) as pool:
         printed = list(pool.map(lambda item: shell(item[0], tmp_path), shown[1:]))
     for (command, output), got in zip(shown[1:], printed):

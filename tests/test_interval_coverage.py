@@ -129,12 +129,12 @@ def test_the_printed_range_covers_the_users_exact_metric(capsys, tmp_path):
         pd.DataFrame({"sampled_rank": sampled}).to_csv(path, index=False)
         assert main(
             ["correct", str(path), "--m", str(m), "--n", str(n), "--metrics", "ndcg@10",
-             "--methods", "range", "bv_0.1", "--json", "--quiet"]
+             "--estimators", "bv_0.1", "--json", "--quiet"]
         ) == 0  # fmt: skip
         got = json.loads(capsys.readouterr().out)
         (found,) = [r for r in got if r["kind"] == "range"]
         hits.append(found["low"] <= truth <= found["high"])
-        assert all(r["low"] is None for r in got if r["kind"] == "estimate")
+        assert all("low" not in r for r in got if r["kind"] == "estimate")
     assert np.mean(hits) >= 0.95 - 2.6 * (0.95 * 0.05 / files) ** 0.5, np.mean(hits)
 
 
@@ -151,9 +151,9 @@ def collapsed(ranks: np.ndarray, rng) -> tuple[np.ndarray, np.ndarray]:
 def test_recboles_collapsed_draws_get_the_range_of_their_exact_law():
     """RecBole ranks the distinct items of its draws. Given each row's number of distinct
     items d, the sampled rank is 1 + Hypergeometric(r - 1, N - r, d): the range of that
-    law holds. The binomial law in the M draws (what --negatives alone would assume)
+    law holds. The binomial law in the M draws (counting an item drawn twice twice)
     misses AUC on a population with many middle ranks (uniform exact ranks): the
-    command prints no range then and says how to get one."""
+    command's protocol reads the first, and refuses the second."""
     rng = np.random.default_rng(7)
     ranks = rng.integers(1, N + 1, USERS)
     truth = float(np.mean(metric_by_name("auc")(ranks.astype(float), float(N))))
@@ -170,21 +170,20 @@ def test_recboles_collapsed_draws_get_the_range_of_their_exact_law():
     assert held["binomial"] <= 5  # the check can see a range that does not hold
 
 
-def test_the_command_prints_no_range_for_collapsed_draws_without_their_count(tmp_path, capsys):
+def test_recboles_protocol_reads_collapsed_draws_by_their_count(tmp_path, capsys):
+    """--protocol recbole-uniM reads each row's distinct items (column m) with the
+    hypergeometric law; without that column, or with the binomial law, it stops."""
     rng = np.random.default_rng(8)
     sampled, distinct = collapsed(rng.integers(1, N + 1, 500), rng)
     path = tmp_path / "uni.csv"
     pd.DataFrame({"sampled_rank": sampled, "m": distinct, "n": N}).to_csv(path, index=False)
-    common = ["correct", str(path), "--preset", "recbole-uni", "--negatives", str(M), "--quiet"]
-    assert main([*common, "--metrics", "auc"]) == 0
-    text = capsys.readouterr().out
-    assert "no range: recbole-uni ranks an item drawn twice once" in text
-    assert "ranges that hold" not in text
+    common = ["correct", str(path), "--protocol", f"recbole-uni{M}", "--quiet"]
     assert main([*common, "--metrics", "auc", "--json"]) == 0
-    out = capsys.readouterr()
-    assert not [r for r in json.loads(out.out) if r["kind"].startswith("range")]
-    assert "--m-column" in out.err
-    exact_law = [*common, "--m-column", "m", "--law", "hypergeometric", "--metrics", "auc"]
-    assert main([*exact_law, "--json"]) == 0
     (record,) = [r for r in json.loads(capsys.readouterr().out) if r["kind"] == "range"]
-    assert 0 <= record["low"] < record["high"] <= 1
+    data = sampled_evaluation(sampled, distinct, N, "hypergeometric")
+    assert (record["low"], record["high"]) == identification_intervals(data, ["auc"])["auc"]
+    assert main([*common, "--metrics", "auc", "--law", "binomial"]) == 2
+    assert "contradicts --protocol recbole-uni" in capsys.readouterr().err
+    pd.DataFrame({"sampled_rank": sampled, "n": N}).to_csv(path, index=False)
+    assert main([*common, "--metrics", "auc"]) == 2
+    assert "no column 'm'" in capsys.readouterr().err

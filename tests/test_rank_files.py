@@ -66,14 +66,14 @@ def test_every_model_sees_the_same_draws_whatever_form_it_takes():
         assert alone[name].tolist() == redrawn["array"].tolist()
 
 
-def test_the_cli_reads_the_sampled_file_with_the_protocols_preset(capsys, tmp_path):
+def test_the_cli_reads_the_sampled_file_with_its_protocol(capsys, tmp_path):
     train, test, scores = data(seed=2)
     _, sampled = rank_files({"A": scores, "B": -scores}, train, test, "ncf", seed=4)
     path = tmp_path / "sampled.csv"
     sampled.to_csv(path, index=False)
     status = main(
-        ["correct", str(path), "--preset", "ncf", "--rank-column", "A", "--rank-column", "B",
-         "--metrics", "recall@10", "--methods", "sampled", "--json", "--quiet"]
+        ["correct", str(path), "--protocol", "ncf", "--rank-column", "A", "--rank-column", "B",
+         "--metrics", "recall@10", "--estimators", "sampled", "--no-range", "--json", "--quiet"]
     )  # fmt: skip
     out, err = capsys.readouterr()
     assert status == 0, err
@@ -84,5 +84,5 @@ def test_the_cli_reads_the_sampled_file_with_the_protocols_preset(capsys, tmp_pa
 
 def test_an_unknown_protocol_names_the_known_ones():
     train, test, scores = data()
-    with pytest.raises(ValueError, match="unknown protocol 'uni100'; known: ncf, "):
+    with pytest.raises(ValueError, match="unknown protocol 'uni100'; give full, ncf, "):
         rank_files({"A": scores}, train, test, "uni100")

@@ -66,6 +66,9 @@ rule merge_ranks:
         shards=expand("results/{{dataset}}/shards/{{recommender}}/{shard}.npz", shard=SHARDS),
     output:
         ranks="results/{dataset}/ranks/{recommender}.csv",
+        # the ranks' sidecar (frameworks.rank_meta): sampled-metrics correct reads the
+        # file without options
+        ranks_meta="results/{dataset}/ranks/{recommender}.csv.meta.json",
         pessimistic="results/{dataset}/pessimistic_ranks/{recommender}.csv",
         sampled="results/{dataset}/sampled_ranks/{recommender}.npy",
     log:
@@ -78,5 +81,7 @@ rule merge_ranks:
         mem_mb=2000,
     params:
         library=LIBRARY,
+        tie_policy=config["ranking"]["tie_policy"],
+        seed=config["seed"],
     script:
         "../scripts/merge_ranks.py"

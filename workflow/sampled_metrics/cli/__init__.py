@@ -1,36 +1,39 @@
-"""The command-line tool ``sampled-metrics``: corrected sampled metrics from a file.
+"""The command-line tool ``sampled-metrics``: one command, a sub-command per task
+(:data:`~.commands.COMMANDS`, one module each with ``add_parser`` and ``run``).
 
-``sampled-metrics correct FILE`` reads each held-out item's sampled rank (its rank
-among the m items sampled for it, 1..m + 1) from a csv, tsv or parquet file, with
-each row's m (sampled items) and n (ranked-set size: the held-out item and every
-item it could have been ranked against), and prints every metric corrected by every
-estimator of :mod:`sampled_metrics.estimation.estimators` (point estimates: their bias is
-unknown, so no interval) and, as method ``range``, the interval that holds whatever the
-ranks (the identification interval, bias included); with several rank columns (several
-models evaluated on the same sampled items) also the paired differences of each pair of
-models, with the range of each and the verdict it supports. ``docs/cli.md`` documents
-the input, every option and the presets of common frameworks (``--preset ncf``, ``recbole-uni``,
-``elliot``, ``daisyrec``), each with the framework's code it was read from.
+- ``correct FILE``: each held-out item's sampled rank (its rank among the m items sampled
+  for it, 1..m + 1) read from a csv, tsv or parquet file, with each row's m and n, and
+  every metric corrected by every estimator of :mod:`sampled_metrics.estimation.estimators`
+  (point estimates: their bias is unknown, so no interval) and the range that holds
+  whatever the ranks (the identification interval, bias included); with several rank
+  columns also the paired differences of each pair of models, with the range of each
+  and the verdict it supports. A file with a sidecar (``FILE.meta.json``,
+  :mod:`sampled_metrics.frameworks.rank_meta`) is read as it says; else ``--protocol``
+  names a framework's protocol (``ncf``, ``recbole-uni100``, ``elliot-50``, ...).
+- ``recbole CHECKPOINT``: RecBole's evaluation of a checkpoint as rank files.
+- ``cornac DATA --model SPEC``: cornac models trained and ranked, as rank files.
 
-Bad input stops with one line on stderr naming the file and the row (its line in a
-csv or tsv file, header = line 1) or the column, and exit status 2.
+``docs/cli.md`` documents the input, every option and the protocols of common
+frameworks. Bad input stops with one line on stderr, ``sampled-metrics <sub-command>:
+error: ...``, naming the file and the row (its line in a csv or tsv file, header = line
+1) or the column, and exit status 2.
 
-Modules: ``presets`` (the frameworks' presets), ``rank_file`` (reading and checking
-the file), ``arguments`` (the parser and its options), ``correct`` (the command, its
-report, :func:`main`). ``python -m sampled_metrics.cli`` runs :func:`main`.
+Modules: ``commands`` (the table and :func:`main`), ``arguments`` (what the
+sub-commands share), ``correct``, ``report`` (its records and tables), ``rank_file``
+(reading and checking the file), ``recbole``, ``cornac``. ``python -m
+sampled_metrics.cli`` runs :func:`main`. The frameworks are imported only when their
+sub-command runs.
 """
 
-from .arguments import DEFAULT_METHODS, DEFAULT_METRICS
-from .correct import main
-from .presets import PRESETS, Preset
+from .arguments import DEFAULT_ESTIMATORS, DEFAULT_METRICS
+from .commands import COMMANDS, main
 from .rank_file import InputError, RankFile, read_rank_file
 
 __all__ = [
-    "DEFAULT_METHODS",
+    "COMMANDS",
+    "DEFAULT_ESTIMATORS",
     "DEFAULT_METRICS",
     "InputError",
-    "PRESETS",
-    "Preset",
     "RankFile",
     "main",
     "read_rank_file",

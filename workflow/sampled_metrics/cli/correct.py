@@ -1,344 +1,317 @@
-"""The ``correct`` command: from a file of sampled ranks, every metric's range that
-holds whatever the ranks (the identification interval, method ``range``) and its
-estimate by every estimator (a point estimate: no interval, see ``NO_INTERVAL``), and
-for several models the paired differences with the range of each and the verdict it
-supports, printed as a text report or as JSON records; and :func:`main`, the
-``sampled-metrics`` command itself.
+"""``sampled-metrics correct FILE``: from a file of sampled ranks, every metric's range
+that holds whatever the ranks (the identification interval) and its estimate by every
+estimator (a point estimate: no interval), and for several models the paired
+differences with the range of each and the verdict it supports; from a full ranking's
+ranks, the exact metrics.
+
+How to read the file comes from its sidecar (:mod:`~sampled_metrics.frameworks.rank_meta`)
+when it has one, else from the options: ``--protocol`` names a framework's protocol (its
+m and the law that reads it), ``--m``/``--m-column``, ``--n``/``--n-column`` and
+``--law`` give them one by one. An option that contradicts the sidecar, or the
+protocol, is one error naming both.
 """
 
 from __future__ import annotations
 
-import json
-import math
-import sys
-from itertools import combinations
+import argparse
+from dataclasses import dataclass, replace
 
-from ..estimation.estimators import (
-    difference_interval,
-    identification_intervals,
-    point_estimates,
+from ..estimation.estimators import ESTIMATOR_DEFAULTS
+from ..estimation.laws import LAWS, WITH_REPLACEMENT
+from ..frameworks.rank_meta import RankMeta, read_rank_meta
+from ..frameworks.registry import FULL, protocol_by_name
+from .arguments import (
+    DEFAULT_ESTIMATORS,
+    DEFAULT_METRICS,
+    estimator,
+    metric,
+    positive_int,
+    protocol_name,
+    remove_options,
 )
-from ..estimation.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
-from .arguments import NO_INTERVAL, PROG, RANGE, _parser
-from .presets import PRESETS
-from .rank_file import InputError, RankFile, read_rank_file
+from .rank_file import InputError, read_rank_file
+from .report import exact_records, print_report, sampled_records
 
-__all__ = ["main"]
+__all__ = ["Reading", "add_parser", "reading", "run"]
+
+REMOVED = {
+    "--preset": "give the protocol with --protocol NAME (e.g. --protocol recbole-uni100)",
+    "--negatives": "the number is in the protocol's name: --protocol recbole-uni100, "
+    "elliot-50, daisyrec-999",
+    "--methods": "give the estimators with --estimators (the range is printed unless --no-range)",
+    "--bootstrap": "the estimators print no interval (their bias is not in one); the range "
+    "is the interval (docs/cli.md)",
+    "--seed": "correct draws nothing any more (the bootstrap is gone; docs/cli.md)",
+}
 
 
-def _protocol(args) -> tuple[int | None, str | None, str]:
-    """(m, the name of its source, law) from the options and the preset."""
-    preset = PRESETS.get(args.preset) if args.preset else None
-    law = args.law or (preset.law if preset else WITH_REPLACEMENT)
-    if args.negatives is not None and preset is None:
-        raise InputError("--negatives needs --preset; give the sampled items with --m")
-    if args.negatives is not None and args.m is not None:
-        raise InputError("--negatives and --m both give m: give one")
-    if args.m is not None or args.m_column is not None or preset is None:
-        return args.m, None, law  # a column of m: each row's own (checked <= --negatives)
-    if args.negatives is not None:
-        return args.negatives, f"preset {preset.name}, --negatives", law
-    if preset.m is None:
+def _confidence(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not between 0 and 1")
+    return value
+
+
+def _separator(text: str) -> str:
+    return {"\\t": "\t", "tab": "\t", "comma": ","}.get(text, text)
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """The ``correct`` sub-command's parser."""
+    parser = subparsers.add_parser(
+        "correct",
+        help="corrected metrics, and ranges that hold, from a file of sampled ranks",
+        description="Read each held-out item's sampled rank (1 + the sampled items the "
+        "model scored above it) and print every metric's range that holds whatever the "
+        "ranks and its estimate by every estimator (without an interval: their bias is "
+        "unknown); with several rank columns also the paired differences of each pair of "
+        "models and the verdict their range supports. A file with a sidecar "
+        "(FILE.meta.json, written by the adapters) needs no option. See docs/cli.md.",
+    )
+    parser.add_argument(
+        "file", help="a .csv or .tsv file (optionally compressed, e.g. .csv.gz) or .parquet"
+    )
+    sampling = parser.add_argument_group("sampling protocol (default: the file's sidecar)")
+    sampling.add_argument(
+        "--protocol",
+        type=protocol_name,
+        metavar="NAME",
+        help="the framework's protocol, which sets m and the law: ncf, elliot, elliot-N, "
+        "recbole-uniN, recbole-popN, recbole-seq-uniN, bert4rec, daisyrec, daisyrec-N "
+        "(N sampled items per held-out item), or full (a full ranking's exact ranks)",
+    )
+    sampling.add_argument(
+        "--law",
+        choices=LAWS,
+        help="binomial: sampled with replacement; hypergeometric: without "
+        f"(default: the protocol's, else {WITH_REPLACEMENT})",
+    )
+    columns = parser.add_argument_group("columns")
+    columns.add_argument(
+        "--rank-column",
+        action="append",
+        dest="rank_columns",
+        metavar="NAME",
+        help="a rank column (repeat for several models; default: the sidecar's, else sampled_rank)",
+    )
+    columns.add_argument("--user-column", metavar="NAME", help="default: user, if present")
+    sizes = columns.add_mutually_exclusive_group()
+    sizes.add_argument("--m", type=positive_int, help="sampled items per held-out item, all rows")
+    sizes.add_argument("--m-column", metavar="NAME", help="the column of m (default: m)")
+    n_sizes = columns.add_mutually_exclusive_group()
+    n_sizes.add_argument(
+        "--n",
+        type=positive_int,
+        help="ranked-set size for all rows: the held-out item and every item it competes "
+        "with (the catalogue, or the catalogue minus the user's training items)",
+    )
+    n_sizes.add_argument("--n-column", metavar="NAME", help="the column of n (default: n)")
+    columns.add_argument(
+        "--zero-based",
+        action="store_true",
+        help="the file counts the sampled items above the held-out item (0..m) instead "
+        "of its 1-based rank among them (1..m + 1)",
+    )
+    columns.add_argument(
+        "--sep", type=_separator, help="separator of a text file ('tab' for a tab)"
+    )
+    estimates = parser.add_argument_group("estimates")
+    estimates.add_argument(
+        "--metrics",
+        nargs="+",
+        type=metric,
+        metavar="METRIC",
+        help=f"recall@k, ndcg@k, ap, mrr, auc, ... (default: {' '.join(DEFAULT_METRICS)})",
+    )
+    estimates.add_argument(
+        "--estimators",
+        nargs="*",
+        type=estimator,
+        metavar="NAME",
+        help="sampled, rank_estimate, ls, cls, bv_<gamma>, em, maxent, bv_em_<gamma>, "
+        "bv_maxent_<gamma>, mn_em, mn_maxent: point estimates, no interval; none: the "
+        f"ranges alone (default: {' '.join(DEFAULT_ESTIMATORS)})",
+    )
+    estimates.add_argument(
+        "--no-range",
+        action="store_true",
+        help="leave out the ranges that hold whatever the ranks (the identification intervals)",
+    )
+    estimates.add_argument(
+        "--confidence",
+        type=_confidence,
+        default=ESTIMATOR_DEFAULTS["confidence"],
+        help=f"level of the ranges (default: {ESTIMATOR_DEFAULTS['confidence']})",
+    )
+    output = parser.add_argument_group("output")
+    output.add_argument("--json", action="store_true", help="print a JSON list of records")
+    output.add_argument(
+        "--quiet", action="store_true", help="no progress bar (none either when not on a terminal)"
+    )
+    remove_options(parser, REMOVED)
+    return parser
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How to read the file: what :func:`read_rank_file` gets, and where it came from.
+
+    ``protocol`` is None without one; ``full``: the ranks are a full ranking's.
+    """
+
+    protocol: str | None
+    full: bool
+    law: str
+    m: int | None
+    m_column: str | None
+    m_source: str | None
+    n_column: str | None
+    rank_columns: list | None
+    largest_m: int | None = None
+    sidecar: str | None = None
+
+
+def _clash(option: str, given, source: str, recorded) -> InputError:
+    return InputError(f"{option} {given} contradicts {source}, which says {recorded}")
+
+
+def _from_sidecar(args, meta: RankMeta) -> Reading:
+    """The sidecar's reading; an option may repeat it, and is an error if it contradicts it."""
+    if args.protocol is not None and args.protocol != meta.protocol:
+        raise _clash("--protocol", args.protocol, meta.path, f"protocol {meta.protocol}")
+    if args.zero_based:
+        raise _clash("--zero-based", "", meta.path, "rank_base 1")
+    if args.n is not None or (args.n_column not in (None, meta.n_column)):
+        given = args.n if args.n is not None else args.n_column
+        raise _clash("--n" if args.n is not None else "--n-column", given, meta.path,
+                     f"n_column {meta.n_column}")  # fmt: skip
+    unknown = [c for c in args.rank_columns or [] if c not in meta.rank_columns]
+    if unknown:
+        raise _clash("--rank-column", unknown[0], meta.path,
+                     f"rank_columns {', '.join(meta.rank_columns)}")  # fmt: skip
+    columns = args.rank_columns or list(meta.rank_columns)
+    if meta.full:
+        _no_sizes(args, meta.path)
+        return Reading(FULL, True, "", None, None, None, meta.n_column, columns, sidecar=meta.path)
+    if args.m is not None and args.m != meta.m:
+        recorded = f"m {meta.m}" if meta.m is not None else f"m_column {meta.m_column}"
+        raise _clash("--m", args.m, meta.path, recorded)
+    if args.m_column is not None and args.m_column != meta.m_column:
+        recorded = f"m {meta.m}" if meta.m is not None else f"m_column {meta.m_column}"
+        raise _clash("--m-column", args.m_column, meta.path, recorded)
+    law = meta.law
+    if law is None and args.law is None:
         raise InputError(
-            f"--preset {preset.name} needs --negatives N (the sampled items per held-out "
-            "item), or --m / --m-column"
+            f"{meta.path}: {meta.law_reason}; give --law to read the ranks as uniform draws"
         )
-    return preset.m, f"preset {preset.name}", law
+    if law is not None and args.law not in (None, law):
+        raise _clash("--law", args.law, meta.path, f"law {law}")
+    source = f"protocol {meta.protocol}"
+    return Reading(meta.protocol, False, law or args.law, meta.m, meta.m_column, source,
+                   meta.n_column, columns, sidecar=meta.path)  # fmt: skip
 
 
-def _check_negatives(args, ranks: RankFile) -> None:
-    """With --negatives N and --m-column, each row's m is what the framework ranked of
-    its N draws (RecBole collapses an item drawn twice to one column): at most N."""
-    if args.negatives is None or args.m_column is None:
+def _no_sizes(args, source: str) -> None:
+    for option, value in (("--m", args.m), ("--m-column", args.m_column), ("--law", args.law)):
+        if value is not None:
+            raise InputError(
+                f"{option} does not apply to a full ranking ({source}): every item is ranked"
+            )
+
+
+def _from_options(args) -> Reading:
+    """The options' reading: a protocol's m and law, unless given one by one."""
+    columns = args.rank_columns
+    if args.protocol is None:
+        law = args.law or WITH_REPLACEMENT
+        return Reading(None, False, law, args.m, args.m_column, None, args.n_column, columns)
+    if args.protocol == FULL:
+        _no_sizes(args, "--protocol full")
+        return Reading(FULL, True, "", None, None, None, args.n_column, columns)
+    protocol = protocol_by_name(args.protocol)
+    if args.m is not None and args.m != protocol.m:
+        raise _clash("--m", args.m, f"--protocol {protocol.name}", f"m = {protocol.m}")
+    # RecBole's collapsed draws are read in each row's distinct items (column m)
+    m_column = args.m_column or ("m" if protocol.collapse and args.m is None else None)
+    law, reason = protocol.file_law(distinct_m=m_column is not None)
+    if law is None and args.law is None:
+        raise InputError(
+            f"--protocol {protocol.name}: {reason}; give --law to read the ranks as uniform draws"
+        )
+    if law is not None and args.law not in (None, law):
+        raise _clash("--law", args.law, f"--protocol {protocol.name}", f"the {law} law")
+    m = None if m_column is not None else protocol.m
+    source = f"protocol {protocol.name}"
+    return Reading(protocol.name, False, law or args.law, m, m_column, source, args.n_column,
+                   columns, largest_m=protocol.m)  # fmt: skip
+
+
+def reading(args) -> tuple[Reading, RankMeta | None]:
+    """How to read ``args.file``: by its sidecar when it has one, else by the options."""
+    meta = read_rank_meta(args.file)
+    return (_from_sidecar(args, meta) if meta is not None else _from_options(args)), meta
+
+
+def _check_largest_m(how: Reading, ranks) -> None:
+    """With a protocol and a column of m, each row's m is at most the protocol's (RecBole
+    ranks the distinct items of its N draws; NCF's row that drew the held-out item 98)."""
+    if how.largest_m is None or how.m_column is None:
         return
     largest = max(int(data.m.max()) for data in ranks.evaluations.values())
-    if largest > args.negatives:
+    if largest > how.largest_m:
         raise InputError(
-            f"{ranks.path}: column {args.m_column!r} has m = {largest}, more than the "
-            f"--negatives {args.negatives} drawn per held-out item"
+            f"{ranks.path}: column {how.m_column!r} has m = {largest}, more than the "
+            f"{how.largest_m} items protocol {how.protocol} draws per held-out item"
         )
 
 
-def _range_left_out(args, law: str) -> str | None:
-    """Why the range is not printed, or None. A preset whose framework ranks an item drawn
-    twice once (RecBole) has sampled ranks whose law is hypergeometric in each row's
-    number of distinct items drawn; the binomial law in the draws gives a range that
-    does not hold (it missed AUC in 8 of 20 simulated evaluations of a popularity model)."""
-    preset = PRESETS.get(args.preset) if args.preset else None
-    if preset is None or not preset.collapse:
-        return None
-    if args.m_column is not None and law == WITHOUT_REPLACEMENT:
-        return None
-    return (
-        f"no range: {preset.name} ranks an item drawn twice once, so the sampled ranks "
-        "follow the hypergeometric law in each row's number of distinct items drawn; give "
-        f"it with --m-column and --law {WITHOUT_REPLACEMENT} (the RecBole adapter writes "
-        "column m, docs/recbole.md) for a range that holds"
-    )
+def _named_by_model(ranks, meta: RankMeta | None):
+    """The rank columns named by the models the sidecar gives them (the pipeline's
+    column ``rank`` is its recommender's), where each model has one column."""
+    if meta is None:
+        return ranks
+    models = [meta.rank_columns[column] for column in ranks.evaluations]
+    if len(set(models)) < len(models):  # e.g. cornac's BPR and BPR_pessimistic
+        return ranks
+    evaluations = dict(zip(models, ranks.evaluations.values()))
+    return replace(ranks, evaluations=evaluations)
 
 
-def _fmt(value: float, digits: int = 4) -> str:
-    return "nan" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
-
-
-def _table(rows: list[list[str]], right: set[int]) -> str:
-    widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
-    lines = [
-        "  ".join(
-            cell.rjust(width) if k in right else cell.ljust(width)
-            for k, (cell, width) in enumerate(zip(row, widths))
-        ).rstrip()
-        for row in rows
-    ]
-    return "\n".join(lines)
-
-
-def _progress(total: int, disable: bool):
-    from tqdm.auto import tqdm
-
-    return tqdm(
-        total=total,
-        disable=disable,
-        file=sys.stderr,
-        delay=0.5,
-        desc="correcting",
-        unit="step",
-        leave=False,
-    )
-
-
-def _correct(args) -> int:
-    m, m_source, law = _protocol(args)
+def run(args) -> int:
+    """Read the file as :func:`reading` says and print the report (``report``)."""
+    how, meta = reading(args)
+    if how.full and (args.estimators is not None or args.no_range):
+        raise InputError(
+            f"{args.file}: a full ranking's metrics are exact: nothing to estimate "
+            "(leave out --estimators and --no-range)"
+        )
     ranks = read_rank_file(
         args.file,
-        rank_columns=args.rank_columns,
+        rank_columns=how.rank_columns,
         user_column=args.user_column,
-        m=m,
-        m_column=args.m_column,
+        m=how.m,
+        m_column=how.m_column,
         n=args.n,
-        n_column=args.n_column,
-        law=law,
+        n_column=how.n_column,
+        law=how.law or WITH_REPLACEMENT,
         zero_based=args.zero_based,
         sep=args.sep,
-        m_source=m_source,
+        m_source=how.m_source,
+        full=how.full,
+        meta=meta,
     )
-    _check_negatives(args, ranks)
-    if ranks.unused_m_rows:
-        print(
-            f"{PROG}: note: {ranks.path}: column m differs from m = {m} ({ranks.m_source}) "
-            f"on {ranks.unused_m_rows} rows and is not used (--m-column m uses it)",
-            file=sys.stderr,
-        )
-    if args.bootstrap is not None or args.seed is not None:
-        print(
-            f"{PROG}: note: --bootstrap and --seed are not used any more: the estimators "
-            "print no interval (their bias is not in one); method range prints the one "
-            "that holds",
-            file=sys.stderr,
-        )
-    models = list(ranks.evaluations)
-    pairs = list(combinations(models, 2))
-    estimators = list(dict.fromkeys(x for x in args.methods if x != RANGE))
-    show = not args.quiet and sys.stderr.isatty()
-    points, estimates, comparisons = {}, [], []
-    with _progress(len(models) * (1 + (RANGE in args.methods)), not show) as bar:
-        for model in models:
-            bar.set_postfix_str(model)
-            points[model] = (
-                point_estimates(ranks.evaluations[model], args.metrics, estimators)
-                if estimators
-                else {}
-            )
-            estimates += [
-                {"kind": "estimate", "model": model, "metric": metric, "method": method,
-                 "estimate": _number(points[model][metric, method]), "low": None,
-                 "high": None, "standard_error": None}
-                for metric in args.metrics
-                for method in estimators
-            ]  # fmt: skip
-            bar.update()
-        comparisons = [
-            {"kind": "comparison", "first": first, "second": second, "metric": metric,
-             "method": method,
-             "difference": _number(points[first][metric, method] - points[second][metric, method]),
-             "low": None, "high": None, "standard_error": None,
-             "probability_order_right": None}
-            for first, second in pairs
-            for metric in args.metrics
-            for method in estimators
-        ]  # fmt: skip
-        left_out = _range_left_out(args, law) if RANGE in args.methods else None
-        ranges = (
-            _ranges(ranks, models, pairs, args.metrics, args.confidence, bar)
-            if RANGE in args.methods and left_out is None
-            else []
-        )
-    if left_out and args.json:  # the text report says it in the ranges' place
-        print(f"{PROG}: note: {left_out}", file=sys.stderr)
-    if args.json:
-        print(json.dumps(estimates + comparisons + ranges, indent=1))
+    _check_largest_m(how, ranks)
+    ranks = _named_by_model(ranks, meta)
+    metrics = args.metrics or list(DEFAULT_METRICS)
+    if how.full:
+        records = exact_records(ranks, metrics)
     else:
-        print(_report(args, ranks, law, estimates, comparisons, ranges))
+        estimators = DEFAULT_ESTIMATORS if args.estimators is None else args.estimators
+        records = sampled_records(
+            ranks, metrics, list(estimators), not args.no_range, args.confidence, args.quiet
+        )
+    print_report(args, how, ranks, records)
     return 0
-
-
-def _ranges(ranks: RankFile, models, pairs, metrics, confidence, bar) -> list:
-    """The identification intervals (estimation.estimators.bounds): of every model's
-    metric, and of every pair's difference with the verdict it supports; they hold
-    whatever the ranks."""
-    records = []
-    for model in models:
-        bar.set_postfix_str(f"range {model}")
-        records += [
-            {"kind": "range", "model": model, "metric": metric, "low": low, "high": high}
-            for metric, (low, high) in identification_intervals(
-                ranks.evaluations[model], metrics, confidence
-            ).items()
-        ]
-        bar.update()
-    for first, second in pairs:
-        for metric in metrics:
-            low, high = difference_interval(
-                ranks.evaluations[first], ranks.evaluations[second], metric, confidence
-            )
-            records.append(
-                {"kind": "range_difference", "first": first, "second": second,
-                 "metric": metric, "low": low, "high": high,
-                 "verdict": _verdict(first, second, low, high)}
-            )  # fmt: skip
-    return records
-
-
-def _verdict(first: str, second: str, low: float, high: float) -> str:
-    """Which model the range of first - second says is the better (every metric here is
-    higher for a better model), or ``undecided`` when it holds 0."""
-    if low > 0:
-        return f"{first} better"
-    if high < 0:
-        return f"{second} better"
-    return "undecided"
-
-
-def _number(value) -> float | None:
-    value = float(value)
-    return value if math.isfinite(value) else None
-
-
-def _report(args, ranks: RankFile, law: str, estimates, comparisons, ranges) -> str:
-    data = ranks.first
-    n_range = (
-        f"{data.n.min()}" if data.n.min() == data.n.max() else f"{data.n.min()}..{data.n.max()}"
-    )
-    m_range = (
-        f"{data.m.min()}" if data.m.min() == data.m.max() else f"{data.m.min()}..{data.m.max()}"
-    )
-    users = f", {len(set(ranks.users))} users" if ranks.users is not None else ""
-    level = f"{100 * args.confidence:g}%"
-    lines = [
-        f"{ranks.path}: {data.n_users} rows{users}; m = {m_range} ({ranks.m_source}), "
-        f"n = {n_range} ({ranks.n_source}), {law} law",
-    ]
-    if estimates:
-        lines += ["", f"estimates ({NO_INTERVAL}):", ""]
-        rows = [["model", "metric", "method", "estimate"]] + [
-            [r["model"], r["metric"], r["method"], _fmt(r["estimate"])] for r in estimates
-        ]
-        lines.append(_table(rows, right={3}))
-    if comparisons:
-        lines += ["", "paired differences (first - second; no interval, as above):", ""]
-        rows = [["first", "second", "metric", "method", "difference"]] + [
-            [r["first"], r["second"], r["metric"], r["method"], _fmt(r["difference"])]
-            for r in comparisons
-        ]
-        lines.append(_table(rows, right={4}))
-    if ranges:
-        lines += [
-            "",
-            f"ranges that hold whatever the ranks ({level}, the estimators' bias included; "
-            "docs/estimators.md):",
-            "",
-        ]
-        rows = [["model", "metric", "low", "high"]] + [
-            [r["model"], r["metric"], _fmt(r["low"]), _fmt(r["high"])]
-            for r in ranges
-            if r["kind"] == "range"
-        ]
-        lines.append(_table(rows, right={2, 3}))
-        differences = [r for r in ranges if r["kind"] == "range_difference"]
-        wrong = f"{100 - 100 * args.confidence:.3g}%"
-        if differences:
-            lines += [
-                "",
-                f"ranges of the paired differences (first - second, {level}) and the "
-                f"verdict each supports (wrong with probability at most {wrong}):",
-                "",
-            ]
-            rows = [["first", "second", "metric", "low", "high", "verdict"]] + [
-                [r["first"], r["second"], r["metric"], _fmt(r["low"]), _fmt(r["high"]),
-                 r["verdict"]]
-                for r in differences
-            ]  # fmt: skip
-            lines.append(_table(rows, right={3, 4}))
-    elif RANGE in args.methods:
-        lines += ["", _range_left_out(args, law)]
-    elif estimates:
-        lines += ["", f"no range (add method {RANGE}): nothing above carries an interval"]
-    return "\n".join(lines)
-
-
-def main(argv=None) -> int:
-    """The ``sampled-metrics`` command: parse ``argv`` and run its sub-command.
-
-    Parameters
-    ----------
-    argv : list of str, optional
-        The arguments after the program's name (default: ``sys.argv[1:]``).
-
-    Returns
-    -------
-    int
-        The exit status: 0, or 2 on bad input (one line on stderr naming the file
-        and the row or column, or the option).
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> path = Path(tempfile.mkdtemp()) / "ranks.csv"
-    >>> _ = path.write_text("user,sampled_rank\\n1,1\\n2,3\\n3,60\\n4,2\\n")
-    >>> import contextlib, io
-    >>> out = io.StringIO()
-    >>> with contextlib.redirect_stdout(out):
-    ...     status = main(["correct", str(path), "--m", "99", "--n", "3706", "--law",
-    ...                    "hypergeometric", "--metrics", "recall@10", "--methods", "range",
-    ...                    "sampled", "bv_0.1", "--quiet"])
-    >>> status
-    0
-    >>> text = out.getvalue()
-    >>> text.splitlines()[2][:51]
-    "estimates (no interval: an estimator's bias depends"
-    >>> print(text[text.index("model "):])
-    model         metric     method   estimate
-    sampled_rank  recall@10  sampled    0.7500
-    sampled_rank  recall@10  bv_0.1     0.0510
-    <BLANKLINE>
-    ranges that hold whatever the ranks (95%, the estimators' bias included; docs/estimators.md):
-    <BLANKLINE>
-    model         metric        low    high
-    sampled_rank  recall@10  0.0000  0.9028
-    <BLANKLINE>
-    """
-    try:
-        args = _parser().parse_args(argv)
-    except SystemExit as stop:  # --help, or a bad option (one line on stderr already)
-        return stop.code if isinstance(stop.code, int) else 2
-    try:
-        if args.command == "correct":
-            return _correct(args)
-    except InputError as error:
-        print(f"{PROG}: error: {error}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
-    raise AssertionError(f"no sub-command {args.command!r}")  # argparse rules this out

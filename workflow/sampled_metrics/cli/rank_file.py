@@ -15,7 +15,8 @@ import numpy as np
 import pandas as pd
 
 from ..estimation.estimators import SampledEvaluation, sampled_evaluation
-from ..estimation.laws import LAWS, WITH_REPLACEMENT
+from ..estimation.laws import LAWS, WITH_REPLACEMENT, WITHOUT_REPLACEMENT
+from ..frameworks.rank_meta import RankMeta, RankMetaError
 
 __all__ = ["InputError", "RankFile", "read_rank_file"]
 
@@ -56,7 +57,7 @@ class RankFile:
     users : numpy.ndarray or None
         The user column (as text), when there is one.
     m_source, n_source : str
-        Where m and n come from (``column m``, ``--m``, ``preset ncf``, ``--n``, ...).
+        Where m and n come from (``column m``, ``--m``, ``protocol ncf``, ``--n``, ...).
     unused_m_rows : int, default 0
         With one m for all rows: the rows where the file's column ``m`` (not used)
         holds another value.
@@ -189,6 +190,8 @@ def read_rank_file(
     zero_based: bool = False,
     sep: str | None = None,
     m_source: str | None = None,
+    full: bool = False,
+    meta: RankMeta | None = None,
 ) -> RankFile:
     """Read a file of sampled ranks and check every value, naming the bad row.
 
@@ -220,6 +223,11 @@ def read_rank_file(
         The separator of a text file whose extension does not tell it.
     m_source : str, optional
         Where a given ``m`` comes from, for messages (default ``--m``).
+    full : bool, default False
+        The ranks are of a full ranking (1..n): read as m = n - 1 items drawn without
+        replacement, which the sampled rank then equals.
+    meta : RankMeta, optional
+        The file's sidecar: every column it names must be in the file.
 
     Returns
     -------
@@ -230,6 +238,8 @@ def read_rank_file(
     InputError
         One line naming the file and the row (line of a text file, header = line 1;
         row of a parquet file) or the column.
+    RankMetaError
+        The sidecar names a column the file does not have.
 
     Examples
     --------
@@ -253,6 +263,13 @@ def read_rank_file(
     if law not in LAWS:
         raise InputError(f"unknown law {law!r}; choose one of {', '.join(LAWS)}")
     table.columns = [str(c).strip() for c in table.columns]
+    if meta is not None:
+        try:
+            meta.check_columns(list(table.columns))
+        except ValueError as error:
+            raise RankMetaError(f"{meta.path}: {error}") from None
+    if full:
+        law, m, m_column, m_source = WITHOUT_REPLACEMENT, None, None, "full ranking"
 
     if rank_columns is None:
         if "sampled_rank" not in table.columns:
@@ -273,16 +290,22 @@ def read_rank_file(
         users = table[user_column].astype(str).to_numpy()
 
     sizes = {}
-    for name, given, column, default in (("m", m, m_column, "m"), ("n", n, n_column, "n")):
+    wanted = (
+        [("n", n, n_column, "n")] if full else [("m", m, m_column, "m"), ("n", n, n_column, "n")]
+    )
+    for name, given, column, default in wanted:
         if given is not None:
             sizes[name] = (np.full(len(table), given, dtype=np.int64), None)
             continue
         column = column or default
         if column not in table.columns:
-            option = f"give --{name} or --{name}-column" + (", or --preset" if name == "m" else "")
+            option = f"give --{name} or --{name}-column" + (", or --protocol" * (name == "m"))
+            if name == "m" and m_source:  # a protocol that reads each row's m
+                option = f"{m_source} reads each row's m from it; name another with --m-column"
             raise _missing_column(path, column, option, table)
         sizes[name] = (_integers(table, column, where, what), column)
-    (m_values, m_col), (n_values, n_col) = sizes["m"], sizes["n"]
+    n_values, n_col = sizes["n"]
+    m_values, m_col = sizes["m"] if not full else (n_values - 1, None)
 
     evaluations = {}
     for column in rank_columns:
@@ -300,16 +323,18 @@ def read_rank_file(
             evaluations[column] = sampled_evaluation(ranks, m_values, n_values, law)
         except ValueError as error:
             sources = (f"column {m_col}", f"column {n_col}")
-            if m is not None:
+            if full:
+                sources = (f"column {n_col}" if n is None else f"n = {n} (--n)",) * 2
+            elif m is not None:
                 sources = (f"m = {m} ({m_source or '--m'})", sources[1])
             if n is not None:
                 sources = (sources[0], f"n = {n} (--n)")
             raise _located(error, table, where, what, column, *sources) from None
     unused = 0
-    if m is not None and m_column is None and "m" in table.columns:
+    if m is not None and m_column is None and "m" in table.columns and not full:
         column = pd.to_numeric(table["m"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
         unused = int(np.sum(column != m))
-    m_text = (m_source or "--m") if m is not None else f"column {m_col}"
+    m_text = (m_source or "--m") if m is not None or full else f"column {m_col}"
     n_text = "--n" if n is not None else f"column {n_col}"
     return RankFile(str(path), evaluations, users, m_text, n_text, unused)
 

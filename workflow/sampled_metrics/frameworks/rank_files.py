@@ -9,8 +9,9 @@ users x items array unless one is given), so the two files describe the same mod
 the sampled ranks do what the framework does: its tie order where it has one
 (``beaten``), the same draws for every model under a paired protocol, each model its
 own under RecBole's and DaisyRec's (``registry.Protocol.paired``); ``sampled-metrics
-correct`` reads the second with the protocol's preset and compares with the first
-(docs/cli.md, "Any model").
+correct`` reads the second by the protocol its sidecar names and compares with the
+first (docs/cli.md, "Any model"). :func:`write_rank_files` writes both with their
+sidecars (:mod:`.rank_meta`).
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ import pandas as pd
 
 from ..passes.ranking import exact_ranks
 from ..recommenders.scores import PrecomputedScores
-from .registry import FRAMEWORK_PROTOCOLS, Protocol
+from .beaten import tie_order_for
+from .rank_meta import rank_meta, write_rank_file
+from .registry import FULL, Protocol, protocol_by_name
 from .study_pass import simulate_protocols
 
-__all__ = ["rank_files"]
+__all__ = ["rank_files", "write_rank_files"]
 
 
 def rank_files(
@@ -51,8 +54,8 @@ def rank_files(
     test_items : array_like of int (n_users,)
         Each user's held-out item.
     protocol : str or Protocol
-        A protocol of :data:`~.registry.FRAMEWORK_PROTOCOLS` (``"ncf"``,
-        ``"recbole-uni100"``, ...) or one of your own.
+        A protocol name (:func:`~.registry.protocol_by_name`: ``"ncf"``,
+        ``"recbole-uni100"``, ``"elliot-50"``, ...) or one of your own.
     seed : int, default 0
         Seed of the protocol's draws (a paired protocol's are every model's).
     tie_policy : str, default "random"
@@ -88,10 +91,9 @@ def rank_files(
     (True, 99)
     """
     if isinstance(protocol, str):
-        if protocol not in FRAMEWORK_PROTOCOLS:
-            known = ", ".join(FRAMEWORK_PROTOCOLS)
-            raise ValueError(f"unknown protocol {protocol!r}; known: {known}")
-        protocol = FRAMEWORK_PROTOCOLS[protocol]
+        protocol = protocol_by_name(protocol)
+    if protocol is None:
+        raise ValueError(f"protocol {FULL!r} is the exact frame: give a sampled protocol")
     if not isinstance(protocol, Protocol):
         raise TypeError(f"protocol must be a name or a Protocol, not {type(protocol).__name__}")
     if not models:
@@ -120,6 +122,66 @@ def rank_files(
     exact_frame = pd.DataFrame({"user": users, **exact, "n": n})
     sampled_frame = pd.DataFrame({"user": users, **sampled, "m": protocol.m, "n": n})
     return exact_frame, sampled_frame
+
+
+def write_rank_files(
+    exact: pd.DataFrame,
+    sampled: pd.DataFrame,
+    protocol: str,
+    exact_path,
+    sampled_path,
+    *,
+    tie_policy: str = "random",
+    tie_seed: int = 0,
+    writer: str = "sampled_metrics.frameworks.rank_files",
+    framework: str | None = None,
+) -> tuple:
+    """Write :func:`rank_files`' two frames as csv files, each with its sidecar.
+
+    Parameters
+    ----------
+    exact, sampled : pandas.DataFrame
+        :func:`rank_files`' frames (every column but ``user``, ``item``, ``m``, ``n``
+        is a model's ranks).
+    protocol : str
+        The name of the sampled frame's protocol (:func:`~.registry.protocol_by_name`).
+    exact_path, sampled_path : str or pathlib.Path
+    tie_policy, tie_seed : as given to :func:`rank_files`.
+    writer, framework : str
+        What produced the files (the sidecar's ``produced_by``).
+
+    Returns
+    -------
+    tuple of pathlib.Path
+        The two files.
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> import scipy.sparse as sp
+    >>> train = sp.csr_matrix(np.eye(4, 300))
+    >>> scores = np.random.default_rng(0).normal(size=(4, 300))
+    >>> frames = rank_files({"A": scores}, train, [5, 6, 7, 8], "ncf", seed=1)
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _, sampled = write_rank_files(*frames, "ncf", folder / "full.csv", folder / "ncf.csv")
+    >>> meta = json.loads((folder / "ncf.csv.meta.json").read_text())
+    >>> meta["protocol"], meta["law"], meta["m_column"], meta["ties"]
+    ('ncf', 'hypergeometric', 'm', {'order': 'pessimistic'})
+    """
+    common = {"tie_seed": tie_seed, "writer": writer, "framework": framework}
+    # The sampled ranks take the framework's tie order where it has one (beaten).
+    sampled_ties = tie_order_for(protocol_by_name(protocol).ties, tie_policy)
+    paths = []
+    for frame, path, name, ties in (
+        (exact, exact_path, FULL, tie_policy),
+        (sampled, sampled_path, protocol, sampled_ties),
+    ):
+        models = [c for c in frame.columns if c not in ("user", "item", "m", "n")]
+        m_column = None if name == FULL else "m"
+        meta = rank_meta(name, rank_columns=models, m_column=m_column, ties=ties, **common)
+        paths.append(write_rank_file(frame, path, meta))
+    return tuple(paths)
 
 
 class _Float32Scores:

@@ -1,8 +1,18 @@
 """The frameworks people evaluate with (NCF, Elliot, RecBole, BERT4Rec, DaisyRec): one
 record each (:data:`FRAMEWORKS`), holding where its sampling protocol was read
-(repository, files, commit), what it does, the protocols the study simulates
-(:data:`FRAMEWORK_PROTOCOLS`) and the command line's preset (``sampled_metrics.cli``'s
-``PRESETS``, built from these records). Adding a framework is adding one record.
+(repository, files, commit), what it does and the protocols the study simulates
+(:data:`FRAMEWORK_PROTOCOLS`). Adding a framework is adding one record.
+
+**Protocol names** (one vocabulary: the command line's ``--protocol``, the adapters,
+the config's ``protocols.run`` and the rank files' sidecars): a protocol of
+:data:`FRAMEWORK_PROTOCOLS` by its name (``ncf``, ``elliot``, ``recbole-uni100``, ...);
+where the framework's number of sampled items is a setting, the protocol's ``sized``
+pattern with that number N of sampled items per held-out item: ``recbole-uniN``,
+``recbole-popN``, ``recbole-seq-uniN`` (RecBole's eval mode ``uniN``/``popN``),
+``elliot-N`` (Elliot's ``num_items``), ``daisyrec-N`` (DaisyRec's ``cand_num`` - 1; the
+registered ``elliot`` and ``daisyrec`` are ``elliot-100`` and ``daisyrec-999``); and
+:data:`FULL` for a full ranking. :func:`protocol_by_name` reads a name,
+:meth:`Protocol.file_law` says which law reads a file of its sampled ranks.
 
 Each framework ranks the held-out item among items it draws itself; what differs is
 how (read in each framework's code, docs/cli.md and docs/popularity.md):
@@ -38,12 +48,24 @@ Elliot's tf.nn.top_k, "random" an unspecified order, the pipeline's tie policy).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..estimation.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
 from .beaten import TIE_ORDERS
 
-__all__ = ["FRAMEWORKS", "FRAMEWORK_PROTOCOLS", "HANSEN_HURWITZ", "Framework", "Protocol"]
+__all__ = [
+    "FRAMEWORKS",
+    "FRAMEWORK_PROTOCOLS",
+    "FULL",
+    "HANSEN_HURWITZ",
+    "Framework",
+    "Protocol",
+    "protocol_by_name",
+    "protocol_names",
+]
+
+# The name of a full ranking (every item the held-out item competes with is ranked).
+FULL = "full"
 
 # The estimator the study adds for the protocols with replacement: each beaten draw
 # weighed by 1 / its probability, the mean over users of M(r^), r^ the Hansen-Hurwitz
@@ -78,6 +100,10 @@ class Protocol:
         tie policy stands in; ``beaten.tie_order_for``).
     history_in_pool : bool, default False
         The user's training items can be drawn (only the held-out item is excluded).
+    sized : str or None, default None
+        Where the number of sampled items is a setting of the framework: the name of
+        the same protocol with N sampled items, ``N`` standing for the number
+        (``"recbole-uni{N}"``); :func:`protocol_by_name` reads it.
 
     Examples
     --------
@@ -95,6 +121,7 @@ class Protocol:
     paired: bool = True
     ties: str = "random"
     history_in_pool: bool = False
+    sized: str | None = None
 
     def __post_init__(self):
         if self.ties not in TIE_ORDERS:
@@ -106,11 +133,52 @@ class Protocol:
         replacement, hypergeometric without (exact only for alpha = 0, no collapse)."""
         return WITH_REPLACEMENT if self.replacement else WITHOUT_REPLACEMENT
 
+    def file_law(self, distinct_m: bool) -> tuple[str | None, str]:
+        """The law that reads a file of this protocol's sampled ranks exactly, or None
+        with the reason none does.
+
+        Parameters
+        ----------
+        distinct_m : bool
+            The file's m column holds each row's number of distinct items drawn
+            (RecBole's adapter), not the draws.
+
+        Returns
+        -------
+        law : str or None
+            ``binomial`` with replacement (every draw ranked: DaisyRec),
+            ``hypergeometric`` without, and with replacement when an item drawn twice
+            is ranked once and m is each row's distinct items (given d distinct draws
+            the set drawn is uniform over the d-subsets of the pool); None for
+            popularity-biased draws, and for collapsed draws counted as m draws.
+        reason : str
+            Why there is no law ("" when there is one).
+
+        Examples
+        --------
+        >>> FRAMEWORK_PROTOCOLS["recbole-uni100"].file_law(distinct_m=True)
+        ('hypergeometric', '')
+        >>> FRAMEWORK_PROTOCOLS["daisyrec"].file_law(distinct_m=False)
+        ('binomial', '')
+        >>> FRAMEWORK_PROTOCOLS["bert4rec"].file_law(distinct_m=False)[1]
+        'bert4rec draws by popularity: neither law holds (docs/popularity.md)'
+        """
+        if self.alpha != 0:
+            return None, f"{self.name} draws by popularity: neither law holds (docs/popularity.md)"
+        if self.collapse and not distinct_m:
+            return None, (
+                f"{self.name} ranks an item drawn twice once: the law is hypergeometric in "
+                "each row's distinct items drawn, which the file's m does not count"
+            )
+        if self.collapse or not self.replacement:
+            return WITHOUT_REPLACEMENT, ""
+        return WITH_REPLACEMENT, ""
+
 
 @dataclass(frozen=True)
 class Framework:
     """A framework people evaluate with: where its sampling protocol was read, what it
-    does, the protocols the study simulates and the command line's preset.
+    does and the protocols the study simulates.
 
     Parameters
     ----------
@@ -123,21 +191,16 @@ class Framework:
     commit : str
         The commit read.
     summary : str
-        What the framework does, in one sentence (the preset's summary).
+        What the framework does, in one sentence.
     protocols : tuple of Protocol
-        The protocols the study simulates; the first is the preset's.
-    preset : str or None, default None
-        The value of the command line's ``--preset`` (None: no preset).
-    fixed_m : bool, default True
-        The framework always draws the first protocol's m items; False when that
-        number is a setting (RecBole's uniN, Elliot's num_items): the preset then
-        leaves m to ``--negatives`` and the study simulates one value of it.
+        The protocols the study simulates (a protocol whose number of sampled items is
+        a setting, one value of it: ``Protocol.sized`` names the others).
 
     Examples
     --------
     >>> ncf = FRAMEWORKS[0]
-    >>> ncf.name, ncf.preset, [p.name for p in ncf.protocols]
-    ('NCF', 'ncf', ['ncf'])
+    >>> ncf.name, [p.name for p in ncf.protocols]
+    ('NCF', ['ncf'])
     >>> ncf.source.split(": ")[0], ncf.source[-16:]
     ('hexiangnan/neural_collaborative_filtering', '(commit 4aab159)')
     """
@@ -148,8 +211,6 @@ class Framework:
     commit: str
     summary: str
     protocols: tuple
-    preset: str | None = None
-    fixed_m: bool = True
 
     @property
     def source(self) -> str:
@@ -168,12 +229,11 @@ FRAMEWORKS = (
         protocols=(
             Protocol(
                 "ncf", 99, 0.0, False, False, True,
-                "NCF's test.negative (docs/cli.md, preset ncf): 99 distinct items outside the "
+                "NCF's test.negative (docs/cli.md, protocol ncf): 99 distinct items outside the "
                 "user's training items; the held-out item is not excluded",
                 ties="pessimistic",
             ),
         ),
-        preset="ncf",
     ),
     Framework(
         "Elliot",
@@ -182,16 +242,15 @@ FRAMEWORKS = (
         commit="fc27efe",
         summary="Elliot's negative_sampling strategy random: num_items distinct items per user "
         "drawn uniformly from the items outside the user's training and test sets "
-        "(give --negatives num_items)",
+        "(--protocol elliot-N, N = num_items)",
         protocols=(
             Protocol(
                 "elliot", 100, 0.0, False, False, False,
-                "Elliot's negative_sampling strategy random with num_items: 100 (preset elliot)",
+                "Elliot's negative_sampling strategy random with num_items: 100",
                 ties="index",
+                sized="elliot-{N}",
             ),
         ),
-        preset="elliot",
-        fixed_m=False,
     ),
     Framework(
         "RecBole",
@@ -204,19 +263,21 @@ FRAMEWORKS = (
         ),
         commit="7b02be5",
         summary="RecBole's eval mode uniN: N items per held-out item drawn uniformly with "
-        "replacement from the items the user never interacted with (give --negatives N)",
+        "replacement from the items the user never interacted with (--protocol recbole-uniN)",
         protocols=(
             Protocol(
                 "recbole-uni100", 100, 0.0, True, True, False,
-                "RecBole's eval mode uni100 (preset recbole-uni): 100 uniform draws with "
+                "RecBole's eval mode uni100: 100 uniform draws with "
                 "replacement, used ids redrawn, a repeated item one column of the scores",
                 paired=False,
+                sized="recbole-uni{N}",
             ),
             Protocol(
                 "recbole-pop100", 100, 1.0, True, True, False,
                 "RecBole's eval mode pop100: as uni100 with the alias table of the item counts "
                 "over all phases (recbole/sampler/sampler.py, alpha 1.0; commit 7b02be5)",
                 paired=False,
+                sized="recbole-pop{N}",
             ),
             Protocol(
                 "recbole-seq-uni100", 100, 0.0, True, True, False,
@@ -225,10 +286,9 @@ FRAMEWORKS = (
                 "(recbole/sampler/sampler.py)",
                 paired=False,
                 history_in_pool=True,
+                sized="recbole-seq-uni{N}",
             ),
         ),
-        preset="recbole-uni",
-        fixed_m=False,
     ),
     Framework(
         "BERT4Rec",
@@ -258,12 +318,12 @@ FRAMEWORKS = (
         protocols=(
             Protocol(
                 "daisyrec", 999, 0.0, True, False, False,
-                "DaisyRec's candidate set of 1000 (preset daisyrec): 999 uniform draws with "
+                "DaisyRec's candidate set of 1000: 999 uniform draws with "
                 "replacement, a repeated item two places",
                 paired=False,
+                sized="daisyrec-{N}",
             ),
         ),
-        preset="daisyrec",
     ),
 )  # fmt: skip
 
@@ -271,3 +331,66 @@ FRAMEWORKS = (
 FRAMEWORK_PROTOCOLS = {
     protocol.name: protocol for framework in FRAMEWORKS for protocol in framework.protocols
 }
+
+
+def protocol_names() -> str:
+    """Every protocol name :func:`protocol_by_name` reads, in one line (for messages).
+
+    Examples
+    --------
+    >>> protocol_names().split(", ")[:3]
+    ['full', 'ncf', 'elliot']
+    """
+    names = [FULL, *FRAMEWORK_PROTOCOLS]
+    names += [p.sized for p in FRAMEWORK_PROTOCOLS.values() if p.sized]
+    return ", ".join(names)
+
+
+def protocol_by_name(name: str) -> Protocol | None:
+    """The protocol of a name (the rule: this module's docstring); None for
+    :data:`FULL`.
+
+    Parameters
+    ----------
+    name : str
+        ``full``, a name of :data:`FRAMEWORK_PROTOCOLS`, or a ``sized`` pattern with its
+        number: ``recbole-uni20``, ``elliot-50``, ``daisyrec-499``.
+
+    Returns
+    -------
+    Protocol or None
+
+    Raises
+    ------
+    ValueError
+        An unknown name, or a number below 1; the message lists the names.
+
+    Examples
+    --------
+    >>> p = protocol_by_name("recbole-uni20")
+    >>> p.name, p.m, p.collapse, p.law
+    ('recbole-uni20', 20, True, 'binomial')
+    >>> protocol_by_name("elliot-100") == FRAMEWORK_PROTOCOLS["elliot"]
+    True
+    >>> try:
+    ...     protocol_by_name("uni100")
+    ... except ValueError as error:
+    ...     print(str(error)[:46])
+    unknown protocol 'uni100'; give full, ncf, ell
+    """
+    if name == FULL:
+        return None
+    if name in FRAMEWORK_PROTOCOLS:
+        return FRAMEWORK_PROTOCOLS[name]
+    for protocol in FRAMEWORK_PROTOCOLS.values():
+        if protocol.sized is None:
+            continue
+        stem = protocol.sized.removesuffix("{N}")
+        number = name.removeprefix(stem)
+        if name.startswith(stem) and number.isdigit() and not number.startswith("0"):
+            if protocol.m == int(number):
+                return protocol
+            return replace(protocol, name=name, m=int(number))
+    raise ValueError(
+        f"unknown protocol {name!r}; give {protocol_names()} (N: sampled items per held-out item)"
+    )

@@ -15,29 +15,55 @@ are RecBole's printed metrics, ties included.
 
 Each row is one held-out item: ``user`` (RecBole's token), the rank (a column named
 after the model), for a sampled evaluation ``m`` (the distinct items drawn for the
-row, which is what RecBole ranks against: with ``uniN``, ``sampled-metrics correct
---preset recbole-uni --negatives N --m-column m --law hypergeometric`` is exact), and
-``n`` (the pool the items were drawn from, plus one). The rank counts only drawn (or,
-in full sorting, non-history) items above the held-out item, not the user's other
-held-out items.
+row, which is what RecBole ranks against), and ``n`` (the pool the items were drawn
+from, plus one). The rank counts only drawn (or, in full sorting, non-history) items
+above the held-out item, not the user's other held-out items. Beside each file its
+sidecar (``frameworks.rank_meta``) names the protocol (``recbole-uniN``,
+``recbole-popN``, ``recbole-seq-uniN``, ``full``: :func:`protocol_of`) and the law
+that reads it exactly (hypergeometric in column m for ``uniN``), so that
+``sampled-metrics correct FILE`` needs no option.
 
-recbole and torch are imported inside the functions: the module imports without them.
+recbole and torch are imported inside the functions: the module imports without them
+(and raises :class:`~sampled_metrics.frameworks.adapters.FrameworkNotInstalled` on use).
+``sampled-metrics recbole`` (``sampled_metrics.cli.recbole``) is the command.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from ...io.atomic import write_csv
+from ..rank_meta import rank_meta, write_rank_file
+from ..registry import FULL, protocol_by_name
+from . import FrameworkNotInstalled
 
-__all__ = ["RankRecorder", "eval_loader", "main", "ranks_from_checkpoint", "record_ranks"]
+__all__ = [
+    "RankRecorder",
+    "eval_loader",
+    "protocol_of",
+    "rank_file_meta",
+    "ranks_from_checkpoint",
+    "recbole_mode",
+    "record_ranks",
+]
+
+# How the adapter's ranks order tied scores (the sidecar's ties).
+TIES = "torch.topk's order within RecBole's top k (as RecBole's metrics read it)"
+NOT_INSTALLED = (
+    "run this in RecBole's environment (docs/recbole.md: .ci/envs/recbole.sh builds .envs/recbole)"
+)
+
+
+def _recbole():
+    """recbole itself, or FrameworkNotInstalled (one line naming the fix)."""
+    try:
+        import recbole
+    except ModuleNotFoundError as error:
+        raise FrameworkNotInstalled(error.name or "recbole", NOT_INSTALLED) from None
+    return recbole
 
 
 class RankRecorder:
@@ -64,10 +90,11 @@ class RankRecorder:
 
         with RankRecorder(trainer, test_data) as recorder:
             result = trainer.evaluate(test_data, load_best_model=True)
-        recorder.write("ranks/BPR-uni100.csv")
+        recorder.write("ranks/BPR-recbole-uni100.csv")
     """
 
     def __init__(self, trainer, eval_data, name: str | None = None):
+        _recbole()
         from recbole.data.dataloader import FullSortEvalDataLoader
         from recbole.utils import EvaluatorType
 
@@ -208,10 +235,66 @@ class RankRecorder:
         columns["n"] = table[:, 4] + 1
         return pd.DataFrame(columns)
 
+    @property
+    def protocol(self) -> str:
+        """The protocol of the recorded evaluation (:func:`protocol_of`)."""
+        return protocol_of(self.eval_data)
+
     def write(self, path) -> Path:
-        """The rank file (csv, written atomically); returns its path."""
-        write_csv(self.frame(), path)
-        return Path(path)
+        """The rank file (csv, written atomically) and its sidecar; returns its path."""
+        frame = self.frame()
+        return write_rank_file(frame, path, rank_file_meta(self.protocol, frame.columns[1]))
+
+
+def protocol_of(eval_data) -> str:
+    """The protocol name (``frameworks.registry``) of a RecBole evaluation loader:
+    ``full``, ``recbole-uniN``, ``recbole-popN``, or ``recbole-seq-uniN`` (a sequential
+    model's ``uniN``: its ``RepeatableSampler`` can draw the user's history)."""
+    args = getattr(eval_data, "neg_sample_args", None) or {}
+    if args.get("sample_num", "none") == "none":
+        return FULL
+    kind = {"uniform": "uni", "popularity": "pop"}[args["distribution"]]
+    sequential = type(getattr(eval_data, "_sampler", None)).__name__ == "RepeatableSampler"
+    prefix = "recbole-seq-" if sequential and kind == "uni" else "recbole-"
+    return f"{prefix}{kind}{int(args['sample_num'])}"
+
+
+def recbole_mode(protocol: str) -> str:
+    """RecBole's eval mode of a protocol name: ``full``, ``uniN``, ``popN``.
+
+    Examples
+    --------
+    >>> recbole_mode("recbole-uni100"), recbole_mode("recbole-seq-uni20"), recbole_mode("full")
+    ('uni100', 'uni20', 'full')
+    >>> recbole_mode("ncf")
+    Traceback (most recent call last):
+    ...
+    ValueError: protocol ncf is not RecBole's: give recbole-uniN, recbole-popN or full
+    """
+    found = protocol_by_name(protocol)
+    if found is None:
+        return FULL
+    for stem, mode in (("recbole-seq-uni", "uni"), ("recbole-uni", "uni"), ("recbole-pop", "pop")):
+        if found.sized == stem + "{N}":
+            return f"{mode}{found.m}"
+    raise ValueError(
+        f"protocol {protocol} is not RecBole's: give recbole-uniN, recbole-popN or full"
+    )
+
+
+def rank_file_meta(protocol: str, column: str) -> dict:
+    """The sidecar of a rank file of this adapter (``frameworks.rank_meta``): m is each
+    row's distinct items drawn, ties in torch.topk's order."""
+    return rank_meta(
+        protocol,
+        rank_columns=[column],
+        m_column=None if protocol == FULL else "m",
+        distinct_m=True,
+        ties="framework",
+        ties_detail=TIES,
+        writer="sampled_metrics.frameworks.adapters.recbole",
+        framework=f"recbole {_recbole().__version__}",
+    )
 
 
 def record_ranks(trainer, eval_data, *, name: str | None = None, **evaluate_kwargs):
@@ -245,6 +328,7 @@ def eval_loader(config, dataset, train_data, valid_data, test_data, mode: str):
     split (the three loaders' datasets), built as RecBole's ``data_preparation`` builds
     one (``create_samplers``, ``get_dataloader``); ``dataset`` is the whole data set
     (``create_dataset(config)``). Sets ``config["eval_args"]["mode"]["test"]`` to ``mode``."""
+    _recbole()
     from recbole.data.utils import create_samplers, get_dataloader
 
     config["eval_args"]["mode"]["test"] = mode
@@ -254,20 +338,34 @@ def eval_loader(config, dataset, train_data, valid_data, test_data, mode: str):
     return get_dataloader(config, "test")(config, built[2], sampler, shuffle=False)
 
 
-def ranks_from_checkpoint(checkpoint, modes=("uni100", "full"), *, name: str | None = None):
+def ranks_from_checkpoint(
+    checkpoint, protocols=("recbole-uni100", FULL), *, name: str | None = None
+):
     """Load a RecBole checkpoint (its config, data and model) and run RecBole's test
-    evaluation in each mode, recording the ranks.
+    evaluation under each protocol, recording the ranks.
 
     Each evaluation starts from the checkpoint's seed (``init_seed``), so the draws are
     the same on every call. The checkpoint holds a pickled config, which torch >= 2.6
     loads only with ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1``: it is set for the load (your
     own checkpoint is trusted).
 
+    Parameters
+    ----------
+    checkpoint : str or pathlib.Path
+    protocols : sequence of str
+        ``recbole-uniN``, ``recbole-popN``, ``full`` (:func:`recbole_mode` maps them to
+        RecBole's eval modes).
+    name : str, optional
+        The rank column (default: the model's name).
+
     Returns
     -------
     dict
-        mode -> (RecBole's result, the ranks), as :func:`record_ranks`.
+        protocol -> (RecBole's result, the ranks), as :func:`record_ranks`; a sequential
+        model's ``recbole-uniN`` is named ``recbole-seq-uniN`` (:func:`protocol_of`).
     """
+    modes = [recbole_mode(protocol) for protocol in protocols]  # bad names stop here
+    _recbole()
     from recbole.quick_start import load_data_and_model
     from recbole.utils import get_trainer, init_seed
 
@@ -291,44 +389,5 @@ def ranks_from_checkpoint(checkpoint, modes=("uni100", "full"), *, name: str | N
     for mode in modes:
         loader = eval_loader(config, dataset, train_data, valid_data, test_data, mode)
         init_seed(config["seed"], config["reproducibility"])
-        found[mode] = record_ranks(trainer, loader, name=name, load_best_model=False)
+        found[protocol_of(loader)] = record_ranks(trainer, loader, name=name, load_best_model=False)
     return found
-
-
-def _arguments(argv):
-    parser = argparse.ArgumentParser(
-        prog="python -m sampled_metrics.frameworks.adapters.recbole",
-        description="RecBole's test evaluation of a checkpoint, rank by rank, as rank files "
-        "for sampled-metrics correct (docs/recbole.md). Run it in your RecBole environment.",
-    )
-    parser.add_argument("--checkpoint", required=True, help="a RecBole checkpoint (saved/*.pth)")
-    parser.add_argument(
-        "--modes",
-        nargs="+",
-        default=["uni100", "full"],
-        help="RecBole eval modes: uniN, popN, full (default: uni100 full)",
-    )
-    parser.add_argument("--out", default="ranks", help="folder of the rank files (ranks)")
-    parser.add_argument("--name", help="the rank column (default: the model's name)")
-    return parser.parse_args(argv)
-
-
-def main(argv=None) -> int:
-    """Write ``<out>/<model>-<mode>.csv`` per mode; print one JSON line per mode with
-    RecBole's metrics of that evaluation and the file (stdout; RecBole logs to stderr)."""
-    args = _arguments(argv)
-    for mode in args.modes:
-        _neg_sample_args(mode)  # a bad mode stops before RecBole loads anything
-    found = ranks_from_checkpoint(args.checkpoint, args.modes, name=args.name)
-    for mode, (result, frame) in found.items():
-        name = frame.columns[1]
-        path = Path(args.out) / f"{name}-{mode}.csv"
-        write_csv(frame, path)
-        record = {"mode": mode, "file": str(path), "column": name, "rows": len(frame)}
-        record["recbole"] = {key: float(value) for key, value in result.items()}
-        print(json.dumps(record), flush=True)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,71 @@
+"""``sampled-metrics recbole CHECKPOINT``: RecBole's test evaluation of a checkpoint,
+rank by rank, under each protocol, as rank files with their sidecars (docs/recbole.md).
+
+It runs the adapter (:mod:`sampled_metrics.frameworks.adapters.recbole`), which imports
+recbole and torch only when it runs: in an environment without them the command says
+so in one line. Per protocol it writes ``<out>/<model>-<protocol>.csv`` (and its
+``.meta.json``) and prints one JSON line with RecBole's metrics of that evaluation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..frameworks.rank_meta import write_rank_file
+from ..frameworks.registry import FULL
+from .arguments import protocol_name, remove_options
+
+__all__ = ["add_parser", "run"]
+
+REMOVED = {
+    "--modes": "give each protocol with --protocol (recbole-uni100, recbole-pop100, full)",
+    "--checkpoint": "the checkpoint is the first argument: sampled-metrics recbole CHECKPOINT",
+}
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """The ``recbole`` sub-command's parser."""
+    parser = subparsers.add_parser(
+        "recbole",
+        help="rank files (and sidecars) from RecBole's evaluation of a checkpoint",
+        description="RecBole's test evaluation of a checkpoint, rank by rank, under each "
+        "protocol, as rank files for sampled-metrics correct (docs/recbole.md). Run it in "
+        "your RecBole environment, in the folder RecBole ran in.",
+    )
+    parser.add_argument("checkpoint", help="a RecBole checkpoint (saved/*.pth)")
+    parser.add_argument(
+        "--protocol",
+        action="append",
+        dest="protocols",
+        type=protocol_name,
+        metavar="NAME",
+        help="recbole-uniN, recbole-popN (RecBole's eval modes uniN, popN) or full; repeat "
+        f"for several (default: recbole-uni100 and {FULL})",
+    )
+    parser.add_argument("--out", default="ranks", help="folder of the rank files (ranks)")
+    parser.add_argument("--name", help="the rank column (default: the model's name)")
+    remove_options(parser, REMOVED)
+    return parser
+
+
+def run(args) -> int:
+    """Write ``<out>/<model>-<protocol>.csv`` per protocol, each with its sidecar; one
+    JSON line per protocol with RecBole's metrics and the file (RecBole logs to stderr)."""
+    from ..frameworks.adapters import recbole
+
+    protocols = list(dict.fromkeys(args.protocols or ["recbole-uni100", FULL]))
+    for protocol in protocols:
+        recbole.recbole_mode(protocol)  # a protocol RecBole lacks stops before loading
+    if not Path(args.checkpoint).is_file():
+        raise ValueError(f"{args.checkpoint}: no such file")
+    found = recbole.ranks_from_checkpoint(args.checkpoint, protocols, name=args.name)
+    for protocol, (result, frame) in found.items():
+        column = frame.columns[1]
+        path = Path(args.out) / f"{column}-{protocol}.csv"
+        write_rank_file(frame, path, recbole.rank_file_meta(protocol, column))
+        record = {"protocol": protocol, "file": str(path), "column": column, "rows": len(frame)}
+        record["recbole"] = {key: float(value) for key, value in result.items()}
+        print(json.dumps(record), flush=True)
+    return 0

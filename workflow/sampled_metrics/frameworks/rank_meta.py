@@ -1,0 +1,322 @@
+"""A rank file's sidecar: the small JSON file beside a file of ranks that says how the
+ranks were made, so that ``sampled-metrics correct FILE`` needs no further option.
+
+Every writer of rank files writes one (the adapters, :mod:`.rank_files`'s
+:func:`~.rank_files.write_rank_files`, the pipeline's ``results/<dataset>/ranks/``),
+computed by :func:`rank_meta` alone; :func:`read_rank_meta` reads and checks it. The
+sidecar of ``ranks/BPR-recbole-uni100.csv`` is ``ranks/BPR-recbole-uni100.csv.meta.json``
+(:func:`sidecar_path`)::
+
+    {
+     "sampled_metrics_rank_file": 1,
+     "protocol": "recbole-uni100",
+     "law": "hypergeometric",
+     "m_column": "m",
+     "n_column": "n",
+     "rank_base": 1,
+     "rank_columns": {"BPR": "BPR"},
+     "ties": {"order": "framework", "detail": "torch.topk ..."},
+     "produced_by": {"writer": "sampled-metrics recbole", "framework": "recbole 1.2.1",
+                     "sampled_metrics": "0.1.0"}
+    }
+
+Keys: ``protocol`` (a name of :func:`~.registry.protocol_by_name`, ``full`` for a full
+ranking), ``law`` (the law that reads the sampled ranks exactly,
+:meth:`~.registry.Protocol.file_law`; null when none does; absent for ``full``), ``m``
+(one m for every row) or ``m_column`` (absent for ``full``), ``n_column``, ``rank_base``
+(1: the best rank is 1), ``rank_columns`` (rank column -> the model it ranks),
+``ties`` (the order among tied scores: ``order`` one of :data:`TIE_ORDERS`, ``seed``
+for ``random``, ``detail`` for ``framework``), optionally ``column_ties`` (rank column
+-> its order, where it is not the file's), and ``produced_by`` (the writer, the
+framework and its version, this package's version).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+from ..estimation.laws import LAWS
+from ..io.atomic import write_csv, write_text
+from .registry import FULL, protocol_by_name
+
+__all__ = [
+    "SIDECAR_SUFFIX",
+    "TIE_ORDERS",
+    "RankMeta",
+    "RankMetaError",
+    "rank_meta",
+    "read_rank_meta",
+    "sidecar_path",
+    "write_rank_file",
+    "write_rank_meta",
+]
+
+SIDECAR_SUFFIX = ".meta.json"
+FORMAT_KEY, FORMAT = "sampled_metrics_rank_file", 1
+# The orders among tied scores a file can have: the pipeline's tie policies
+# (passes.ties), and "framework": the framework's own sort, whatever it does with ties.
+TIE_ORDERS = ("random", "pessimistic", "optimistic", "index", "framework")
+
+
+class RankMetaError(ValueError):
+    """A damaged sidecar: one line naming it."""
+
+
+def sidecar_path(path) -> Path:
+    """The sidecar of a rank file: its name + ``.meta.json``.
+
+    Examples
+    --------
+    >>> str(sidecar_path("ranks/BPR-full.csv"))
+    'ranks/BPR-full.csv.meta.json'
+    """
+    path = Path(path)
+    return path.with_name(path.name + SIDECAR_SUFFIX)
+
+
+def _package_version() -> str | None:
+    try:
+        return version("sampled-metrics")
+    except PackageNotFoundError:
+        return None
+
+
+def rank_meta(
+    protocol: str,
+    *,
+    rank_columns,
+    n_column: str = "n",
+    m_column: str | None = "m",
+    distinct_m: bool = False,
+    ties: str = "random",
+    tie_seed: int | None = None,
+    ties_detail: str | None = None,
+    column_ties: dict | None = None,
+    writer: str,
+    framework: str | None = None,
+) -> dict:
+    """The sidecar of a rank file (the module's docstring has the format).
+
+    Parameters
+    ----------
+    protocol : str
+        ``full`` or a protocol name (:func:`~.registry.protocol_by_name`).
+    rank_columns : dict or list
+        Rank column -> model; a list names each column after its model.
+    n_column : str, default "n"
+    m_column : str or None, default "m"
+        The column of m (sampled files); None: the protocol's m for every row.
+    distinct_m : bool, default False
+        The m column counts each row's distinct items drawn (RecBole's adapter), not
+        the draws: with a protocol that ranks a repeated item once, that is what
+        makes the hypergeometric law exact (:meth:`~.registry.Protocol.file_law`).
+    ties : str, default "random"
+        The order among tied scores, one of :data:`TIE_ORDERS`.
+    tie_seed : int, optional
+        The seed of the ``random`` order.
+    ties_detail : str, optional
+        What the ``framework`` order is.
+    column_ties : dict, optional
+        Rank column -> its order, for columns whose order is not ``ties``.
+    writer : str
+        What wrote the file (``sampled-metrics recbole``, a module, a rule).
+    framework : str, optional
+        The framework and its version (``recbole 1.2.1``).
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    >>> meta = rank_meta("recbole-uni20", rank_columns=["BPR"], distinct_m=True,
+    ...                  ties="framework", ties_detail="torch.topk", writer="test")
+    >>> meta["protocol"], meta["law"], meta["m_column"], meta["rank_columns"]
+    ('recbole-uni20', 'hypergeometric', 'm', {'BPR': 'BPR'})
+    >>> meta = rank_meta("ncf", rank_columns={"rank": "iALS"}, m_column=None, tie_seed=3,
+    ...                  writer="test")
+    >>> meta["m"], meta["law"], meta["ties"]
+    (99, 'hypergeometric', {'order': 'random', 'seed': 3})
+    >>> sorted(rank_meta("full", rank_columns=["A"], writer="test"))[:4]
+    ['n_column', 'produced_by', 'protocol', 'rank_base']
+    """
+    columns = dict(rank_columns) if isinstance(rank_columns, dict) else {c: c for c in rank_columns}
+    meta = {FORMAT_KEY: FORMAT, "protocol": protocol}
+    if protocol != FULL:
+        sampled = protocol_by_name(protocol)
+        meta["law"] = sampled.file_law(distinct_m and m_column is not None)[0]
+        meta.update({"m_column": m_column} if m_column is not None else {"m": sampled.m})
+    meta.update({"n_column": n_column, "rank_base": 1, "rank_columns": columns})
+    meta["ties"] = _ties(ties, tie_seed, ties_detail)
+    if column_ties:
+        for order in column_ties.values():
+            _ties(order, tie_seed, ties_detail)
+        meta["column_ties"] = dict(column_ties)
+    produced = {"writer": writer, "framework": framework, "sampled_metrics": _package_version()}
+    meta["produced_by"] = {key: value for key, value in produced.items() if value is not None}
+    return meta
+
+
+def _ties(order: str, seed: int | None, detail: str | None) -> dict:
+    if order not in TIE_ORDERS:
+        raise ValueError(f"tie order {order!r} is not one of {', '.join(TIE_ORDERS)}")
+    ties = {"order": order}
+    if order == "random" and seed is not None:
+        ties["seed"] = int(seed)
+    if order == "framework" and detail:
+        ties["detail"] = detail
+    return ties
+
+
+def write_rank_meta(path, meta: dict) -> Path:
+    """Write the sidecar of the rank file ``path`` (atomically); returns its path."""
+    sidecar = sidecar_path(path)
+    write_text(json.dumps(meta, indent=1) + "\n", sidecar)
+    return sidecar
+
+
+def write_rank_file(frame, path, meta: dict) -> Path:
+    """A rank file (csv, atomically) and its sidecar; returns the file's path.
+
+    The sidecar's columns must be the frame's (a ``ValueError`` otherwise)."""
+    missing = [c for c in _named_columns(meta) if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{path}: the sidecar names columns the frame lacks: {missing}")
+    write_csv(frame, path)
+    write_rank_meta(path, meta)
+    return Path(path)
+
+
+def _named_columns(meta: dict) -> list:
+    named = [*meta["rank_columns"], meta["n_column"]]
+    return named + ([meta["m_column"]] if meta.get("m_column") else [])
+
+
+@dataclass(frozen=True)
+class RankMeta:
+    """A sidecar read and checked (:func:`read_rank_meta`).
+
+    Attributes
+    ----------
+    path : str
+        The sidecar.
+    protocol : str
+    law : str or None
+        None: a full ranking, or no law holds (``law_reason`` says why).
+    m : int or None
+    m_column : str or None
+    n_column : str
+    rank_columns : dict
+        Rank column -> model.
+    law_reason : str
+    """
+
+    path: str
+    protocol: str
+    law: str | None
+    m: int | None
+    m_column: str | None
+    n_column: str
+    rank_columns: dict = field(default_factory=dict)
+    law_reason: str = ""
+
+    @property
+    def full(self) -> bool:
+        """A full ranking's exact ranks."""
+        return self.protocol == FULL
+
+    def check_columns(self, header) -> None:
+        """A ValueError when a column the sidecar names is not in ``header``."""
+        named = [(c, "rank_columns") for c in self.rank_columns] + [(self.n_column, "n_column")]
+        named += [(self.m_column, "m_column")] if self.m_column else []
+        for column, key in named:
+            if column not in header:
+                raise ValueError(
+                    f"names column {column!r} ({key}), which the file does not have; "
+                    f"it has: {', '.join(map(str, header))}"
+                )
+
+
+def read_rank_meta(path, header=None) -> RankMeta | None:
+    """The sidecar of the rank file ``path``, read and checked; None when it has none.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The rank file.
+    header : list of str, optional
+        The file's columns: every column the sidecar names must be one of them.
+
+    Raises
+    ------
+    RankMetaError
+        Bad JSON, an unknown protocol, law or tie order, a missing key, or a column
+        that is not in the file: one line naming the sidecar.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "r.csv"
+    >>> read_rank_meta(path) is None
+    True
+    >>> _ = write_rank_meta(path, rank_meta("elliot-50", rank_columns=["A"], writer="t"))
+    >>> meta = read_rank_meta(path, header=["user", "A", "m", "n"])
+    >>> meta.protocol, meta.law, meta.m_column, meta.rank_columns
+    ('elliot-50', 'hypergeometric', 'm', {'A': 'A'})
+    >>> try:
+    ...     read_rank_meta(path, header=["user", "B", "m", "n"])
+    ... except RankMetaError as error:
+    ...     print(str(error).split("r.csv.meta.json: ")[1])
+    names column 'A' (rank_columns), which the file does not have; it has: user, B, m, n
+    """
+    sidecar = sidecar_path(path)
+    if not sidecar.exists():
+        return None
+    try:
+        meta = json.loads(sidecar.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise RankMetaError(f"{sidecar}: not a JSON sidecar: {_one_line(error)}") from None
+    if not isinstance(meta, dict) or meta.get(FORMAT_KEY) != FORMAT:
+        raise RankMetaError(f"{sidecar}: not a rank file's sidecar (no {FORMAT_KEY}: {FORMAT})")
+    try:
+        return _checked(meta, str(sidecar), header)
+    except (KeyError, TypeError, ValueError) as error:
+        text = f"missing key {error}" if isinstance(error, KeyError) else _one_line(error)
+        raise RankMetaError(f"{sidecar}: {text}") from None
+
+
+def _checked(meta: dict, sidecar: str, header) -> RankMeta:
+    protocol = str(meta["protocol"])
+    sampled = protocol_by_name(protocol)  # a ValueError names the protocols
+    if meta.get("rank_base", 1) != 1:
+        raise ValueError(f"rank_base {meta['rank_base']!r}: only 1-based ranks are read")
+    _ties(meta["ties"]["order"], None, None)
+    for order in meta.get("column_ties", {}).values():
+        _ties(order, None, None)
+    columns = meta["rank_columns"]
+    if not isinstance(columns, dict) or not columns:
+        raise ValueError("rank_columns must map each rank column to its model")
+    law, reason, m, m_column = None, "", None, None
+    if sampled is not None:
+        law = meta["law"]
+        if law is not None and law not in LAWS:
+            raise ValueError(f"law {law!r} is not one of {', '.join(LAWS)}")
+        if law is None:
+            reason = sampled.file_law(distinct_m=False)[1] or f"{protocol}: no law recorded"
+        m_column = meta.get("m_column")
+        m = meta.get("m")
+        if (m is None) == (m_column is None):
+            raise ValueError("give one of m and m_column")
+        if m is not None and (not isinstance(m, int) or m < 1):
+            raise ValueError(f"m {m!r} is not a positive integer")
+    found = RankMeta(sidecar, protocol, law, m, m_column, str(meta["n_column"]), columns, reason)
+    if header is not None:
+        found.check_columns(header)
+    return found
+
+
+def _one_line(error: BaseException) -> str:
+    return " ".join(str(error).split()) or type(error).__name__
