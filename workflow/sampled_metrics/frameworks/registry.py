@@ -336,6 +336,12 @@ FRAMEWORK_PROTOCOLS = {
 def protocol_names() -> str:
     """Every protocol name :func:`protocol_by_name` reads, in one line (for messages).
 
+    Returns
+    -------
+    str
+        The names, comma-separated: ``full``, the registered protocols, then the sized
+        patterns (``recbole-uniN``, ...).
+
     Examples
     --------
     >>> protocol_names().split(", ")[:3]
