@@ -8,5 +8,13 @@ files ``sampled-metrics correct`` reads (docs/cli.md).
                 tie order), and a named protocol's sampled ranks from the model's
                 scores, since cornac has no sampled protocol (docs/cornac.md)
 
-Each adapter imports its framework inside its functions: it imports without it.
+Each adapter imports its framework inside its functions: it imports without it, and
+its functions raise :class:`FrameworkNotInstalled` where the framework is missing.
 """
+
+__all__ = ["FrameworkNotInstalled"]
+
+
+class FrameworkNotInstalled(ImportError):
+    """An adapter's framework (RecBole and torch, cornac) is not installed here; the
+    message names the environment to run the adapter in."""

@@ -26,10 +26,10 @@ writes
   so that a sampled item counts above the held-out item exactly when cornac's full
   ranking puts it above.
 
-Nothing here imports cornac: the functions call the model's ``rank`` and read the
-data sets' ``csr_matrix``, ``uir_tuple``, ``num_items`` and id maps, as
-``ranking_eval`` does; they run in the environment that trained the model
-(``.ci/envs/cornac.sh``).
+The functions call the model's ``rank`` and read the data sets' ``csr_matrix``,
+``uir_tuple``, ``num_items`` and id maps, as ``ranking_eval`` does; they import cornac
+only to say, where it is missing, that they run in the environment that trained the
+model (``.ci/envs/cornac.sh``): :class:`~.FrameworkNotInstalled`.
 """
 
 from __future__ import annotations
@@ -41,8 +41,26 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ..rank_files import rank_files as _generic_rank_files
+from . import FrameworkNotInstalled
 
 __all__ = ["cornac_order", "evaluation_split", "exact_ranks", "max_cutoff", "rank_files"]
+
+
+_NOT_INSTALLED = (
+    "sampled-metrics cornac needs cornac: run it in the environment that trained your "
+    "model, where `pip install --no-deps sampled-metrics` adds this package (docs/cornac.md)"
+)
+
+
+def _require_cornac() -> None:
+    """Raise :class:`~.FrameworkNotInstalled` unless cornac imports (where a model
+    was trained, it is imported already: nothing to load)."""
+    try:
+        import cornac  # noqa: F401
+    except ModuleNotFoundError as error:
+        if (error.name or "").split(".")[0] != "cornac":
+            raise
+        raise FrameworkNotInstalled(_NOT_INSTALLED) from None
 
 
 def max_cutoff(k) -> int:
@@ -186,6 +204,7 @@ def cornac_order(model, user_idx: int, item_indices, k: int = -1) -> tuple:
     scores : array
         The candidates' scores, in the order of ``item_indices``.
     """
+    _require_cornac()
     item_indices = np.asarray(item_indices)
     ranked, scores = model.rank(user_idx=user_idx, item_indices=item_indices, k=k)
     ranked = np.asarray(ranked)
@@ -246,6 +265,7 @@ def exact_ranks(
         only with no k > 0 beside it: docs/cornac.md), and of ``<name>_pessimistic``
         cornac's AUC and MAP.
     """
+    _require_cornac()
     cutoff = max_cutoff(k)
     name = model.name if name is None else name
     pools = _pools(train_set, test_set, val_set, rating_threshold, exclude_unknowns)
@@ -342,6 +362,7 @@ def rank_files(
         If the generic path's exact ranks (from cornac's order) differ from
         :func:`exact_ranks`: the sampled ranks would not be cornac's.
     """
+    _require_cornac()
     if split is None:
         if eval_method is None:
             raise ValueError("give eval_method or split")
