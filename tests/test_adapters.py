@@ -144,3 +144,31 @@ def test_a_bad_eval_mode_is_one_line_before_recbole_is_needed(monkeypatch, mode)
         recbole.ranks_from_checkpoint("saved/BPR.pth", ["full", mode])
     with pytest.raises(ValueError, match=expected):
         recbole.eval_loader({}, None, None, None, None, mode)
+
+
+def test_quiet_hides_other_libraries_warnings_and_info_for_the_call_only(caplog):
+    """Inside: deprecations and INFO records dropped, RuntimeWarning, WARNING records
+    and errors kept; after: the filters and the logging threshold as they were."""
+    import logging
+    import warnings
+
+    from sampled_metrics.frameworks.adapters.quiet import quiet
+
+    filters = list(warnings.filters)
+    caplog.set_level(logging.INFO)
+    log = logging.getLogger("recbole.trainer")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(KeyError), quiet():
+            warnings.warn("np.float is deprecated", DeprecationWarning, stacklevel=1)
+            warnings.warn("torch.load weights_only", FutureWarning, stacklevel=1)
+            warnings.warn("a framework's advice", UserWarning, stacklevel=1)
+            warnings.warn("overflow in the scores", RuntimeWarning, stacklevel=1)
+            log.info("Loading model structure")
+            log.warning("a real problem")
+            raise KeyError("an error still raises")
+        warnings.warn("after the call", DeprecationWarning, stacklevel=1)
+        log.info("after the call")
+    assert [str(w.message) for w in caught] == ["overflow in the scores", "after the call"]
+    assert [r.getMessage() for r in caplog.records] == ["a real problem", "after the call"]
+    assert warnings.filters[-len(filters) :] == filters and logging.root.manager.disable == 0

@@ -41,6 +41,7 @@ import pandas as pd
 
 from ...io.atomic import write_csv
 from . import FrameworkNotInstalled
+from .quiet import quiet
 from .topk import check_ties, held_out_ranks
 
 __all__ = ["RankRecorder", "eval_loader", "main", "ranks_from_checkpoint", "record_ranks"]
@@ -283,7 +284,8 @@ def record_ranks(
         The ranks of that evaluation (:meth:`RankRecorder.frame`); its
         ``attrs["tie_order"]`` is :attr:`RankRecorder.tie_order`.
     """
-    with RankRecorder(trainer, eval_data, name=name, ties=ties, seed=seed) as recorder:
+    recorder = RankRecorder(trainer, eval_data, name=name, ties=ties, seed=seed)
+    with quiet(), recorder:
         result = trainer.evaluate(eval_data, **evaluate_kwargs)
     return dict(result), recorder.frame()
 
@@ -321,8 +323,9 @@ def eval_loader(config, dataset, train_data, valid_data, test_data, mode: str):
     config["eval_args"]["mode"]["test"] = mode
     config["test_neg_sample_args"] = neg_sample_args
     built = [loader._dataset for loader in (train_data, valid_data, test_data)]
-    _, _, sampler = create_samplers(config, dataset, built)
-    return get_dataloader(config, "test")(config, built[2], sampler, shuffle=False)
+    with quiet():
+        _, _, sampler = create_samplers(config, dataset, built)
+        return get_dataloader(config, "test")(config, built[2], sampler, shuffle=False)
 
 
 def ranks_from_checkpoint(
@@ -351,6 +354,12 @@ def ranks_from_checkpoint(
         _neg_sample_args(mode)  # a bad mode stops before anything loads
     check_ties(ties, 0 if seed is None else seed)
     _require_recbole()
+    with quiet():
+        return _ranks_from_checkpoint(checkpoint, modes, name, ties, seed)
+
+
+def _ranks_from_checkpoint(checkpoint, modes, name, ties, seed) -> dict:
+    """:func:`ranks_from_checkpoint` once its arguments are checked."""
     from recbole.quick_start import load_data_and_model
     from recbole.utils import get_trainer, init_seed
 
