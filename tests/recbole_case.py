@@ -118,6 +118,7 @@ def main(argv=None) -> int:
         result = trainer.evaluate(test_data, load_best_model=True)
     path = recorder.write(work / "ranks" / f"inprocess-{recorder.protocol}.csv")
     record = {"protocol": recorder.protocol, "file": os.path.relpath(path), "column": "BPR"}
+    record["tie_order"] = recorder.tie_order
     print(json.dumps({**record, "recbole": {k: float(v) for k, v in result.items()}}))
     tied_model(config, dataset, trainer, (train_data, valid_data, test_data), work)
     return 0
@@ -127,7 +128,11 @@ def tied_model(config, dataset, trainer, loaders, work: Path) -> None:
     """The same model with its scores rounded to halves, so that many items tie with
     the held-out one: the files must still give RecBole's metrics (its torch.topk
     orders the ties). One JSON line per mode, with the share of held-out items that tie
-    with another ranked item in full sorting (``tied``)."""
+    with another ranked item in full sorting (``tied``). In full sorting also the ranks
+    with the held-out item before (``ties-full-optimistic.csv``) and after
+    (``ties-full-pessimistic.csv``) the items it ties with below the top k, and, from
+    the scores, each user's items scored above it and tied with it
+    (``ties-full-counts.csv``)."""
     import torch
     from recbole.data.interaction import Interaction
 
@@ -150,22 +155,34 @@ def tied_model(config, dataset, trainer, loaders, work: Path) -> None:
         result, ranks = record_ranks(trainer, loader, name="BPR_ties", load_best_model=False)
         protocol = protocol_of(loader)
         path = work / "ranks" / f"ties-{protocol}.csv"
-        write_rank_file(ranks, path, rank_file_meta(protocol, "BPR_ties"))
+        write_rank_file(ranks, path, rank_file_meta(protocol, "BPR_ties", ranks.attrs["tie_order"]))
         record = {"protocol": protocol, "file": os.path.relpath(path), "column": "BPR_ties"}
+        record["tie_order"] = ranks.attrs["tie_order"]
         if mode == "full":
+            for ties in ("optimistic", "pessimistic"):
+                _, other = record_ranks(
+                    trainer, loader, name="BPR_ties", ties=ties, load_best_model=False
+                )
+                other.to_csv(work / "ranks" / f"ties-full-{ties}.csv", index=False)
             users = torch.as_tensor(loader.uid_list)
             uid = config["USER_ID_FIELD"]
             with torch.no_grad():
                 scores = model.full_sort_predict(Interaction({uid: users})).view(len(users), -1)
-            tied = 0
+            tied, counts = 0, ["user,above,tied"]
             for row, user in enumerate(users.tolist()):
                 ranked = torch.ones(scores.shape[1], dtype=torch.bool)
                 ranked[0] = False
                 ranked[loader.uid2history_item[user]] = False
                 (item,) = loader.uid2positive_item[user].tolist()
                 ranked[item] = False
-                tied += bool((scores[row, ranked] == scores[row, item]).any())
+                target = scores[row, item]
+                equal = int((scores[row, ranked] == target).sum())
+                above = int((scores[row, ranked] > target).sum())
+                tied += equal > 0
+                token = dataset.id2token(config["USER_ID_FIELD"], user)
+                counts.append(f"{token},{above},{equal}")
             record["tied"] = tied / len(users)
+            (work / "ranks" / "ties-full-counts.csv").write_text("\n".join(counts) + "\n")
         print(json.dumps({**record, "recbole": {k: float(v) for k, v in result.items()}}))
 
 

@@ -230,4 +230,46 @@ def test_without_recbole_the_command_says_so_in_one_line(capsys, tmp_path):
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1
     assert err.startswith("sampled-metrics recbole: error: ")
-    assert "is not installed in this environment: run this in RecBole's environment" in err
+    assert "needs RecBole and torch: run it in your RecBole environment" in err
+
+
+def test_every_file_says_its_tie_order(example):
+    orders = [r["tie_order"] for r in records(example) if "tie_order" in r]
+    assert len(orders) == 3
+    expected = {"ties": "random", "seed": 2020, "within_top_k": "recbole torch.topk", "top_k": 10}
+    assert all(order == expected for order in orders)
+
+
+def test_below_the_top_k_a_tied_item_takes_a_random_place_among_its_ties(example):
+    """The rounded model in full sorting: in the top 10 (where RecBole's metrics read)
+    every tie order gives RecBole's place; below it, the held-out item comes after
+    every item scored higher (``above``, counted from the scores), and among the
+    ``tied`` items level with it: first (optimistic; after those listed in the top 10),
+    last (pessimistic: 1 + above + tied), or at a random place in between, on
+    average about half-way."""
+    work, _ = example
+    files = {"random": "ties-full", "optimistic": "ties-full-optimistic"}
+    files["pessimistic"] = "ties-full-pessimistic"
+    ranks = {
+        ties: pd.read_csv(work / "ranks" / f"{file}.csv")["BPR_ties"].to_numpy()
+        for ties, file in files.items()
+    }
+    counts = pd.read_csv(work / "ranks" / "ties-full-counts.csv", dtype={"user": str})
+    users = pd.read_csv(work / "ranks" / "ties-full.csv", dtype={"user": str})["user"]
+    counts = counts.set_index("user").loc[users]
+    above, tied = counts["above"].to_numpy(), counts["tied"].to_numpy()
+    top = ranks["random"] <= 10
+    assert 0 < top.sum() < len(top)
+    for ties in ("optimistic", "pessimistic"):
+        assert (ranks[ties][top] == ranks["random"][top]).all()
+    below = ~top
+    assert (ranks["pessimistic"][below] == 1 + above[below] + tied[below]).all()
+    assert (ranks["optimistic"][below] >= 1 + above[below]).all()
+    assert (ranks["optimistic"] <= ranks["random"]).all()
+    assert (ranks["random"] <= ranks["pessimistic"]).all()
+    spread = below & (ranks["pessimistic"] > ranks["optimistic"])
+    assert spread.sum() >= 10
+    share = (ranks["random"] - ranks["optimistic"])[spread] / (
+        ranks["pessimistic"] - ranks["optimistic"]
+    )[spread]
+    assert 0.2 < share.mean() < 0.8, share

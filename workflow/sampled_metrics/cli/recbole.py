@@ -13,6 +13,7 @@ import argparse
 import json
 from pathlib import Path
 
+from ..frameworks.adapters.topk import TIES
 from ..frameworks.rank_meta import write_rank_file
 from ..frameworks.registry import FULL
 from .arguments import protocol_name, remove_options
@@ -46,6 +47,19 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("--out", default="ranks", help="folder of the rank files (ranks)")
     parser.add_argument("--name", help="the rank column (default: the model's name)")
+    parser.add_argument(
+        "--ties",
+        choices=TIES,
+        default="random",
+        help="where the held-out item goes among items scored like it below RecBole's top k "
+        "(within it, RecBole's own order): random (seeded, the pipeline's), optimistic "
+        "(first) or pessimistic (last) (default: random)",
+    )
+    parser.add_argument(
+        "--tie-seed",
+        type=int,
+        help="seed of the random tie order (default: the checkpoint's config seed)",
+    )
     remove_options(parser, REMOVED)
     return parser
 
@@ -60,11 +74,15 @@ def run(args) -> int:
         recbole.recbole_mode(protocol)  # a protocol RecBole lacks stops before loading
     if not Path(args.checkpoint).is_file():
         raise ValueError(f"{args.checkpoint}: no such file")
-    found = recbole.ranks_from_checkpoint(args.checkpoint, protocols, name=args.name)
+    found = recbole.ranks_from_checkpoint(
+        args.checkpoint, protocols, name=args.name, ties=args.ties, seed=args.tie_seed
+    )
     for protocol, (result, frame) in found.items():
         column = frame.columns[1]
         path = Path(args.out) / f"{column}-{protocol}.csv"
-        write_rank_file(frame, path, recbole.rank_file_meta(protocol, column))
+        write_rank_file(
+            frame, path, recbole.rank_file_meta(protocol, column, frame.attrs["tie_order"])
+        )
         record = {"protocol": protocol, "file": str(path), "column": column, "rows": len(frame)}
         record["recbole"] = {key: float(value) for key, value in result.items()}
         print(json.dumps(record), flush=True)

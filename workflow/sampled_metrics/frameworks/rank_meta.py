@@ -26,7 +26,8 @@ ranking), ``law`` (the law that reads the sampled ranks exactly,
 (one m for every row) or ``m_column`` (absent for ``full``), ``n_column``, ``rank_base``
 (1: the best rank is 1), ``rank_columns`` (rank column -> the model it ranks),
 ``ties`` (the order among tied scores: ``order`` one of :data:`TIE_ORDERS`, ``seed``
-for ``random``, ``detail`` for ``framework``), optionally ``column_ties`` (rank column
+for ``random``, ``detail`` where more needs saying: the framework's own sort, or the
+order within a framework's top k), optionally ``column_ties`` (rank column
 -> its order, where it is not the file's), and ``produced_by`` (the writer, the
 framework and its version, this package's version).
 """
@@ -166,7 +167,7 @@ def _ties(order: str, seed: int | None, detail: str | None) -> dict:
     ties = {"order": order}
     if order == "random" and seed is not None:
         ties["seed"] = int(seed)
-    if order == "framework" and detail:
+    if detail:
         ties["detail"] = detail
     return ties
 

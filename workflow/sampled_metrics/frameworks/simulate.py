@@ -23,6 +23,7 @@ import zlib
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..io.atomic import write_npz
 from ..passes.block_pass import SCORE_CHUNK
@@ -153,9 +154,22 @@ def interaction_counts(train, test_items) -> np.ndarray:
     >>> interaction_counts(sp.csr_matrix([[1, 0, 1], [1, 0, 0]]), [1, 2]).tolist()
     [2.0, 1.0, 2.0]
     """
-    n_items = train.shape[1]
-    counts = np.asarray((train != 0).sum(axis=0), dtype=float).ravel()
-    return counts + np.bincount(np.asarray(test_items), minlength=n_items)
+    X = sp.csr_matrix(train)
+    n_items = X.shape[1]
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    # Counted a slice of the entries at a time: ``(train != 0).sum(axis=0)`` made a copy
+    # of the matrix and summed it in int64, several times its size at once.
+    counts = np.bincount(np.asarray(test_items), minlength=n_items).astype(float)
+    for lo in range(0, X.nnz, _COUNTED_ENTRIES):
+        data, indices = X.data[lo : lo + _COUNTED_ENTRIES], X.indices[lo : lo + _COUNTED_ENTRIES]
+        counts += np.bincount(indices[data != 0], minlength=n_items)
+    return counts
+
+
+# Entries of the training matrix counted at a time by interaction_counts.
+_COUNTED_ENTRIES = 2**20
 
 
 def simulate(

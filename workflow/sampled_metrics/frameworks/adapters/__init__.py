@@ -18,22 +18,11 @@ __all__ = ["FrameworkNotInstalled"]
 
 
 class FrameworkNotInstalled(ImportError):
-    """The framework an adapter runs is not installed here: a one-line message naming
-    the fix.
-
-    Parameters
-    ----------
-    framework : str
-        The framework's name, as pip installs it.
-    fix : str
-        What to do (build the environment, run in it).
+    """An adapter's framework (RecBole and torch, cornac) is not installed here; the
+    message names the environment to run the adapter in.
 
     Examples
     --------
-    >>> str(FrameworkNotInstalled("recbole", "run it in .envs/recbole (.ci/envs/recbole.sh)"))
-    'recbole is not installed in this environment: run it in .envs/recbole (.ci/envs/recbole.sh)'
+    >>> str(FrameworkNotInstalled("cornac is not installed here: run it in .envs/cornac"))
+    'cornac is not installed here: run it in .envs/cornac'
     """
-
-    def __init__(self, framework: str, fix: str):
-        super().__init__(f"{framework} is not installed in this environment: {fix}")
-        self.framework = framework

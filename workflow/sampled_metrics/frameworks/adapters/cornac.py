@@ -26,10 +26,10 @@ writes
   so that a sampled item counts above the held-out item exactly when cornac's full
   ranking puts it above.
 
-Nothing here imports cornac: the functions call the model's ``rank`` and read the
-data sets' ``csr_matrix``, ``uir_tuple``, ``num_items`` and id maps, as
-``ranking_eval`` does; they run in the environment that trained the model
-(``.ci/envs/cornac.sh``).
+The functions call the model's ``rank`` and read the data sets' ``csr_matrix``,
+``uir_tuple``, ``num_items`` and id maps, as ``ranking_eval`` does; they import cornac
+only to say, where it is missing, that they run in the environment that trained the
+model (``.ci/envs/cornac.sh``): :class:`~.FrameworkNotInstalled`.
 """
 
 from __future__ import annotations
@@ -41,8 +41,27 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ..rank_files import rank_files as _generic_rank_files
+from . import FrameworkNotInstalled
+from .quiet import quiet
 
 __all__ = ["cornac_order", "evaluation_split", "exact_ranks", "max_cutoff", "rank_files"]
+
+
+_NOT_INSTALLED = (
+    "sampled-metrics cornac needs cornac: run it in the environment that trained your "
+    "model, where `pip install --no-deps sampled-metrics` adds this package (docs/cornac.md)"
+)
+
+
+def _require_cornac() -> None:
+    """Raise :class:`~.FrameworkNotInstalled` unless cornac imports (where a model
+    was trained, it is imported already: nothing to load)."""
+    try:
+        import cornac  # noqa: F401
+    except ModuleNotFoundError as error:
+        if (error.name or "").split(".")[0] != "cornac":
+            raise
+        raise FrameworkNotInstalled(_NOT_INSTALLED) from None
 
 
 def max_cutoff(k) -> int:
@@ -116,51 +135,64 @@ def evaluation_split(eval_method, on: str = "test") -> dict:
 
 @dataclass
 class _Pools:
-    """ranking_eval's sets of every evaluated user, in user order."""
+    """ranking_eval's sets of every evaluated user, in user order. A user's
+    candidates are made when asked for (:meth:`candidates`): no list of every user's
+    items is kept."""
 
     users: np.ndarray  # cornac's user indices
-    positives: list  # each user's positive test items (ground truth)
-    candidates: list  # each user's item_indices: positives and negatives
+    positives: list  # each user's positive test items (ground truth) below n_columns
     n_columns: int  # the items a row of scores covers
     user_ids: dict  # user index -> raw id
     item_ids: dict  # item index -> raw id
+    matrices: tuple  # test, train, validation csr matrices (validation may be None)
+    n_items: int  # the test set's items
+    rating_threshold: float
+
+    def positive(self, matrix, user: int) -> np.ndarray:
+        """The items ``user`` rated at least the threshold in ``matrix``."""
+        if matrix is None or user >= matrix.shape[0]:
+            return np.empty(0, dtype=np.int64)
+        start, end = matrix.indptr[user], matrix.indptr[user + 1]
+        return matrix.indices[start:end][matrix.data[start:end] >= self.rating_threshold]
+
+    def candidates(self, position: int) -> np.ndarray:
+        """The item_indices ranking_eval ranks for the user at ``position``: its
+        positives and every item but its positive test, validation and training items."""
+        user = int(self.users[position])
+        candidate = np.ones(self.n_items, dtype=bool)
+        for matrix in self.matrices:
+            candidate[self.positive(matrix, user)] = False
+        candidate[self.positives[position]] = True
+        return np.flatnonzero(candidate[: self.n_columns])
 
 
 def _pools(train_set, test_set, val_set, rating_threshold, exclude_unknowns) -> _Pools:
     """What ``ranking_eval`` (cornac/eval_methods/base_method.py) ranks for each user."""
-    test_mat, train_mat = test_set.csr_matrix, train_set.csr_matrix
-    val_mat = None if val_set is None else val_set.csr_matrix
-
-    def positive(matrix, user):
-        if matrix is None or user >= matrix.shape[0]:
-            return np.empty(0, dtype=np.int64)
-        start, end = matrix.indptr[user], matrix.indptr[user + 1]
-        return matrix.indices[start:end][matrix.data[start:end] >= rating_threshold]
-
+    matrices = (
+        test_set.csr_matrix,
+        train_set.csr_matrix,
+        None if val_set is None else val_set.csr_matrix,
+    )
     n_columns = train_set.num_items if exclude_unknowns else test_set.num_items
-    users, positives, candidates = [], [], []
-    for user in sorted({int(u) for u in test_set.uir_tuple[0]}):
-        pos = positive(test_mat, user)
+    pools = _Pools(
+        np.empty(0, dtype=np.int64), [], n_columns, {}, {}, matrices, test_set.num_items,
+        rating_threshold,
+    )  # fmt: skip
+    users = []
+    for user in np.unique(np.asarray(test_set.uir_tuple[0])).tolist():
+        pos = pools.positive(matrices[0], user)
         if pos.size == 0:
             continue  # ranking_eval: a user without positive test items is skipped
-        pos_mask = np.zeros(test_set.num_items, dtype=bool)
-        pos_mask[pos] = True
-        neg_mask = np.ones(test_set.num_items, dtype=bool)
-        neg_mask[pos] = False
-        neg_mask[positive(val_mat, user)] = False
-        neg_mask[positive(train_mat, user)] = False
-        pos_mask, neg_mask = pos_mask[:n_columns], neg_mask[:n_columns]
         users.append(user)
-        positives.append(np.flatnonzero(pos_mask))
-        candidates.append(np.flatnonzero(pos_mask | neg_mask))
+        pools.positives.append(np.unique(pos[pos < n_columns]))
     if not users:
         raise ValueError("no test user has a positive test item: nothing is evaluated")
-    item_ids = {}
+    pools.users = np.array(users)
     for dataset in (train_set, test_set, val_set):
         if dataset is not None:
-            item_ids.update({index: raw for raw, index in dataset.iid_map.items()})
-    user_ids = {index: raw for raw, index in test_set.uid_map.items()}
-    return _Pools(np.array(users), positives, candidates, n_columns, user_ids, item_ids)
+            pools.item_ids.update({index: raw for raw, index in dataset.iid_map.items()})
+    pools.user_ids.update({index: raw for raw, index in test_set.uid_map.items()})
+    return pools
 
 
 def cornac_order(model, user_idx: int, item_indices, k: int = -1) -> tuple:
@@ -186,6 +218,7 @@ def cornac_order(model, user_idx: int, item_indices, k: int = -1) -> tuple:
     scores : array
         The candidates' scores, in the order of ``item_indices``.
     """
+    _require_cornac()
     item_indices = np.asarray(item_indices)
     ranked, scores = model.rank(user_idx=user_idx, item_indices=item_indices, k=k)
     ranked = np.asarray(ranked)
@@ -246,28 +279,41 @@ def exact_ranks(
         only with no k > 0 beside it: docs/cornac.md), and of ``<name>_pessimistic``
         cornac's AUC and MAP.
     """
+    _require_cornac()
     cutoff = max_cutoff(k)
-    name = model.name if name is None else name
-    pools = _pools(train_set, test_set, val_set, rating_threshold, exclude_unknowns)
-    rows = []
-    for user, pos, candidates in zip(pools.users, pools.positives, pools.candidates):
+    with quiet():
+        pools = _pools(train_set, test_set, val_set, rating_threshold, exclude_unknowns)
+        return _exact_ranks(model, pools, cutoff, model.name if name is None else name)
+
+
+def _exact_ranks(model, pools: _Pools, cutoff: int, name: str) -> pd.DataFrame:
+    """:func:`exact_ranks` of the users of ``pools``, one user's candidates at a time."""
+    users, items, ranks, pessimistic, n = [], [], [], [], []
+    for position, (user, pos) in enumerate(zip(pools.users, pools.positives)):
+        if pos.size == 0:
+            continue
+        candidates = pools.candidates(position)
         order, scores = cornac_order(model, int(user), candidates, cutoff)
         negative_order = ~np.isin(order, pos)
         before = np.cumsum(negative_order) - negative_order  # negatives before each place
-        place = dict(zip(order.tolist(), before.tolist()))
-        negative_scores = scores[~np.isin(candidates, pos)]
-        for item in pos:
-            score = scores[np.searchsorted(candidates, item)]
-            rows.append(
-                (
-                    pools.user_ids[int(user)],
-                    pools.item_ids.get(int(item), int(item)),
-                    1 + place[int(item)],
-                    1 + int(np.count_nonzero(negative_scores >= score)),
-                    1 + negative_scores.size,
-                )
-            )
-    return pd.DataFrame(rows, columns=["user", "item", name, f"{name}_pessimistic", "n"])
+        place = np.empty(pools.n_columns, dtype=np.int64)
+        place[order] = before
+        held_out = np.isin(candidates, pos)
+        negative_scores = np.sort(scores[~held_out])
+        # ties count against the held-out item: the negatives scored at least as high
+        at_least = negative_scores.size - np.searchsorted(
+            negative_scores, scores[np.searchsorted(candidates, pos)], side="left"
+        )
+        users += [pools.user_ids[int(user)]] * pos.size
+        items += [pools.item_ids.get(item, item) for item in pos.tolist()]
+        ranks.append(1 + place[pos])
+        pessimistic.append(1 + at_least)
+        n.append(np.full(pos.size, 1 + negative_scores.size))
+    columns = {"user": users, "item": items, name: ranks, f"{name}_pessimistic": pessimistic}
+    columns["n"] = n
+    for key in (name, f"{name}_pessimistic", "n"):
+        columns[key] = np.concatenate([np.empty(0), *columns[key]]).astype(np.int64)
+    return pd.DataFrame(columns)
 
 
 class _OrderScores:
@@ -285,7 +331,7 @@ class _OrderScores:
         for r, row in enumerate(rows):
             position = self.rows_user[row]
             if position not in cache:
-                user, candidates = self.pools.users[position], self.pools.candidates[position]
+                user, candidates = self.pools.users[position], self.pools.candidates(position)
                 cache[position] = cornac_order(self.model, int(user), candidates, self.k)[0]
             order = cache[position]
             out[r, order] = np.arange(order.size, 0, -1, dtype=np.float32)
@@ -342,6 +388,7 @@ def rank_files(
         If the generic path's exact ranks (from cornac's order) differ from
         :func:`exact_ranks`: the sampled ranks would not be cornac's.
     """
+    _require_cornac()
     if split is None:
         if eval_method is None:
             raise ValueError("give eval_method or split")
@@ -351,13 +398,12 @@ def rank_files(
         models = {model.name: model for model in models}
     if not models:
         raise ValueError("models is empty")
-    exact = None
-    for name, model in models.items():
-        frame = exact_ranks(model, **split, k=cutoff, name=name)
-        exact = frame if exact is None else exact.merge(frame, on=["user", "item", "n"])
-    exact = exact[
-        ["user", "item", *[c for c in exact.columns if c not in ("user", "item", "n")], "n"]
-    ]
+    with quiet():
+        return _rank_files(models, split, protocol, cutoff, seed, memory_mb)
+
+
+def _rank_files(models: dict, split: dict, protocol, cutoff: int, seed: int, memory_mb: float):
+    """:func:`rank_files` once its arguments are checked."""
     pools = _pools(
         split["train_set"],
         split["test_set"],
@@ -365,25 +411,19 @@ def rank_files(
         split.get("rating_threshold", 1.0),
         split.get("exclude_unknowns", True),
     )
-    # One row per held-out item: its user's row, with the user's other positives
-    # excluded as the pool excludes them.
-    rows_user, targets, excluded_rows = [], [], []
-    for position, (pos, candidates) in enumerate(zip(pools.positives, pools.candidates)):
-        outside = np.setdiff1d(np.arange(pools.n_columns), candidates)
-        for item in pos:
-            rows_user.append(position)
-            targets.append(int(item))
-            excluded_rows.append(np.union1d(outside, pos[pos != item]))
-    indptr = np.concatenate([[0], np.cumsum([e.size for e in excluded_rows])])
-    indices = np.concatenate(excluded_rows).astype(np.int64)
-    train = sp.csr_matrix(
-        (np.ones(indices.size), indices, indptr), shape=(len(targets), pools.n_columns)
-    )
+    exact = None
+    for name, model in models.items():
+        frame = _exact_ranks(model, pools, cutoff, name)
+        exact = frame if exact is None else exact.merge(frame, on=["user", "item", "n"])
+    exact = exact[
+        ["user", "item", *[c for c in exact.columns if c not in ("user", "item", "n")], "n"]
+    ]
+    rows_user, targets, train = _held_out_rows(pools)
     scorers = {
         name: _OrderScores(model, pools, rows_user, cutoff) for name, model in models.items()
     }
     generic_exact, sampled = _generic_rank_files(
-        scorers, train, np.array(targets), protocol, seed=seed, memory_mb=memory_mb
+        scorers, train, targets, protocol, seed=seed, memory_mb=memory_mb
     )
     for name in models:
         if not np.array_equal(generic_exact[name].to_numpy(), exact[name].to_numpy()):
@@ -393,3 +433,36 @@ def rank_files(
     sampled.insert(0, "item", exact["item"].to_numpy())
     sampled["user"] = exact["user"].to_numpy()
     return exact, sampled[["user", "item", *models, "m", "n"]]
+
+
+def _held_out_rows(pools: _Pools) -> tuple:
+    """One row per held-out item, in the order of :func:`exact_ranks`' rows: its user's
+    position, the item, and a csr matrix (rows, n_columns) of what the row does not
+    rank: the items outside its user's candidates and the user's other positives.
+
+    Built in two passes over the users (the sizes, then the entries) into int32 indices
+    and int8 ones: no array per row, no copy of the entries."""
+    sizes = []  # per user: (its positives, entries of each of its rows)
+    for position, pos in enumerate(pools.positives):
+        outside = pools.n_columns - pools.candidates(position).size
+        sizes.append((pos.size, outside + pos.size - 1))
+    rows = np.array([count for count, _ in sizes], dtype=np.int64)
+    per_row = np.repeat([size for _, size in sizes], rows)
+    indptr = np.concatenate([[0], np.cumsum(per_row)])
+    indices = np.empty(int(indptr[-1]), dtype=np.int32)
+    start = 0
+    for position, pos in enumerate(pools.positives):
+        if pos.size == 0:
+            continue
+        kept = np.ones(pools.n_columns, dtype=bool)
+        kept[pools.candidates(position)] = False
+        kept[pos] = True
+        base = np.flatnonzero(kept).astype(np.int32)  # outside and every positive
+        block = np.broadcast_to(base, (pos.size, base.size))
+        block = block[block != pos[:, None].astype(np.int32)]  # each row drops its own item
+        indices[start : start + block.size] = block
+        start += block.size
+    data = np.ones(indices.size, dtype=np.int8)
+    train = sp.csr_matrix((data, indices, indptr), shape=(int(rows.sum()), pools.n_columns))
+    rows_user = np.repeat(np.arange(len(pools.positives)), rows)
+    return rows_user, np.concatenate(pools.positives).astype(np.int64), train

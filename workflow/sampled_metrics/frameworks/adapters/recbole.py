@@ -11,7 +11,10 @@ user's history (``_full_sort_batch_eval``). RecBole has no public way to get the
 out, so the one shim here, :class:`RankRecorder`, wraps ``eval_batch_collect`` of one
 trainer for the time of an ``evaluate`` call, and reads each held-out item's rank off
 the same scores with the same ``torch.topk`` call: Hit@k, NDCG@k and MRR@k of the file
-are RecBole's printed metrics, ties included.
+are RecBole's printed metrics, ties included. Below RecBole's top k, where no metric of
+RecBole looks and ``torch.topk`` orders nothing, a held-out item tied with other items
+takes a seeded uniformly random place among them (the pipeline's ``random`` tie policy,
+:func:`held_out_ranks`), unless ``ties`` asks for another order.
 
 Each row is one held-out item: ``user`` (RecBole's token), the rank (a column named
 after the model), for a sampled evaluation ``m`` (the distinct items drawn for the
@@ -31,6 +34,7 @@ recbole and torch are imported inside the functions: the module imports without 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import numpy as np
@@ -39,6 +43,8 @@ import pandas as pd
 from ..rank_meta import rank_meta, write_rank_file
 from ..registry import FULL, protocol_by_name
 from . import FrameworkNotInstalled
+from .quiet import quiet
+from .topk import check_ties, held_out_ranks
 
 __all__ = [
     "RankRecorder",
@@ -50,20 +56,28 @@ __all__ = [
     "record_ranks",
 ]
 
-# How the adapter's ranks order tied scores (the sidecar's ties).
-TIES = "torch.topk's order within RecBole's top k (as RecBole's metrics read it)"
-NOT_INSTALLED = (
-    "run this in RecBole's environment (docs/recbole.md: .ci/envs/recbole.sh builds .envs/recbole)"
+_NOT_INSTALLED = (
+    "sampled-metrics recbole needs RecBole and torch: run it in your RecBole environment, "
+    "where `pip install --no-deps sampled-metrics` adds this package (docs/recbole.md)"
 )
 
 
-def _recbole():
-    """recbole itself, or FrameworkNotInstalled (one line naming the fix)."""
+def _require_recbole() -> None:
+    """Raise :class:`FrameworkNotInstalled` unless recbole and torch import."""
     try:
-        import recbole
+        import recbole  # noqa: F401
+        import torch  # noqa: F401
     except ModuleNotFoundError as error:
-        raise FrameworkNotInstalled(error.name or "recbole", NOT_INSTALLED) from None
-    return recbole
+        if (error.name or "").split(".")[0] not in ("recbole", "torch"):
+            raise
+        raise FrameworkNotInstalled(_NOT_INSTALLED) from None
+
+
+def _recbole_version() -> str:
+    _require_recbole()
+    import recbole
+
+    return recbole.__version__
 
 
 class RankRecorder:
@@ -83,6 +97,17 @@ class RankRecorder:
         ``popN``) or a ``FullSortEvalDataLoader`` (``full``).
     name : str, optional
         The rank column's name (default: the model's, ``config["model"]``).
+    ties : {"random", "optimistic", "pessimistic"}, default "random"
+        Where a held-out item below the top k goes among the items it ties with
+        (:func:`held_out_ranks`); in the top k it is RecBole's ``torch.topk`` order.
+    seed : int, optional
+        Seed of the ``"random"`` order (default: the config's ``seed``).
+
+    Attributes
+    ----------
+    tie_order : dict
+        The order of the ranks, for a record beside the file: ``ties``, ``seed``,
+        ``within_top_k`` ("recbole torch.topk"), ``top_k`` (RecBole's largest k).
 
     Examples
     --------
@@ -93,8 +118,8 @@ class RankRecorder:
         recorder.write("ranks/BPR-recbole-uni100.csv")
     """
 
-    def __init__(self, trainer, eval_data, name: str | None = None):
-        _recbole()
+    def __init__(self, trainer, eval_data, name: str | None = None, *, ties="random", seed=None):
+        _require_recbole()
         from recbole.data.dataloader import FullSortEvalDataLoader
         from recbole.utils import EvaluatorType
 
@@ -103,11 +128,24 @@ class RankRecorder:
         if self.config["eval_type"] != EvaluatorType.RANKING:
             raise ValueError("a value-based evaluation (eval mode labeled) ranks nothing")
         self.name = name or str(self.config["model"])
+        self.ties, self.seed = ties, int(self.config["seed"]) if seed is None else seed
+        check_ties(self.ties, self.seed)
         self.full = isinstance(eval_data, FullSortEvalDataLoader)
         self.dataset = eval_data._dataset
         self.item_num = int(self.dataset.item_num)
         self._rows: list[np.ndarray] = []
         self._collector = None
+
+    @property
+    def tie_order(self) -> dict:
+        """The order of the ranks: ``{"ties": "random", "seed": S, "within_top_k":
+        "recbole torch.topk", "top_k": K}`` (:func:`held_out_ranks`)."""
+        return {
+            "ties": self.ties,
+            "seed": self.seed,
+            "within_top_k": "recbole torch.topk",
+            "top_k": int(max(self.trainer.eval_collector.topk)),
+        }
 
     # -- the shim ------------------------------------------------------------------
     def __enter__(self) -> RankRecorder:
@@ -161,23 +199,23 @@ class RankRecorder:
             ranked[row_of, interaction[self.config["ITEM_ID_FIELD"]].cpu().long()] = True
         negative = ranked & ~positive  # what a held-out item is ranked against
         m = negative.sum(dim=1)
-        in_top = negative.gather(1, top)
-        hits = top[positive_u] == positive_i[:, None]
-        found = hits.any(dim=1)
-        before = (in_top[positive_u].cumsum(dim=1) * hits).sum(dim=1)  # negatives before it
-        target = scores[positive_u, positive_i]
-        above = ((scores[positive_u] > target[:, None]) & negative[positive_u]).sum(dim=1)
-        # Out of the top k: below the k listed and every negative scored higher; a tie
-        # beyond the top k, which no metric of RecBole sees, goes to the held-out item.
-        beyond = torch.maximum(above, in_top[positive_u].sum(dim=1))
-        rank = 1 + torch.where(found, before, beyond)
+        rows_of = positive_u.numpy()
+        rank = held_out_ranks(
+            scores.numpy()[rows_of],
+            positive_i.numpy(),
+            negative.numpy()[rows_of],
+            top.numpy()[rows_of],
+            users[positive_u].numpy(),
+            ties=self.ties,
+            seed=self.seed,
+        )
         pool = self._pool(users, positive_u, positive_i)
         self._rows.append(
             np.column_stack(
                 [
                     users[positive_u].numpy(),
                     positive_i.numpy(),
-                    rank.numpy(),
+                    rank,
                     m[positive_u].numpy(),
                     pool,
                 ]
@@ -233,7 +271,9 @@ class RankRecorder:
         if not self.full:
             columns["m"] = table[:, 3]
         columns["n"] = table[:, 4] + 1
-        return pd.DataFrame(columns)
+        frame = pd.DataFrame(columns)
+        frame.attrs["tie_order"] = self.tie_order
+        return frame
 
     @property
     def protocol(self) -> str:
@@ -243,7 +283,8 @@ class RankRecorder:
     def write(self, path) -> Path:
         """The rank file (csv, written atomically) and its sidecar; returns its path."""
         frame = self.frame()
-        return write_rank_file(frame, path, rank_file_meta(self.protocol, frame.columns[1]))
+        meta = rank_file_meta(self.protocol, frame.columns[1], self.tie_order)
+        return write_rank_file(frame, path, meta)
 
 
 def protocol_of(eval_data) -> str:
@@ -282,45 +323,69 @@ def recbole_mode(protocol: str) -> str:
     )
 
 
-def rank_file_meta(protocol: str, column: str) -> dict:
+def rank_file_meta(protocol: str, column: str, tie_order: dict) -> dict:
     """The sidecar of a rank file of this adapter (``frameworks.rank_meta``): m is each
-    row's distinct items drawn, ties in torch.topk's order."""
+    row's distinct items drawn; ``tie_order`` is :attr:`RankRecorder.tie_order` (RecBole's
+    torch.topk order within its top k, ``ties`` below it)."""
     return rank_meta(
         protocol,
         rank_columns=[column],
         m_column=None if protocol == FULL else "m",
         distinct_m=True,
-        ties="framework",
-        ties_detail=TIES,
+        ties=tie_order["ties"],
+        tie_seed=tie_order["seed"],
+        ties_detail=f"within RecBole's top {tie_order['top_k']}: torch.topk's order, as "
+        f"RecBole's metrics read it; below it: {tie_order['ties']}",
         writer="sampled_metrics.frameworks.adapters.recbole",
-        framework=f"recbole {_recbole().__version__}",
+        framework=f"recbole {_recbole_version()}",
     )
 
 
-def record_ranks(trainer, eval_data, *, name: str | None = None, **evaluate_kwargs):
-    """``trainer.evaluate(eval_data, **evaluate_kwargs)`` with its ranks recorded.
+def record_ranks(
+    trainer,
+    eval_data,
+    *,
+    name: str | None = None,
+    ties: str = "random",
+    seed: int | None = None,
+    **evaluate_kwargs,
+):
+    """``trainer.evaluate(eval_data, **evaluate_kwargs)`` with its ranks recorded
+    (``name``, ``ties``, ``seed``: :class:`RankRecorder`'s).
 
     Returns
     -------
     result : dict
         What RecBole's evaluate returned (its printed metrics).
     frame : pandas.DataFrame
-        The ranks of that evaluation (:meth:`RankRecorder.frame`).
+        The ranks of that evaluation (:meth:`RankRecorder.frame`); its
+        ``attrs["tie_order"]`` is :attr:`RankRecorder.tie_order`.
     """
-    with RankRecorder(trainer, eval_data, name=name) as recorder:
+    recorder = RankRecorder(trainer, eval_data, name=name, ties=ties, seed=seed)
+    with quiet(), recorder:
         result = trainer.evaluate(eval_data, **evaluate_kwargs)
     return dict(result), recorder.frame()
 
 
 def _neg_sample_args(mode: str) -> dict:
     """RecBole's ``test_neg_sample_args`` of an eval mode (Config's
-    ``_set_eval_neg_sample_args``: ``full``, ``uniN``, ``popN``)."""
+    ``_set_eval_neg_sample_args``: ``full``, ``uniN``, ``popN``).
+
+    Examples
+    --------
+    >>> _neg_sample_args("pop50")
+    {'distribution': 'popularity', 'sample_num': 50}
+    >>> _neg_sample_args("uni-100")
+    Traceback (most recent call last):
+    ValueError: RecBole eval mode 'uni-100': give full, uniN or popN, N > 0 (uni100, pop50)
+    """
     if mode == "full":
         return {"distribution": "uniform", "sample_num": "none"}
     kinds = {"uni": "uniform", "pop": "popularity"}
-    if mode[:3] in kinds and mode[3:].isdigit() and int(mode[3:]) > 0:
-        return {"distribution": kinds[mode[:3]], "sample_num": int(mode[3:])}
-    raise ValueError(f"eval mode {mode!r}: give full, uniN or popN (N > 0)")
+    match = re.fullmatch(r"(uni|pop)([1-9][0-9]*)", mode) if isinstance(mode, str) else None
+    if match:
+        return {"distribution": kinds[match[1]], "sample_num": int(match[2])}
+    raise ValueError(f"RecBole eval mode {mode!r}: give full, uniN or popN, N > 0 (uni100, pop50)")
 
 
 def eval_loader(config, dataset, train_data, valid_data, test_data, mode: str):
@@ -328,21 +393,29 @@ def eval_loader(config, dataset, train_data, valid_data, test_data, mode: str):
     split (the three loaders' datasets), built as RecBole's ``data_preparation`` builds
     one (``create_samplers``, ``get_dataloader``); ``dataset`` is the whole data set
     (``create_dataset(config)``). Sets ``config["eval_args"]["mode"]["test"]`` to ``mode``."""
-    _recbole()
+    neg_sample_args = _neg_sample_args(mode)
+    _require_recbole()
     from recbole.data.utils import create_samplers, get_dataloader
 
     config["eval_args"]["mode"]["test"] = mode
-    config["test_neg_sample_args"] = _neg_sample_args(mode)
+    config["test_neg_sample_args"] = neg_sample_args
     built = [loader._dataset for loader in (train_data, valid_data, test_data)]
-    _, _, sampler = create_samplers(config, dataset, built)
-    return get_dataloader(config, "test")(config, built[2], sampler, shuffle=False)
+    with quiet():
+        _, _, sampler = create_samplers(config, dataset, built)
+        return get_dataloader(config, "test")(config, built[2], sampler, shuffle=False)
 
 
 def ranks_from_checkpoint(
-    checkpoint, protocols=("recbole-uni100", FULL), *, name: str | None = None
+    checkpoint,
+    protocols=("recbole-uni100", FULL),
+    *,
+    name: str | None = None,
+    ties: str = "random",
+    seed: int | None = None,
 ):
     """Load a RecBole checkpoint (its config, data and model) and run RecBole's test
-    evaluation under each protocol, recording the ranks.
+    evaluation under each protocol, recording the ranks (``name``, ``ties``, ``seed``:
+    :class:`RankRecorder`'s).
 
     Each evaluation starts from the checkpoint's seed (``init_seed``), so the draws are
     the same on every call. The checkpoint holds a pickled config, which torch >= 2.6
@@ -365,7 +438,14 @@ def ranks_from_checkpoint(
         model's ``recbole-uniN`` is named ``recbole-seq-uniN`` (:func:`protocol_of`).
     """
     modes = [recbole_mode(protocol) for protocol in protocols]  # bad names stop here
-    _recbole()
+    check_ties(ties, 0 if seed is None else seed)
+    _require_recbole()
+    with quiet():
+        return _ranks_from_checkpoint(checkpoint, modes, name, ties, seed)
+
+
+def _ranks_from_checkpoint(checkpoint, modes, name, ties, seed) -> dict:
+    """:func:`ranks_from_checkpoint` once its arguments are checked."""
     from recbole.quick_start import load_data_and_model
     from recbole.utils import get_trainer, init_seed
 
@@ -389,5 +469,7 @@ def ranks_from_checkpoint(
     for mode in modes:
         loader = eval_loader(config, dataset, train_data, valid_data, test_data, mode)
         init_seed(config["seed"], config["reproducibility"])
-        found[protocol_of(loader)] = record_ranks(trainer, loader, name=name, load_best_model=False)
+        found[protocol_of(loader)] = record_ranks(
+            trainer, loader, name=name, ties=ties, seed=seed, load_best_model=False
+        )
     return found
