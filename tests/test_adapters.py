@@ -98,7 +98,7 @@ def test_a_bad_tie_order_or_seed_is_one_line():
 @pytest.mark.parametrize(
     "call",
     [
-        lambda: recbole.ranks_from_checkpoint("saved/BPR.pth", ["uni100", "full"]),
+        lambda: recbole.ranks_from_checkpoint("saved/BPR.pth", ["recbole-uni100", "full"]),
         lambda: recbole.RankRecorder(object(), object()),
         lambda: recbole.record_ranks(object(), object()),
         lambda: recbole.eval_loader({}, None, None, None, None, "full"),
@@ -137,10 +137,11 @@ def test_without_cornac_the_adapter_says_where_to_run_it(monkeypatch, call):
 
 @pytest.mark.parametrize("mode", ["uni-100", "uni0", "pop", "Full", "uni100x"])
 def test_a_bad_eval_mode_is_one_line_before_recbole_is_needed(monkeypatch, mode):
-    """The mode is checked first: the error is the mode's, even without RecBole."""
+    """The protocol (and a loader's mode) is checked first: the error is its own, even
+    without RecBole."""
     monkeypatch.setitem(sys.modules, "recbole", None)
     expected = f"^RecBole eval mode '{mode}': give full, uniN or popN, N > 0 \\(uni100, pop50\\)$"
-    with pytest.raises(ValueError, match=expected):
+    with pytest.raises(ValueError, match=f"^unknown protocol '{mode}'; give full, ncf"):
         recbole.ranks_from_checkpoint("saved/BPR.pth", ["full", mode])
     with pytest.raises(ValueError, match=expected):
         recbole.eval_loader({}, None, None, None, None, mode)

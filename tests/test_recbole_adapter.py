@@ -107,7 +107,8 @@ def test_every_mode_and_route_is_recorded(example):
 
 def test_every_file_has_the_sidecar_of_its_protocol(example):
     """uni20: the distinct items of 20 draws, read with the hypergeometric law; pop20:
-    no law (popularity draws); full: a full ranking. The ties are RecBole's order."""
+    no law (popularity draws); full: a full ranking. The ties: RecBole's order within its
+    top k, the seeded random order below it."""
     work, _ = example
     laws = {"recbole-uni20": "hypergeometric", "recbole-pop20": None}
     for record in records(example):
@@ -120,7 +121,8 @@ def test_every_file_has_the_sidecar_of_its_protocol(example):
         else:
             assert (meta.m_column, meta.law) == ("m", laws[meta.protocol])
         sidecar = json.loads(path.with_name(path.name + ".meta.json").read_text())
-        assert sidecar["ties"]["order"] == "framework"
+        assert sidecar["ties"]["order"] == "random" and sidecar["ties"]["seed"] == 2020
+        assert "torch.topk" in sidecar["ties"]["detail"]
         assert sidecar["produced_by"]["framework"].startswith("recbole 1.2.")
 
 

@@ -33,7 +33,10 @@ from .arguments import protocol_name
 
 __all__ = ["add_parser", "model_spec", "run"]
 
-NOT_INSTALLED = "run this in cornac's environment (docs/cornac.md: .ci/envs/cornac.sh)"
+NOT_INSTALLED = (
+    "cornac is not installed in this environment: run this in cornac's environment "
+    "(docs/cornac.md: .ci/envs/cornac.sh)"
+)
 TIES = "cornac's Recommender.rank (k=-1): numpy's argsort order"
 
 
@@ -114,8 +117,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def _cornac():
     try:
         import cornac
-    except ModuleNotFoundError as error:
-        raise FrameworkNotInstalled(error.name or "cornac", NOT_INSTALLED) from None
+    except ModuleNotFoundError:
+        raise FrameworkNotInstalled(NOT_INSTALLED) from None
     return cornac
 
 
