@@ -11,6 +11,9 @@ part of the package but :mod:`sampled_metrics.io`.
 * :mod:`.corrections`  the paper's corrected metrics (section 5, eqs 20-26)
 * :mod:`.estimators`   every estimator from sampled ranks behind one API, intervals,
                        paired comparisons
+* :mod:`.decisions`    two-phase sampling: which users to rank exactly (strata of the
+                       sampled ranks, Neyman's allocation), the design-unbiased estimate
+                       of a metric or a paired difference, its interval and verdict
 * :mod:`.registry`     the estimators by name: label, parameter, colour, what each reads
 * :mod:`.nodes`        values of n at which per-user corrections are built
 * :mod:`.population`   exact, sampled, expected and learned metrics of a population of

@@ -1,0 +1,76 @@
+"""Deciding between models with a little exact information, chosen well: two-phase
+sampling.
+
+Phase 1 is every user's sampled rank r~_u under each model (cheap, everyone). Phase 2
+ranks a few users exactly, drawn with known probabilities pi_u that depend on phase 1:
+strata from every model's sampled rank, the budget allocated by Neyman's rule to where
+the metric is predicted to vary (for a top-k metric, users whose held-out item beat
+(almost) every sampled one), users drawn without replacement within strata
+(:mod:`.design`). The difference estimator (1/U) sum_u g_u + (1/U) sum_{chosen} (y_u -
+g_u) / pi_u, y_u the exact metric, g_u its posterior mean given r~_u (:mod:`.proxy`), is
+unbiased over the design whatever the proxy; a normal interval follows from the
+stratified variance, for one model's metric or the paired difference of two on the same
+users, and a verdict from whether it excludes 0 (:mod:`.estimate`; Sarndal, Swensson and
+Wretman 1992, ch. 9; prediction-powered inference, Angelopoulos et al. 2023). When every
+user is ranked exactly, the paired t-test over users (:mod:`.full_ranking`).
+
+* :mod:`.defaults`      the defaults of the design and the estimators
+* :mod:`.proxy`         phase 1's prediction: posterior mean and variance of M(r) given r~
+* :mod:`.design`        strata, Neyman's allocation, the draw; a design to and from a table
+* :mod:`.estimate`      the difference estimator, its interval, the paired verdict
+* :mod:`.full_ranking`  the paired test when every user is ranked exactly
+"""
+
+from __future__ import annotations
+
+from .defaults import DECISION_DEFAULTS
+from .design import (
+    CELLS,
+    UNITS,
+    Design,
+    allocate,
+    design_from_table,
+    design_strata,
+    design_table,
+    draw_design,
+)
+from .estimate import (
+    POPULATIONS,
+    TUNINGS,
+    VERDICTS,
+    Estimate,
+    estimate_difference,
+    estimate_mean,
+    estimate_metric,
+    verdict,
+)
+from .full_ranking import DISTRIBUTIONS, PairedTest, paired_test
+from .proxy import PRIORS, Proxy, metric_proxy, model_ranks, predicted_spread
+
+__all__ = [
+    "CELLS",
+    "DECISION_DEFAULTS",
+    "DISTRIBUTIONS",
+    "POPULATIONS",
+    "PRIORS",
+    "TUNINGS",
+    "UNITS",
+    "VERDICTS",
+    "Design",
+    "Estimate",
+    "PairedTest",
+    "Proxy",
+    "allocate",
+    "design_from_table",
+    "design_strata",
+    "design_table",
+    "draw_design",
+    "estimate_difference",
+    "estimate_mean",
+    "estimate_metric",
+    "metric_proxy",
+    "model_ranks",
+    "paired_test",
+    "predicted_spread",
+    "verdict",
+]

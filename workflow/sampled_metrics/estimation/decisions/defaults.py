@@ -1,0 +1,26 @@
+"""The defaults of the two-phase design and its estimators, in one place."""
+
+from __future__ import annotations
+
+from ..estimators.learned import ESTIMATOR_DEFAULTS
+
+__all__ = ["DECISION_DEFAULTS"]
+
+# Edges aim at top-k metrics at k = 10 with m = 100 and n of a few thousand: Recall@10 is
+# non-zero only where r <= 10, which a sampled rank of 1 holds about 80 % of the time, 2
+# about 20 %, 3 and above rarely; the strata's upper edges 1, 2, 3, 5, 10 separate those.
+# The floor gives every non-empty stratum a few chosen users, so that every stratum's
+# variance is estimated. The prior of the proxy is learned from phase 1 (EM). lambda = 1
+# ("fixed") keeps the estimator exactly design-unbiased; "power" (PPI++) is an option.
+DECISION_DEFAULTS = {
+    "budget": 0.1,
+    "unit": "users",
+    "edges": (1, 2, 3, 5, 10),
+    "cells": "min",
+    "floor": 5,
+    "metric": "recall@10",
+    "prior": "em",
+    "confidence": ESTIMATOR_DEFAULTS["confidence"],
+    "tuning": "fixed",
+    "population": "finite",
+}

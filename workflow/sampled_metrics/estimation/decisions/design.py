@@ -1,0 +1,413 @@
+"""Phase 2 of two-phase sampling: which users to rank exactly, with known probabilities.
+
+Strata from every model's sampled rank (:func:`design_strata`), a budget allocated
+across them by Neyman's rule n_h proportional to N_h sigma_h / sqrt(c_h) (Cochran,
+"Sampling Techniques", 3rd ed., section 5.5; c_h the cost of ranking a user of stratum
+h fully) with a floor and a cap (:func:`allocate`), sigma_h predicted from phase 1 alone
+(:func:`predicted_spread`), then n_h users drawn without replacement in each stratum:
+user u of stratum h is chosen with probability pi_u = n_h / N_h (:func:`draw_design`).
+
+The budget is a share of the users (``unit="users"``: sum_u pi_u = round(budget U)) or
+of the scored items of ranking every user fully (``unit="items"``: ranking user u costs
+n_u scored items, so sum_u pi_u n_u = budget sum_u n_u up to rounding); phase 1's m + 1
+scored items per user are spent already and not counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..laws import WITH_REPLACEMENT
+from .defaults import DECISION_DEFAULTS
+from .proxy import model_ranks, predicted_spread
+
+__all__ = [
+    "CELLS",
+    "UNITS",
+    "Design",
+    "allocate",
+    "design_from_table",
+    "design_strata",
+    "design_table",
+    "draw_design",
+]
+
+# Strata of the smallest sampled rank over the models ("min") or of every model's
+# (the cells of their product, "joint").
+CELLS = ("min", "joint")
+UNITS = ("users", "items")
+
+
+@dataclass(frozen=True)
+class Design:
+    """A phase-2 design: each user's stratum and inclusion probability, who was chosen.
+
+    ``stratum[u]`` is -1 for a user whose stratum is unknown (a design rebuilt from the
+    table of the chosen users, :func:`design_from_table`); the estimators read only the
+    chosen users' strata and probabilities and every stratum's size.
+
+    Examples
+    --------
+    >>> d = Design(np.array([0, 0, 1]), np.array([0.5, 0.5, 1.0]),
+    ...            np.array([True, False, True]), np.array([2, 1]))
+    >>> d.n_users, d.n_chosen, d.stratum_chosen.tolist()
+    (3, 2, [1, 1])
+    """
+
+    stratum: np.ndarray  # (U,) int64, -1 where unknown
+    probability: np.ndarray  # (U,) pi_u = n_h / N_h, nan where unknown
+    chosen: np.ndarray  # (U,) bool
+    stratum_sizes: np.ndarray  # (H,) N_h
+
+    @property
+    def n_users(self) -> int:
+        return int(self.chosen.size)
+
+    @property
+    def n_chosen(self) -> int:
+        return int(self.chosen.sum())
+
+    @property
+    def stratum_chosen(self) -> np.ndarray:
+        """n_h, the chosen users of each stratum."""
+        chosen = self.stratum[self.chosen]
+        return np.bincount(chosen, minlength=self.stratum_sizes.size)
+
+
+def design_strata(sampled_ranks, *, edges=DECISION_DEFAULTS["edges"], cells="min") -> tuple:
+    """Each user's stratum from the models' sampled ranks.
+
+    A model's sampled rank falls in bin b when edges[b - 1] < r~ <= edges[b] (bin 0: r~ <=
+    edges[0]; the last bin: r~ > edges[-1]). ``"min"``: the stratum is the bin of the
+    smallest sampled rank over the models (a user where either model ranks the held-out
+    item near the top); ``"joint"``: the cell of every model's bin, (B + 1)^k strata for
+    k models and B edges, numbered sum_j b_j (B + 1)^(k - 1 - j) (model 0's bin first).
+
+    Parameters
+    ----------
+    sampled_ranks : array_like of int
+        Shape (n_users,) or (n_models, n_users).
+    edges : sequence of int, default (1, 2, 3, 5, 10)
+        Increasing upper edges of the bins, positive integers.
+    cells : {"min", "joint"}, default "min"
+
+    Returns
+    -------
+    tuple
+        (stratum (U,) int64, number of strata H): strata may be empty.
+
+    Raises
+    ------
+    ValueError
+        If the edges are not increasing positive integers or ``cells`` is unknown.
+
+    Examples
+    --------
+    >>> s, h = design_strata([[1, 4, 9], [7, 2, 12]], edges=(1, 3))
+    >>> s.tolist(), h
+    ([0, 1, 2], 3)
+    >>> design_strata([[1, 4, 9], [7, 2, 12]], edges=(1, 3), cells="joint")[0].tolist()
+    [2, 7, 8]
+    """
+    bounds = np.asarray(edges)
+    if (
+        bounds.ndim != 1
+        or bounds.size == 0
+        or np.any(bounds != np.round(bounds))
+        or np.any(bounds < 1)
+        or np.any(np.diff(bounds) <= 0)
+    ):
+        raise ValueError(f"edges must be increasing positive integers, got {edges!r}")
+    if cells not in CELLS:
+        raise ValueError(f"cells must be one of {CELLS}, got {cells!r}")
+    ranks = np.atleast_2d(np.asarray(sampled_ranks))
+    bins = np.searchsorted(bounds, ranks, side="left")  # (k, U) in 0..B
+    width = bounds.size + 1
+    if cells == "min":
+        return bins.min(axis=0).astype(np.int64), width
+    codes = np.zeros(ranks.shape[1], dtype=np.int64)
+    for row in bins:
+        codes = codes * width + row
+    return codes, width ** ranks.shape[0]
+
+
+def allocate(sizes, spreads, total: float, *, costs=None, floor: int = DECISION_DEFAULTS["floor"]):
+    """Neyman's allocation of a budget across strata, with a floor and a cap.
+
+    n_h proportional to N_h sigma_h / sqrt(c_h) minimizes the variance of the
+    stratified mean, sum_h (N_h/U)^2 (1 - n_h/N_h) sigma_h^2 / n_h, at a cost sum_h n_h
+    c_h = ``total`` (Cochran 1977, eq 5.25). Every non-empty stratum gets at least
+    min(floor, N_h) users and at most N_h: n_h = clip(t N_h sigma_h / sqrt(c_h), floor,
+    N_h) with t that spends the budget (the optimum under these bounds); strata predicted
+    not to vary (sigma_h = 0) get the floor, and in proportion to N_h what the others
+    cannot take. The shares are rounded to integers by largest remainder (their sum is
+    the rounded sum).
+
+    Parameters
+    ----------
+    sizes : array_like of int
+        N_h, the users of each stratum (0 for an empty one).
+    spreads : array_like of float
+        sigma_h, the predicted standard deviation of the metric in each stratum.
+    total : float
+        The budget in cost units: users when ``costs`` is None.
+    costs : array_like of float, optional
+        c_h, the mean cost of ranking a user of stratum h fully; 1 when None.
+    floor : int, default 5
+        The fewest users chosen in a non-empty stratum (at least 2: a stratum's variance
+        needs two).
+
+    Returns
+    -------
+    numpy.ndarray
+        n_h (int64), 0 <= n_h <= N_h.
+
+    Raises
+    ------
+    ValueError
+        If the floor is below 2 or the budget cannot pay for it.
+
+    Examples
+    --------
+    >>> allocate([100, 100, 1000], [0.5, 0.1, 0.0], 60).tolist()
+    [46, 9, 5]
+    >>> allocate([10, 100, 0], [5.0, 0.5, 0.0], 50).tolist()  # the first stratum capped
+    [10, 40, 0]
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    spreads = np.asarray(spreads, dtype=float)
+    costs = np.ones(sizes.size) if costs is None else np.asarray(costs, dtype=float)
+    if int(floor) != floor or floor < 2:
+        raise ValueError(f"floor must be an integer of at least 2, got {floor!r}")
+    low, high = np.minimum(floor, sizes).astype(float), sizes.astype(float)
+    if np.sum(low * costs) > total * (1 + 1e-12):
+        raise ValueError(
+            f"budget too small: {floor} users in each of the {np.count_nonzero(sizes)} "
+            f"non-empty strata cost {np.sum(low * costs):g}, the budget {total:g}"
+        )
+    weight = sizes * spreads / np.sqrt(costs)
+    shares = _clipped(weight, low, high, costs, total)
+    # strata predicted not to vary take what the others cannot: in proportion to N_h
+    rest = (weight == 0) & (sizes > 0)
+    left = total - np.sum(shares * costs)
+    if left > 1e-9 * total and rest.any():
+        spent_there = np.sum(low[rest] * costs[rest])
+        shares[rest] = _clipped(
+            (sizes / np.sqrt(costs))[rest], low[rest], high[rest], costs[rest], left + spent_there
+        )
+    return _rounded(shares, high)
+
+
+def _clipped(weight, low, high, costs, total: float) -> np.ndarray:
+    """clip(t weight, low, high) with the t at which their cost sum c_h n_h is ``total``
+    (or every share at ``high`` when that costs less): the Karush-Kuhn-Tucker solution of
+    Neyman's problem with bounds, t found by bisection (the cost increases with t)."""
+
+    def shares(t):
+        return np.clip(t * weight, low, high)
+
+    top = float(np.max(high / np.where(weight > 0, weight, np.inf), initial=0.0))
+    if np.sum(shares(top) * costs) <= total:
+        return shares(top)
+    below, above = 0.0, top
+    for _ in range(200):
+        middle = (below + above) / 2
+        if np.sum(shares(middle) * costs) < total:
+            below = middle
+        else:
+            above = middle
+    return shares(above)
+
+
+def _rounded(shares: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Integers summing to round(sum(shares)), each the share rounded down or up
+    (largest remainder first), none above ``high``."""
+    whole = np.floor(shares + 1e-9)
+    extra = int(round(shares.sum() - whole.sum()))
+    room = np.flatnonzero(whole < high)
+    order = room[np.argsort(-(shares - whole)[room], kind="stable")]
+    whole[order[: max(extra, 0)]] += 1
+    return whole.astype(np.int64)
+
+
+def _draw(stratum: np.ndarray, counts: np.ndarray, rng) -> np.ndarray:
+    """Stratified simple random sampling without replacement: counts[h] users of h."""
+    chosen = np.zeros(stratum.size, dtype=bool)
+    for h in np.flatnonzero(counts):
+        members = np.flatnonzero(stratum == h)
+        chosen[rng.choice(members, size=int(counts[h]), replace=False)] = True
+    return chosen
+
+
+def draw_design(
+    sampled_ranks,
+    m,
+    n,
+    *,
+    budget: float = DECISION_DEFAULTS["budget"],
+    unit: str = DECISION_DEFAULTS["unit"],
+    metric: str = DECISION_DEFAULTS["metric"],
+    edges=DECISION_DEFAULTS["edges"],
+    cells: str = DECISION_DEFAULTS["cells"],
+    floor: int = DECISION_DEFAULTS["floor"],
+    law: str = WITH_REPLACEMENT,
+    prior=DECISION_DEFAULTS["prior"],
+    spread=None,
+    seed=None,
+) -> Design:
+    """Choose the users to rank exactly: strata from the sampled ranks of every model,
+    Neyman's allocation of the budget, stratified sampling without replacement.
+
+    Parameters
+    ----------
+    sampled_ranks : array_like of int
+        Shape (n_users,) or (n_models, n_users): each model's sampled rank r~ in
+        1..m_u + 1 of each user's held-out item.
+    m, n : int or array_like of int
+        Sampled items and ranked-set size (the held-out item included), scalars or
+        one per user.
+    budget : float, default 0.1
+        The share, in (0, 1], of the users (``unit="users"``) or of the scored items of
+        ranking every user fully (``unit="items"``, user u costing n_u).
+    unit : {"users", "items"}, default "users"
+    metric : str, default "recall@10"
+        The metric whose predicted spread allocates the budget (any metric can be
+        estimated from the design afterwards; it is only tuned for this one).
+    edges : sequence of int, default (1, 2, 3, 5, 10)
+        Upper edges of the sampled-rank bins (:func:`design_strata`).
+    cells : {"min", "joint"}, default "min"
+    floor : int, default 5
+        The fewest users chosen in every non-empty stratum.
+    law : {"binomial", "hypergeometric"}, default "binomial"
+    prior : {"em", "uniform"} or array_like, default "em"
+        The prior of the predicted spread (:func:`.proxy.metric_proxy`).
+    spread : array_like, optional
+        Each user's predicted variance, instead of :func:`.proxy.predicted_spread`'s
+        (any function of phase 1).
+    seed : int or numpy.random.Generator, optional
+
+    Returns
+    -------
+    Design
+        pi_u = n_h / N_h for every user: sum_u pi_u is the budget's count of users (or
+        sum_u pi_u n_u its items) up to rounding.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument: a budget outside (0, 1] or too small for the floors, an
+        unknown unit or cells, shapes that do not match, ranks outside 1..m + 1.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> ranks = rng.integers(1, 12, size=(2, 200))
+    >>> d = draw_design(ranks, m=10, n=100, budget=0.25, seed=1)
+    >>> d.n_chosen, bool(np.isclose(d.probability.sum(), 50))
+    (50, True)
+    """
+    if not 0.0 < budget <= 1.0:
+        raise ValueError(f"budget must lie in (0, 1], got {budget!r}")
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")
+    ranks, m_u, n_u = model_ranks(sampled_ranks, m, n, law)
+    stratum, strata = design_strata(ranks, edges=edges, cells=cells)
+    if spread is None:
+        spread = predicted_spread(ranks, m_u, n_u, metric, law=law, prior=prior)
+    spread = np.asarray(spread, dtype=float)
+    if spread.shape != stratum.shape or np.any(~np.isfinite(spread)) or np.any(spread < 0):
+        raise ValueError(f"spread must be {stratum.size} finite non-negative numbers")
+    sizes = np.bincount(stratum, minlength=strata)
+    occupied = np.maximum(sizes, 1)
+    sigma = np.sqrt(np.bincount(stratum, spread, minlength=strata) / occupied)
+    if unit == "users":
+        counts = allocate(sizes, sigma, round(budget * stratum.size), floor=floor)
+    else:
+        # an empty stratum costs what it is never asked to pay: 1, not 0 (a division)
+        costs = np.where(sizes > 0, np.bincount(stratum, n_u, minlength=strata) / occupied, 1.0)
+        counts = allocate(sizes, sigma, budget * n_u.sum(), costs=costs, floor=floor)
+    chosen = _draw(stratum, counts, np.random.default_rng(seed))
+    probability = (counts / occupied)[stratum]
+    return Design(stratum, probability, chosen, sizes)
+
+
+def design_table(design: Design) -> tuple:
+    """The chosen users as three columns, (user, probability, stratum): what a design
+    is rebuilt from (:func:`design_from_table`), e.g. the CLI's ``chosen.csv``.
+
+    Examples
+    --------
+    >>> d = Design(np.array([0, 0, 1]), np.array([0.5, 0.5, 1.0]),
+    ...            np.array([True, False, True]), np.array([2, 1]))
+    >>> [column.tolist() for column in design_table(d)]
+    [[0, 2], [0.5, 1.0], [0, 1]]
+    """
+    users = np.flatnonzero(design.chosen)
+    return users, design.probability[users], design.stratum[users]
+
+
+def design_from_table(users, probability, stratum, n_users: int) -> Design:
+    """Rebuild a design from its chosen users (:func:`design_table`'s columns).
+
+    Each stratum's size is N_h = n_h / pi_h, n_h its chosen users and pi_h their
+    common probability; users not in the table get stratum -1 (unknown) and
+    probability nan, which no estimator reads.
+
+    Parameters
+    ----------
+    users : array_like of int
+        The chosen users, indices in 0..n_users - 1, each once.
+    probability : array_like of float
+        Their inclusion probabilities, in (0, 1], equal within a stratum.
+    stratum : array_like of int
+        Their strata, non-negative integers.
+    n_users : int
+        U, every user of phase 1.
+
+    Returns
+    -------
+    Design
+
+    Raises
+    ------
+    ValueError
+        Naming the column that is wrong: a user out of range or twice, a probability
+        outside (0, 1] or different within a stratum, n_h / pi_h not an integer.
+
+    Examples
+    --------
+    >>> d = design_from_table([0, 2], [0.5, 1.0], [0, 1], n_users=3)
+    >>> d.stratum_sizes.tolist(), d.stratum.tolist(), d.n_chosen
+    ([2, 1], [0, -1, 1], 2)
+    """
+    users = np.asarray(users)
+    probability = np.asarray(probability, dtype=float)
+    stratum = np.asarray(stratum)
+    if not (users.shape == probability.shape == stratum.shape) or users.ndim != 1:
+        raise ValueError("user, probability and stratum must be columns of one length")
+    for name, column in (("user", users), ("stratum", stratum)):
+        if column.size and (np.any(column != np.round(column)) or np.any(column < 0)):
+            raise ValueError(f"{name} must hold non-negative integers")
+    users, stratum = users.astype(np.int64), stratum.astype(np.int64)
+    if np.any(users >= n_users) or np.unique(users).size != users.size:
+        raise ValueError(f"user must hold distinct users in 0..{n_users - 1}")
+    if np.any(~(probability > 0)) or np.any(probability > 1):
+        raise ValueError("probability must lie in (0, 1]")
+    strata = int(stratum.max(initial=-1)) + 1
+    chosen_of = np.bincount(stratum, minlength=strata)
+    first = np.zeros(strata)
+    first[stratum[::-1]] = probability[::-1]
+    if np.any(np.abs(probability - first[stratum]) > 1e-12):
+        raise ValueError("probability must be the same for every user of a stratum")
+    sizes = np.divide(chosen_of, first, out=np.zeros(strata), where=chosen_of > 0)
+    if np.any(np.abs(sizes - np.round(sizes)) > 1e-6 * np.maximum(sizes, 1)):
+        raise ValueError("probability must be n_h / N_h: chosen users / stratum size")
+    chosen = np.zeros(n_users, dtype=bool)
+    chosen[users] = True
+    full_stratum = np.full(n_users, -1, dtype=np.int64)
+    full_stratum[users] = stratum
+    full_probability = np.full(n_users, np.nan)
+    full_probability[users] = probability
+    return Design(full_stratum, full_probability, chosen, np.round(sizes).astype(np.int64))

@@ -1,0 +1,350 @@
+"""The design-unbiased difference estimator of the mean exact metric over the users, from
+a phase-2 design (:mod:`.design`) and a proxy from phase 1 (:mod:`.proxy`).
+
+With y_u the exact metric of user u, g_u its proxy (a function of phase 1 alone) and
+lambda a number, the estimator of theta = (1/U) sum_u y_u is
+
+    theta^ = (1/U) sum_u lambda g_u + (1/U) sum_{u chosen} (y_u - lambda g_u) / pi_u
+           = (1/U) sum_u lambda g_u + sum_h (N_h / U) mean_{chosen of h} (y - lambda g),
+
+the difference (generalized regression) estimator of Sarndal, Swensson and Wretman
+("Model Assisted Survey Sampling", 1992, ch. 6 and 9) and the prediction-powered mean
+of Angelopoulos et al. (Science 2023; PPI++, Angelopoulos, Duchi and Zrnic 2023, for
+the tuned lambda). For a fixed lambda it is unbiased over the design whatever g; its
+variance under stratified sampling without replacement is
+
+    V = sum_h (N_h / U)^2 (1 - n_h / N_h) S_h^2 / n_h,
+
+estimated with s_h^2, the sample variance of the residuals y - lambda g among the chosen
+users of stratum h (Cochran 1977, eq 5.7). The normal interval theta^ +- z V^(1/2) is
+about these U users (``population="finite"``); ``"superpopulation"`` adds the phase-1
+term S_y^2 / U (S_y^2 estimated with weights 1/pi) for the mean over users like them:
+the U users are then a sample too, and the estimator's variance about the population
+mean is Var(mean of y over the U users) + E[V].
+
+lambda: ``tuning="fixed"`` (the default) takes lambda = 1, exactly design-unbiased, and
+the best lambda when g is the posterior mean E[y | phase 1] under the right prior;
+``"power"`` takes PPI++'s lambda = sum_h c_h s_h(y, g) / sum_h c_h s_h(g, g), c_h = (N_h /
+U)^2 (1 - n_h / N_h) / n_h, the minimizer of the estimated V, estimated from the same
+users (a bias of order 1 / n, not in the interval).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+from ..laws import WITH_REPLACEMENT
+from ..metrics import metric_by_name
+from .defaults import DECISION_DEFAULTS
+from .design import Design
+from .proxy import metric_proxy, model_ranks
+
+__all__ = [
+    "POPULATIONS",
+    "TUNINGS",
+    "VERDICTS",
+    "Estimate",
+    "estimate_difference",
+    "estimate_mean",
+    "estimate_metric",
+    "verdict",
+]
+
+TUNINGS = ("fixed", "power")
+POPULATIONS = ("finite", "superpopulation")
+# The verdicts of a paired difference A - B (every metric here is better when higher).
+VERDICTS = ("A better", "B better", "undecided")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """An estimate of a mean over users with its normal interval.
+
+    ``verdict`` reads the interval of a difference A - B (:func:`verdict`).
+
+    Examples
+    --------
+    >>> e = Estimate(0.02, 0.005, 0.0102, 0.0298, 0.95, 1.0, 100)
+    >>> e.verdict
+    'A better'
+    """
+
+    value: float
+    standard_error: float
+    low: float
+    high: float
+    confidence: float
+    weight: float  # lambda, the proxy's weight
+    n_chosen: int
+
+    @property
+    def verdict(self) -> str:
+        return verdict(self)
+
+
+def verdict(estimate) -> str:
+    """ "A better" when the interval of A - B lies above 0, "B better" below, else
+    "undecided": a verdict is wrong at most at rate (1 - confidence) / 2 per side when
+    the interval covers at its confidence.
+
+    Parameters
+    ----------
+    estimate : Estimate or PairedTest
+        Anything with the interval's ends ``low`` and ``high``.
+
+    Returns
+    -------
+    str
+        One of :data:`VERDICTS`.
+
+    Examples
+    --------
+    >>> verdict(Estimate(-0.01, 0.01, -0.03, 0.01, 0.95, 1.0, 10))
+    'undecided'
+    >>> verdict(Estimate(-0.03, 0.01, -0.05, -0.01, 0.95, 1.0, 10))
+    'B better'
+    """
+    if estimate.low > 0:
+        return VERDICTS[0]
+    if estimate.high < 0:
+        return VERDICTS[1]
+    return VERDICTS[2]
+
+
+def _chosen(design: Design, values, name: str) -> np.ndarray:
+    """The chosen users' entries of ``values``: given for every user, or for the chosen
+    ones in the order of the users."""
+    values = np.asarray(values, dtype=float)
+    if values.ndim == 1 and values.size == design.n_users:
+        return values[design.chosen]
+    if values.ndim == 1 and values.size == design.n_chosen:
+        return values
+    raise ValueError(
+        f"{name} must hold every user's value ({design.n_users}) or the chosen users' "
+        f"({design.n_chosen}), got shape {values.shape}"
+    )
+
+
+def _by_stratum(stratum: np.ndarray, counts: np.ndarray, x: np.ndarray, y: np.ndarray):
+    """The sample covariance of x and y within each stratum (0 where fewer than 2)."""
+    strata = counts.size
+    occupied = np.maximum(counts, 1)
+    dx = x - (np.bincount(stratum, x, minlength=strata) / occupied)[stratum]
+    dy = y - (np.bincount(stratum, y, minlength=strata) / occupied)[stratum]
+    return np.bincount(stratum, dx * dy, minlength=strata) / np.maximum(counts - 1, 1)
+
+
+def estimate_mean(
+    design: Design,
+    values,
+    proxy,
+    *,
+    confidence: float = DECISION_DEFAULTS["confidence"],
+    tuning: str = DECISION_DEFAULTS["tuning"],
+    population: str = DECISION_DEFAULTS["population"],
+) -> Estimate:
+    """The difference estimator of (1/U) sum_u y_u from the chosen users' y and every
+    user's proxy g (the module's formula), with its normal interval.
+
+    Parameters
+    ----------
+    design : Design
+    values : array_like of float
+        y of the chosen users (in the order of the users), or of every user (only the
+        chosen ones are read).
+    proxy : array_like of float
+        g_u of every user, a function of phase 1 alone.
+    confidence : float, default 0.95
+    tuning : {"fixed", "power"}, default "fixed"
+        lambda = 1, or PPI++'s power-tuned lambda.
+    population : {"finite", "superpopulation"}, default "finite"
+        The mean over these U users, or over users like them.
+
+    Returns
+    -------
+    Estimate
+
+    Raises
+    ------
+    ValueError
+        Naming the argument that is wrong, or the stratum of one chosen user among more.
+
+    Examples
+    --------
+    Every user chosen: the estimate is the mean, the interval of zero width.
+
+    >>> d = Design(np.array([0, 0, 1]), np.ones(3), np.ones(3, bool), np.array([2, 1]))
+    >>> e = estimate_mean(d, [1.0, 0.0, 1.0], proxy=[0.5, 0.5, 0.2])
+    >>> round(e.value, 12), e.standard_error
+    (0.666666666667, 0.0)
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
+    if tuning not in TUNINGS:
+        raise ValueError(f"tuning must be one of {TUNINGS}, got {tuning!r}")
+    if population not in POPULATIONS:
+        raise ValueError(f"population must be one of {POPULATIONS}, got {population!r}")
+    g = np.asarray(proxy, dtype=float)
+    if g.shape != (design.n_users,) or np.any(~np.isfinite(g)):
+        raise ValueError(f"proxy must hold {design.n_users} finite numbers, got shape {g.shape}")
+    y = _chosen(design, values, "values")
+    if np.any(~np.isfinite(y)):
+        raise ValueError("values of the chosen users must be finite")
+    users = design.n_users
+    stratum = design.stratum[design.chosen]
+    pi = design.probability[design.chosen]
+    sizes = design.stratum_sizes
+    counts = np.bincount(stratum, minlength=sizes.size)
+    single = np.flatnonzero((counts == 1) & (sizes > 1))
+    if single.size:
+        raise ValueError(
+            f"stratum {single[0]} has one chosen user of {sizes[single[0]]}: "
+            "its variance cannot be estimated"
+        )
+    gc = g[design.chosen]
+    # c_h: the weight of stratum h's residual variance in V (0 where fully observed)
+    c = (sizes / users) ** 2 * (1 - counts / np.maximum(sizes, 1)) / np.maximum(counts, 1)
+    weight = 1.0
+    if tuning == "power":
+        spread = np.sum(c * _by_stratum(stratum, counts, gc, gc))
+        if spread > 0:
+            weight = float(np.sum(c * _by_stratum(stratum, counts, y, gc)) / spread)
+    residual = y - weight * gc
+    value = float(weight * g.mean() + np.sum(residual / pi) / users)
+    variance = float(np.sum(c * _by_stratum(stratum, counts, residual, residual)))
+    if population == "superpopulation" and users > 1:
+        w = 1.0 / pi
+        centre = np.sum(w * y) / np.sum(w)
+        variance += float(np.sum(w * (y - centre) ** 2) / np.sum(w)) / (users - 1)
+    error = math.sqrt(max(variance, 0.0))
+    half = float(special.ndtri(0.5 + confidence / 2)) * error
+    return Estimate(value, error, value - half, value + half, confidence, weight, design.n_chosen)
+
+
+def _exact_metric(design: Design, exact_ranks, n, fn, name: str) -> np.ndarray:
+    ranks = _chosen(design, exact_ranks, name)
+    n_u = np.broadcast_to(np.asarray(n), (design.n_users,))[design.chosen]
+    if np.any(~np.isfinite(ranks)) or np.any(ranks < 1) or np.any(ranks > n_u):
+        raise ValueError(f"{name} of the chosen users must lie in 1..n")
+    return np.asarray(fn(ranks, n_u), dtype=float)
+
+
+def estimate_metric(
+    design: Design,
+    exact_ranks,
+    sampled_ranks,
+    m,
+    n,
+    metric: str = DECISION_DEFAULTS["metric"],
+    *,
+    law: str = WITH_REPLACEMENT,
+    prior=DECISION_DEFAULTS["prior"],
+    proxy=None,
+    **options,
+) -> Estimate:
+    """One model's exact metric over the users, (1/U) sum_u M(r_u, n_u), from the chosen
+    users' exact ranks and every user's sampled rank.
+
+    Parameters
+    ----------
+    design : Design
+    exact_ranks : array_like
+        r_u in 1..n_u of the chosen users (in the order of the users), or of every user
+        (the others are not read, nan allowed).
+    sampled_ranks : array_like of int
+        (U,): r~_u of every user, the proxy's input.
+    m, n : int or array_like of int
+        Scalars or one per user.
+    metric : str, default "recall@10"
+        A name of :func:`..metrics.metric_by_name`.
+    law : {"binomial", "hypergeometric"}, default "binomial"
+    prior : {"em", "uniform"} or array_like, default "em"
+        The proxy's prior (:func:`.proxy.metric_proxy`).
+    proxy : array_like, optional
+        g_u of every user instead of the posterior mean under ``prior``.
+    **options
+        ``confidence``, ``tuning``, ``population`` of :func:`estimate_mean`.
+
+    Returns
+    -------
+    Estimate
+
+    Examples
+    --------
+    >>> d = Design(np.zeros(4, int), np.full(4, 0.5), np.array([1, 0, 1, 0], bool), np.array([4]))
+    >>> e = estimate_metric(d, [3, 40], [1, 2, 3, 1], m=10, n=100, proxy=np.zeros(4))
+    >>> e.value
+    0.5
+    """
+    ranks, m_u, n_u = model_ranks(sampled_ranks, m, n, law)
+    if ranks.shape[0] != 1:
+        raise ValueError(f"sampled_ranks must be one model's (n_users,), got {ranks.shape}")
+    if ranks.shape[1] != design.n_users:
+        raise ValueError(f"sampled_ranks must hold the design's {design.n_users} users")
+    fn = metric_by_name(metric)
+    y = _exact_metric(design, exact_ranks, n_u, fn, "exact_ranks")
+    if proxy is None:
+        proxy = metric_proxy(ranks[0], m_u, n_u, metric, law=law, prior=prior).mean
+    return estimate_mean(design, y, proxy, **options)
+
+
+def estimate_difference(
+    design: Design,
+    exact_ranks,
+    sampled_ranks,
+    m,
+    n,
+    metric: str = DECISION_DEFAULTS["metric"],
+    *,
+    law: str = WITH_REPLACEMENT,
+    prior=DECISION_DEFAULTS["prior"],
+    proxy=None,
+    **options,
+) -> Estimate:
+    """The paired difference of two models' exact metric, A - B, over the same chosen
+    users: y = M(r_A) - M(r_B), g = g_A - g_B. ``.verdict`` says which is better.
+
+    Parameters
+    ----------
+    design : Design
+    exact_ranks : array_like
+        (2, n_chosen) or (2, U): the exact ranks of A (row 0) and B (row 1), as
+        :func:`estimate_metric`'s.
+    sampled_ranks : array_like of int
+        (2, U): A's and B's sampled ranks of every user.
+    m, n, metric, law, prior
+        As :func:`estimate_metric`.
+    proxy : array_like, optional
+        (U,): g_A - g_B of every user, instead of the posterior means' difference.
+    **options
+        ``confidence``, ``tuning``, ``population`` of :func:`estimate_mean`.
+
+    Returns
+    -------
+    Estimate
+
+    Examples
+    --------
+    >>> d = Design(np.zeros(4, int), np.full(4, 0.5), np.array([1, 0, 1, 0], bool), np.array([4]))
+    >>> e = estimate_difference(d, [[3, 5], [3, 5]], [[1, 2, 3, 1], [1, 2, 3, 1]], m=10, n=100)
+    >>> e.value, e.standard_error, e.verdict
+    (0.0, 0.0, 'undecided')
+    """
+    ranks, m_u, n_u = model_ranks(sampled_ranks, m, n, law)
+    exact = np.asarray(exact_ranks, dtype=float)
+    if ranks.shape != (2, design.n_users) or exact.ndim != 2 or exact.shape[0] != 2:
+        raise ValueError(
+            f"sampled_ranks must have shape (2, {design.n_users}) and exact_ranks 2 rows, "
+            f"got {ranks.shape} and {exact.shape}"
+        )
+    fn = metric_by_name(metric)
+    y = _exact_metric(design, exact[0], n_u, fn, "exact_ranks of A")
+    y = y - _exact_metric(design, exact[1], n_u, fn, "exact_ranks of B")
+    if proxy is None:
+        a, b = (metric_proxy(row, m_u, n_u, metric, law=law, prior=prior).mean for row in ranks)
+        proxy = a - b
+    return estimate_mean(design, y, proxy, **options)

@@ -1,0 +1,236 @@
+"""What phase 1 predicts of a user's exact metric: the posterior mean and variance of
+M(r_u, n_u) given the sampled rank r~_u (Krichene & Rendle, eq 26, with its variance).
+
+The prior lives on the relative position theta = (r - 1)/(n - 1), on the grid theta_j =
+(j - 1)/(N - 1), j = 1..N, N the largest n, as the learned rank distribution of
+:mod:`..estimators.learned`; the likelihood of r~ is eq 15's Binomial(m, theta) (the
+hypergeometric law differs by O(m / n)); a user's rank at theta is 1 + theta (n_u - 1).
+The posterior moments are computed at a few values of n (:mod:`..nodes`) and
+interpolated linearly in n between them.
+
+Nothing here needs to be exact: the design-unbiased estimator of :mod:`.estimate` is
+unbiased whatever the proxy, and the design of :mod:`.design` valid whatever the
+predicted spread; a better proxy only narrows the interval.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..corrections.law_cache import cached_law
+from ..estimators.data import sampled_evaluation
+from ..estimators.learned import ESTIMATOR_DEFAULTS, learned_rank_distribution
+from ..laws import WITH_REPLACEMENT
+from ..metrics import metric_by_name
+from ..nodes import interpolation_nodes, node_weights
+from .defaults import DECISION_DEFAULTS
+
+__all__ = ["PRIORS", "Proxy", "metric_proxy", "model_ranks", "predicted_spread"]
+
+# "em": the maximum-likelihood rank distribution of the users' sampled ranks (Jin et
+# al. 2021), fitted to phase 1 alone; "uniform": the paper's p(r) = 1/n (section 5.2).
+PRIORS = ("em", "uniform")
+
+# The share of the uniform distribution mixed into the EM prior: EM may leave a grid
+# point of no weight where a user's likelihood lives alone; with this share every
+# sampled rank has a posterior, and the EM prior's own predictions move by at most it.
+_UNIFORM_SHARE = 1e-3
+
+
+@dataclass(frozen=True)
+class Proxy:
+    """Each user's predicted exact metric from phase 1: E[M(r_u) | r~_u] and
+    Var[M(r_u) | r~_u] under the prior.
+
+    Examples
+    --------
+    >>> p = Proxy(np.array([0.5]), np.array([0.25]))
+    >>> p.mean.tolist(), p.variance.tolist()
+    ([0.5], [0.25])
+    """
+
+    mean: np.ndarray  # (U,)
+    variance: np.ndarray  # (U,)
+
+
+def _prior_on_grid(prior, data) -> np.ndarray:
+    grid = int(data.n.max())
+    if isinstance(prior, str):
+        if prior not in PRIORS:
+            raise ValueError(f"prior must be one of {PRIORS} or {grid} weights, got {prior!r}")
+        if prior == "uniform":
+            return np.full(grid, 1.0 / grid)
+        em = learned_rank_distribution(data, "em")
+        return (1.0 - _UNIFORM_SHARE) * em + _UNIFORM_SHARE / grid
+    p = np.asarray(prior, dtype=float)
+    if p.shape != (grid,) or np.any(~np.isfinite(p)) or np.any(p < 0) or p.sum() <= 0:
+        raise ValueError(
+            f"prior must be one of {PRIORS} or {grid} finite non-negative weights "
+            "with a positive sum (over theta_j = (j - 1)/(N - 1), N the largest n)"
+        )
+    return p / p.sum()
+
+
+def metric_proxy(
+    sampled_ranks,
+    m,
+    n,
+    metric: str = DECISION_DEFAULTS["metric"],
+    *,
+    law: str = WITH_REPLACEMENT,
+    prior=DECISION_DEFAULTS["prior"],
+) -> Proxy:
+    """The posterior mean and variance of each user's exact metric given the sampled
+    rank (eq 26 of Krichene & Rendle, and its second moment), under a prior on the
+    relative rank.
+
+    Parameters
+    ----------
+    sampled_ranks : array_like of int
+        r~_u in 1..m_u + 1, one per user.
+    m, n : int or array_like of int
+        Sampled items and ranked-set size (the held-out item included), scalars or
+        one per user.
+    metric : str
+        A name of :func:`..metrics.metric_by_name` (``"recall@10"``, ``"ndcg@10"``,
+        ``"auc"``, ...).
+    law : {"binomial", "hypergeometric"}, default "binomial"
+        How the negatives were drawn: checks m <= n - 1 without replacement and sets
+        how the EM prior is fitted (the posterior reads eq 15's binomial likelihood).
+    prior : {"em", "uniform"} or array_like, default "em"
+        ``"em"``: the distribution of theta learned by EM from these sampled ranks
+        (mixed with a 1e-3 share of the uniform one); ``"uniform"``; or N weights over
+        theta_j = (j - 1)/(N - 1), N the largest n.
+
+    Returns
+    -------
+    Proxy
+        ``mean`` and ``variance``, arrays of one value per user.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument and user that is wrong (as :func:`sampled_evaluation`).
+
+    Examples
+    --------
+    Under the uniform prior with n = 3, m = 1, a sampled rank of 1 comes from rank 1
+    (likelihood 1), 2 (1/2) or 3 (0): Recall@1 is 1 with probability 2/3.
+
+    >>> p = metric_proxy([1, 2], m=1, n=3, metric="recall@1", prior="uniform")
+    >>> np.round(p.mean, 4).tolist(), np.round(p.variance, 4).tolist()
+    ([0.6667, 0.0], [0.2222, 0.0])
+    """
+    data = sampled_evaluation(sampled_ranks, m, n, law)
+    fn = metric_by_name(metric)
+    weights = _prior_on_grid(prior, data)
+    grid = weights.size
+    theta = np.linspace(0.0, 1.0, grid)
+    nodes = interpolation_nodes(data.n, ESTIMATOR_DEFAULTS["nodes"])
+    at_node = node_weights(data.n, nodes)  # (U, nodes)
+    mean, second = np.empty(data.n_users), np.empty(data.n_users)
+    for size in np.unique(data.m):
+        users = np.flatnonzero(data.m == size)
+        joint = weights[:, None] * cached_law(grid, int(size), WITH_REPLACEMENT)
+        # p(r~); a sampled rank the prior cannot produce gets the prediction 0
+        evidence = joint.sum(axis=0)
+        scale = np.divide(1.0, evidence, out=np.zeros_like(evidence), where=evidence > 0)
+        columns = data.ranks[users] - 1
+        first_at, second_at = [], []
+        for node in nodes:
+            values = np.asarray(fn(1.0 + theta * (node - 1), node), dtype=float)
+            first_at.append((values @ joint * scale)[columns])
+            second_at.append((values**2 @ joint * scale)[columns])
+        mean[users] = np.sum(at_node[users] * np.column_stack(first_at), axis=1)
+        second[users] = np.sum(at_node[users] * np.column_stack(second_at), axis=1)
+    return Proxy(mean, np.maximum(second - mean**2, 0.0))
+
+
+def model_ranks(sampled_ranks, m, n, law: str = WITH_REPLACEMENT) -> tuple:
+    """Check the sampled ranks of one or several models and their m and n.
+
+    Parameters
+    ----------
+    sampled_ranks : array_like of int
+        Shape (n_users,) or (n_models, n_users): r~ in 1..m_u + 1.
+    m, n : int or array_like of int
+        Scalars or one per user.
+    law : {"binomial", "hypergeometric"}, default "binomial"
+
+    Returns
+    -------
+    tuple
+        (ranks (n_models, U) int64, m (U,) int64, n (U,) int64).
+
+    Raises
+    ------
+    ValueError
+        Naming the argument: a shape that does not match, a rank outside 1..m + 1.
+
+    Examples
+    --------
+    >>> r, m, n = model_ranks([[1, 2], [3, 1]], m=10, n=[50, 60])
+    >>> r.shape, m.tolist(), n.tolist()
+    ((2, 2), [10, 10], [50, 60])
+    """
+    ranks = np.asarray(sampled_ranks)
+    if ranks.ndim == 1:
+        ranks = ranks[None, :]
+    if ranks.ndim != 2 or ranks.shape[1] == 0:
+        raise ValueError(
+            f"sampled_ranks must have shape (n_users,) or (n_models, n_users), got {ranks.shape}"
+        )
+    users = ranks.shape[1]
+    for name, value in (("m", m), ("n", n)):
+        if np.ndim(value) not in (0, 1) or np.size(value) not in (1, users):
+            raise ValueError(
+                f"{name} must be a scalar or one value per user ({users}), "
+                f"got shape {np.shape(value)}"
+            )
+    checked = []
+    for model, row in enumerate(ranks):
+        try:
+            checked.append(sampled_evaluation(row, m, n, law))
+        except ValueError as error:
+            raise ValueError(f"sampled_ranks of model {model}: {error}") from None
+    return np.stack([c.ranks for c in checked]), checked[0].m, checked[0].n
+
+
+def predicted_spread(
+    sampled_ranks,
+    m,
+    n,
+    metric: str = DECISION_DEFAULTS["metric"],
+    *,
+    law: str = WITH_REPLACEMENT,
+    prior=DECISION_DEFAULTS["prior"],
+) -> np.ndarray:
+    """Each user's predicted variance of the exact metric given phase 1: the sum over the
+    models of Var[M(r_u) | r~_u] (:func:`.proxy.metric_proxy`), the variance of a paired
+    difference of two of them when their exact ranks are independent given the sampled
+    ones, and of one model's metric when there is one.
+
+    Parameters
+    ----------
+    sampled_ranks : array_like of int
+        Shape (n_users,) or (n_models, n_users).
+    m, n : int or array_like of int
+    metric : str, default "recall@10"
+    law : {"binomial", "hypergeometric"}, default "binomial"
+    prior : {"em", "uniform"} or array_like, default "em"
+
+    Returns
+    -------
+    numpy.ndarray
+        (U,) non-negative.
+
+    Examples
+    --------
+    >>> v = predicted_spread([[1, 2], [2, 2]], m=1, n=3, metric="recall@1", prior="uniform")
+    >>> v.round(4).tolist()
+    [0.2222, 0.0]
+    """
+    ranks, m_u, n_u = model_ranks(sampled_ranks, m, n, law)
+    return sum(metric_proxy(row, m_u, n_u, metric, law=law, prior=prior).variance for row in ranks)
