@@ -251,7 +251,10 @@ def exact_ranks(
     test = test.astype(np.int64)
     if np.any(test < 0) or np.any(test >= n_items):
         raise ValueError("test_items out of range")
-    in_train = np.asarray(X[np.arange(n_users), test]).ravel() != 0
+    rows = np.arange(n_users) if users is None else _rows(users, n_users)
+    in_train = np.zeros(n_users, dtype=bool)  # of the users ranked (none: nothing to index)
+    if rows.size:
+        in_train[rows] = np.asarray(X[rows, test[rows]]).ravel() != 0
     if np.any(in_train):
         u = int(np.flatnonzero(in_train)[0])
         raise ValueError(
@@ -261,7 +264,6 @@ def exact_ranks(
     name = getattr(model, "name", type(model).__name__)
     history = np.diff(X.indptr)
     n_candidates = (n_items - history).astype(np.int64)
-    rows = np.arange(n_users) if users is None else _rows(users, n_users)
     ranked = X if users is None else X[rows]
     ranks = np.empty(rows.size, dtype=np.float64)
 
