@@ -11,8 +11,10 @@ environment (``.ci/envs/cornac.sh`` builds it at .envs/cornac).
   metric list (max_k 50), its rank with ties above, n;
 - WORK/exact_full.csv: the same for a full sort (max_k -1: what cornac's MRR alone reads);
 - WORK/sampled.csv: NCF's protocol (1 + 99) drawn from cornac's order, the file for
-  ``sampled-metrics correct WORK/sampled.csv --preset ncf``;
-- WORK/cornac.json: cornac's own numbers (full precision) and the table it printed.
+  ``sampled-metrics correct WORK/sampled.csv --protocol ncf``;
+- WORK/cornac.json: cornac's own numbers (full precision) and the table it printed;
+- WORK/train.tsv, WORK/test.tsv: the data in cornac's UIR format, for
+  ``sampled-metrics cornac WORK/train.tsv --test WORK/test.tsv ...``.
 
 Run it in an empty folder: cornac's Experiment writes a CornacExp-*.log where it runs.
 cornac is imported inside ``main``: this module imports without it (pytest collects its
@@ -79,6 +81,9 @@ def main(work: Path) -> dict:
 
     work.mkdir(parents=True, exist_ok=True)
     train, test = interactions()
+    for name, triplets in (("train", train), ("test", test)):
+        lines = "".join(f"{u}\t{i}\t{r}\n" for u, i, r in triplets)
+        (work / f"{name}.tsv").write_text(lines)
     method = BaseMethod.from_splits(train, test, exclude_unknowns=True, seed=SEED)
     models = [
         BPR(k=8, max_iter=200, learning_rate=0.05, lambda_reg=0.001, seed=SEED),

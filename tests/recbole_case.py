@@ -6,9 +6,9 @@ atomic format (WORK/data/tiny/tiny.inter: 60 users, 80 items, 8 to 20 interactio
 each, with timestamps), trains BPR on it for two epochs on the CPU with a leave-one-out
 split by time (eval mode: full on the validation set, uni20 on the test set), saves the
 checkpoint as WORK/saved/BPR.pth, then runs RecBole's own test evaluation (uni20) with
-the ranks recorded (``record_ranks``): WORK/ranks/inprocess-uni20.csv, and one JSON
-line on stdout with RecBole's metrics of that evaluation. Run it in an empty folder:
-RecBole writes log/ and log_tensorboard/ where it runs.
+the ranks recorded (``RankRecorder``): WORK/ranks/inprocess-recbole-uni20.csv and its
+sidecar, and one JSON line on stdout with RecBole's metrics of that evaluation. Run it
+in an empty folder: RecBole writes log/ and log_tensorboard/ where it runs.
 
 recbole is imported inside ``main``: this module imports without it (pytest collects
 its doctests in the project's environment).
@@ -99,7 +99,7 @@ def main(argv=None) -> int:
     from recbole.data import create_dataset, data_preparation
     from recbole.utils import get_model, get_trainer, init_logger, init_seed
 
-    from sampled_metrics.frameworks.adapters.recbole import record_ranks
+    from sampled_metrics.frameworks.adapters.recbole import RankRecorder
 
     write_interactions(work / "data" / "tiny")
     config = Config(model="BPR", dataset="tiny", config_dict=config_dict(work))
@@ -114,11 +114,10 @@ def main(argv=None) -> int:
     trainer.fit(train_data, valid_data, saved=True, show_progress=False)
 
     # RecBole's test evaluation, as run_recbole does it, with the ranks recorded.
-    result, ranks = record_ranks(trainer, test_data, load_best_model=True)
-    path = work / "ranks" / "inprocess-uni20.csv"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ranks.to_csv(path, index=False)
-    record = {"mode": "uni20", "file": os.path.relpath(path), "column": ranks.columns[1]}
+    with RankRecorder(trainer, test_data) as recorder:
+        result = trainer.evaluate(test_data, load_best_model=True)
+    path = recorder.write(work / "ranks" / f"inprocess-{recorder.protocol}.csv")
+    record = {"protocol": recorder.protocol, "file": os.path.relpath(path), "column": "BPR"}
     print(json.dumps({**record, "recbole": {k: float(v) for k, v in result.items()}}))
     tied_model(config, dataset, trainer, (train_data, valid_data, test_data), work)
     return 0
@@ -132,7 +131,13 @@ def tied_model(config, dataset, trainer, loaders, work: Path) -> None:
     import torch
     from recbole.data.interaction import Interaction
 
-    from sampled_metrics.frameworks.adapters.recbole import eval_loader, record_ranks
+    from sampled_metrics.frameworks.adapters.recbole import (
+        eval_loader,
+        protocol_of,
+        rank_file_meta,
+        record_ranks,
+    )
+    from sampled_metrics.frameworks.rank_meta import write_rank_file
 
     model = trainer.model
     predict, full_sort_predict = model.predict, model.full_sort_predict
@@ -143,9 +148,10 @@ def tied_model(config, dataset, trainer, loaders, work: Path) -> None:
     for mode in ("uni20", "full"):
         loader = eval_loader(config, dataset, *loaders, mode)
         result, ranks = record_ranks(trainer, loader, name="BPR_ties", load_best_model=False)
-        path = work / "ranks" / f"ties-{mode}.csv"
-        ranks.to_csv(path, index=False)
-        record = {"mode": mode, "file": os.path.relpath(path), "column": "BPR_ties"}
+        protocol = protocol_of(loader)
+        path = work / "ranks" / f"ties-{protocol}.csv"
+        write_rank_file(ranks, path, rank_file_meta(protocol, "BPR_ties"))
+        record = {"protocol": protocol, "file": os.path.relpath(path), "column": "BPR_ties"}
         if mode == "full":
             users = torch.as_tensor(loader.uid_list)
             uid = config["USER_ID_FIELD"]

@@ -438,7 +438,8 @@ BAD = {
         "r.csv",
         "sampled_rank,n\n1,3706\n",
         ["--protocol", "recbole-uni100"],
-        "r.csv: no column 'm' (give --m or --m-column, or --protocol); the file has:",
+        "r.csv: no column 'm' (protocol recbole-uni100 reads each row's m from it; name "
+        "another with --m-column); the file has: sampled_rank, n",
     ),
     "unknown protocol": (
         "r.csv",
@@ -609,8 +610,11 @@ def test_the_doc_shows_what_every_example_prints(tmp_path):
     shown = script.commands(DOC.read_text())
     assert len(shown) >= 6 and shown[0][0] == "python docs/examples/make_cli_examples.py examples"
     assert script.run(shown[0][0], tmp_path) == shown[0][1]
-    for protocol in ("ncf", "recbole-uni100", "elliot-100", "daisyrec"):
+    for protocol in ("ncf", "elliot-100", "daisyrec", "full"):
         assert any(f"--protocol {protocol}" in command for command, _ in shown), protocol
+    # the RecBole file is read by its sidecar alone
+    assert any(c.startswith("sampled-metrics correct examples/recbole_uni100.tsv --est")
+               for c, _ in shown)  # fmt: skip
     with ThreadPoolExecutor(max_workers=2) as pool:
         printed = list(pool.map(lambda item: shell(item[0], tmp_path), shown[1:]))
     for (command, output), got in zip(shown[1:], printed):

@@ -3,7 +3,9 @@ evaluation: tests/cornac_case.py trains BPR and MostPop on a small leave-one-out
 set in cornac's environment (.envs/cornac, built by .ci/envs/cornac.sh), evaluates them
 with cornac's Experiment and ranking_eval, and writes the adapter's rank files; here,
 in the project's environment, the metrics of those ranks must be cornac's, user by
-user, and ``sampled-metrics correct`` must read the sampled file.
+user, and ``sampled-metrics correct`` must read the sampled file. ``sampled-metrics
+cornac`` (run in .envs/cornac on the case's data files) must write the same exact ranks
+and files that ``sampled-metrics correct`` reads by their sidecars alone.
 
 Without .envs/cornac the tests are skipped, except under CI (CI set), where they fail.
 """
@@ -25,6 +27,9 @@ from sampled_metrics.estimation.metrics import metric_by_name
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = ROOT / ".envs" / "cornac" / "bin" / "python"
+COMMAND = PYTHON.with_name("sampled-metrics")
+# The case's models as the command takes them (BPR's seed: the command's --seed).
+MODELS_CLI = ["BPR(k=8, max_iter=200, learning_rate=0.05, lambda_reg=0.001)", "MostPop"]
 SCRIPT = Path(__file__).with_name("cornac_case.py")
 MODELS = ("BPR", "MostPop")
 # cornac's metrics that read the scores count every tie against the held-out item.
@@ -51,7 +56,21 @@ def case(tmp_path_factory):
     )
     assert run.returncode == 0, run.stderr[-3000:]
     out = work / "out"
+    models = [arg for spec in MODELS_CLI for arg in ("--model", spec)]
+    command = subprocess.run(
+        [str(COMMAND), "cornac", str(out / "train.tsv"), "--test", str(out / "test.tsv"),
+         *models, "--seed", "2020", "--protocol", "ncf", "--protocol", "full",
+         "--out", str(out / "ranks")],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )  # fmt: skip
+    assert command.returncode == 0, command.stderr[-3000:]
     return {
+        "command": [json.loads(line) for line in command.stdout.splitlines()],
+        "ranks": out / "ranks",
         "cornac": json.loads((out / "cornac.json").read_text()),
         "exact": pd.read_csv(out / "exact.csv", dtype={"user": str, "item": str}),
         "full": pd.read_csv(out / "exact_full.csv", dtype={"user": str, "item": str}),
@@ -192,8 +211,8 @@ def test_sampled_metrics_correct_reads_it_and_its_range_holds_cornacs_metric(cas
     exact, sampled = case["exact"], case["sampled"]
     metrics = ["recall@10", "ndcg@10", "auc"]
     status = main(
-        ["correct", str(case["sampled_path"]), "--preset", "ncf", "--rank-column", "BPR",
-         "--rank-column", "MostPop", "--metrics", *metrics, "--methods", "range", "sampled",
+        ["correct", str(case["sampled_path"]), "--protocol", "ncf", "--rank-column", "BPR",
+         "--rank-column", "MostPop", "--metrics", *metrics, "--estimators", "sampled",
          "--json", "--quiet"]
     )  # fmt: skip
     out, err = capsys.readouterr()
@@ -203,7 +222,7 @@ def test_sampled_metrics_correct_reads_it_and_its_range_holds_cornacs_metric(cas
     estimates = {
         (r["model"], r["metric"]): r["estimate"]
         for r in records
-        if r["kind"] == "estimate" and r["method"] == "sampled"
+        if r["kind"] == "estimate" and r["estimator"] == "sampled"
     }
     assert len(ranges) == len(estimates) == 6
     for model in MODELS:
@@ -219,3 +238,58 @@ def test_sampled_metrics_correct_reads_it_and_its_range_holds_cornacs_metric(cas
         recall = metric_by_name("recall@10")(exact[model].to_numpy()).mean()
         assert recall == pytest.approx(means["Recall@10"], abs=1e-12)
         assert estimates[model, "recall@10"] > recall + 0.1  # uncorrected: far above
+
+
+def test_the_command_writes_the_adapters_exact_ranks_with_sidecars(case):
+    """sampled-metrics cornac on the case's data files: the split, the seeded BPR and
+    MostPop are the case's, so its full file is the adapter's full sort (exact_full.csv)
+    column for column; each file has its sidecar."""
+    assert [(r["protocol"], Path(r["file"]).name) for r in case["command"]] == [
+        ("full", "cornac-full.csv"),
+        ("ncf", "cornac-ncf.csv"),
+    ]
+    full = pd.read_csv(case["ranks"] / "cornac-full.csv", dtype={"user": str, "item": str})
+    assert full.equals(case["full"])
+    sampled = pd.read_csv(case["ranks"] / "cornac-ncf.csv", dtype={"user": str, "item": str})
+    assert list(sampled.columns) == ["user", "item", *MODELS, "m", "n"]
+    assert set(sampled["m"]) == {99}
+    for model in MODELS:
+        assert (sampled[model] <= full[model]).all()  # the drawn items are a subset
+    for name in ("cornac-full.csv", "cornac-ncf.csv"):
+        meta = json.loads((case["ranks"] / f"{name}.meta.json").read_text())
+        assert meta["produced_by"]["framework"].startswith("cornac 3.")
+    meta = json.loads((case["ranks"] / "cornac-full.csv.meta.json").read_text())
+    assert meta["column_ties"] == {f"{m}_pessimistic": "pessimistic" for m in MODELS}
+
+
+def test_correct_reads_the_commands_files_without_options(case, capsys):
+    """The full file gives cornac's own AUC (its _pessimistic columns) and Recall@10 (its
+    order); the ncf file's ranges hold them."""
+    ranks = case["ranks"]
+    assert main(["correct", str(ranks / "cornac-full.csv"), "--metrics", "auc",
+                 "recall@10", "--json", "--quiet"]) == 0  # fmt: skip
+    exact = {(r["model"], r["metric"]): r["value"] for r in json.loads(capsys.readouterr().out)
+             if r["kind"] == "exact"}  # fmt: skip
+    assert len(exact) == 4 * 2  # each model's two rank columns
+    for model in MODELS:
+        means = case["cornac"]["models"][model]["means"]
+        assert exact[f"{model}_pessimistic", "auc"] == pytest.approx(means["AUC"], abs=1e-12)
+    assert main(["correct", str(ranks / "cornac-ncf.csv"), "--metrics", "auc", "recall@10",
+                 "--estimators", "--json", "--quiet"]) == 0  # fmt: skip
+    for record in json.loads(capsys.readouterr().out):
+        if record["kind"] == "range":
+            truth = exact[record["model"], record["metric"]]
+            assert record["low"] <= truth <= record["high"], record
+
+
+def test_without_cornac_the_command_says_so_in_one_line(capsys, tmp_path):
+    """This environment has no cornac: one line naming the fix, exit status 2."""
+    data = tmp_path / "data.tsv"
+    data.write_text("u1\ti1\t1.0\n")
+    assert main(["cornac", str(data), "--model", "BPR", "--out", str(tmp_path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert err == (
+        "sampled-metrics cornac: error: cornac is not installed in this environment: run "
+        "this in cornac's environment (docs/cornac.md: .ci/envs/cornac.sh)\n"
+    )

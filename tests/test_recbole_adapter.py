@@ -2,9 +2,11 @@
 run as written in RecBole's environment (.envs/recbole, built by .ci/envs/recbole.sh),
 gives rank files whose Hit@k, NDCG@k and MRR@k are RecBole's printed metrics (to its
 four decimals, ties included), in the command line's format, with m and n as RecBole
-drew them; and ``sampled-metrics correct`` on the uni20 file gives ranges that hold the
-exact metrics of the full-sort file. Without .envs/recbole the tests are skipped, and
-fail under CI (which builds it).
+drew them and a sidecar naming the protocol; ``sampled-metrics correct`` reads the
+recbole-uni20 file by its sidecar alone and gives ranges that hold the exact metrics of
+the full-sort file; and ``sampled-metrics recbole`` in an environment without RecBole
+says so in one line. Without .envs/recbole the tests are skipped, and fail under CI
+(which builds it).
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ import scipy.sparse as sp
 from conftest import IN_CI, REPO
 
 from sampled_metrics import metric_by_name
+from sampled_metrics.cli import main
 from sampled_metrics.frameworks.rank_files import rank_files
+from sampled_metrics.frameworks.rank_meta import read_rank_meta
 
 pytestmark = pytest.mark.slow
 
@@ -90,15 +94,34 @@ def records(example) -> list[dict]:
 
 
 def test_every_mode_and_route_is_recorded(example):
-    found = [(r["mode"], r["column"], Path(r["file"]).name) for r in records(example)]
+    found = [(r["protocol"], r["column"], Path(r["file"]).name) for r in records(example)]
     assert found == [
-        ("uni20", "BPR", "inprocess-uni20.csv"),
-        ("uni20", "BPR_ties", "ties-uni20.csv"),
+        ("recbole-uni20", "BPR", "inprocess-recbole-uni20.csv"),
+        ("recbole-uni20", "BPR_ties", "ties-recbole-uni20.csv"),
         ("full", "BPR_ties", "ties-full.csv"),
-        ("uni20", "BPR", "BPR-uni20.csv"),
-        ("pop20", "BPR", "BPR-pop20.csv"),
+        ("recbole-uni20", "BPR", "BPR-recbole-uni20.csv"),
+        ("recbole-pop20", "BPR", "BPR-recbole-pop20.csv"),
         ("full", "BPR", "BPR-full.csv"),
     ]
+
+
+def test_every_file_has_the_sidecar_of_its_protocol(example):
+    """uni20: the distinct items of 20 draws, read with the hypergeometric law; pop20:
+    no law (popularity draws); full: a full ranking. The ties are RecBole's order."""
+    work, _ = example
+    laws = {"recbole-uni20": "hypergeometric", "recbole-pop20": None}
+    for record in records(example):
+        path = work / record["file"]
+        meta = read_rank_meta(path, header=list(pd.read_csv(path, nrows=0).columns))
+        assert meta.protocol == record["protocol"]
+        assert meta.rank_columns == {record["column"]: record["column"]}
+        if meta.full:
+            assert meta.m_column is None and meta.law is None
+        else:
+            assert (meta.m_column, meta.law) == ("m", laws[meta.protocol])
+        sidecar = json.loads(path.with_name(path.name + ".meta.json").read_text())
+        assert sidecar["ties"]["order"] == "framework"
+        assert sidecar["produced_by"]["framework"].startswith("recbole 1.2.")
 
 
 def test_the_files_give_recboles_metrics(example):
@@ -128,7 +151,7 @@ def test_columns_are_those_of_rank_files(example):
     exact, sampled = rank_files({"BPR": np.ones((3, 5))}, train, [1, 2, 3], "recbole-uni100")
     for record in records(example):
         frame = pd.read_csv(work / record["file"])
-        expected = exact if record["mode"] == "full" else sampled
+        expected = exact if record["protocol"] == "full" else sampled
         assert list(frame.columns) == [c.replace("BPR", record["column"]) for c in expected]
 
 
@@ -148,7 +171,7 @@ def test_m_and_n_are_what_recbole_drew_from(example):
         assert frame["user"].tolist() == users and sorted(users) == sorted(expected_n.index)
         assert frame["n"].tolist() == expected_n.loc[users].tolist()
         rank = frame[record["column"]]
-        if record["mode"] == "full":
+        if record["protocol"] == "full":
             assert rank.between(1, frame["n"]).all()
         else:
             assert rank.between(1, frame["m"] + 1).all()
@@ -172,7 +195,7 @@ def test_the_ranges_hold_the_exact_metrics(example):
     work, outputs = example
     found = json.loads(outputs[3])
     exact = pd.read_csv(work / "ranks" / "BPR-full.csv")["BPR"].to_numpy()
-    (uni,) = [r for r in records(example) if r["file"] == "ranks/BPR-uni20.csv"]
+    (uni,) = [r for r in records(example) if r["file"] == "ranks/BPR-recbole-uni20.csv"]
     metrics = ("hit@10", "ndcg@10", "mrr@10")
     for metric in metrics:
         truth = float(np.mean(metric_by_name(metric)(exact)))
@@ -181,8 +204,30 @@ def test_the_ranges_hold_the_exact_metrics(example):
         (sampled,) = [
             r
             for r in found
-            if r["kind"] == "estimate" and r["metric"] == metric and r["method"] == "sampled"
+            if r["kind"] == "estimate" and r["metric"] == metric and r["estimator"] == "sampled"
         ]
         assert abs(sampled["estimate"] - uni["recbole"][metric]) <= PRECISION
         # the sampled metric is far above the exact one: there is something to correct
         assert sampled["estimate"] > 1.5 * truth
+
+
+def test_the_full_file_reads_as_recboles_full_metrics(example, capsys):
+    """correct on the full-sort file, by its sidecar alone: RecBole's full metrics."""
+    work, _ = example
+    (full,) = [r for r in records(example) if r["file"] == "ranks/BPR-full.csv"]
+    argv = ["correct", str(work / full["file"]), "--metrics", "hit@10", "ndcg@10", "mrr@10"]
+    assert main([*argv, "--json", "--quiet"]) == 0
+    for record in json.loads(capsys.readouterr().out):
+        assert record["kind"] == "exact"
+        assert abs(record["value"] - full["recbole"][record["metric"]]) <= PRECISION
+
+
+def test_without_recbole_the_command_says_so_in_one_line(capsys, tmp_path):
+    """This environment has no RecBole: one line naming the fix, exit status 2."""
+    checkpoint = tmp_path / "BPR.pth"
+    checkpoint.write_bytes(b"not a checkpoint")
+    assert main(["recbole", str(checkpoint), "--out", str(tmp_path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert err.startswith("sampled-metrics recbole: error: ")
+    assert "is not installed in this environment: run this in RecBole's environment" in err

@@ -4,9 +4,12 @@ Each file holds a few thousand simulated users of one framework's protocol: ever
 user's exact rank r (the held-out item's rank among the n items it competes with),
 drawn from a known distribution, and the sampled rank the framework would have
 reported (1 + the sampled items scored above the held-out item), drawn the way that
-framework draws its sampled items (docs/cli.md, "Presets"). The files keep the exact
+framework draws its sampled items (docs/cli.md, "Protocols"). The files keep the exact
 rank (column ``exact_rank``, which the tool ignores), so that the exact metric, what a
-full ranking would report, is known; the script prints it for each file.
+full ranking would report, is known; the script prints it for each file. The RecBole
+file is written as RecBole's adapter writes its files: with each row's distinct items
+drawn (column ``m``) and a sidecar (``frameworks.rank_meta``), so that ``sampled-metrics
+correct`` reads it without options.
 
     python docs/examples/make_cli_examples.py examples     # write the files into examples/
     python docs/examples/make_cli_examples.py --update-doc # rerun every command of docs/cli.md
@@ -32,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from sampled_metrics.estimation.metrics import metric_by_name
+from sampled_metrics.frameworks.rank_meta import rank_meta, write_rank_meta
 
 DOC = Path(__file__).resolve().parents[1] / "cli.md"
 SEED = 2020
@@ -76,7 +80,7 @@ def ncf(rng, users=3000):
 def recbole(rng, users=3000, draws=100):
     """RecBole uniN: N uniform draws with replacement from the items the user never
     interacted with; the trainer scores the distinct ones (a dense score row), so a
-    twice-drawn item counts once. ``candidates``: the distinct items scored."""
+    twice-drawn item counts once. ``m``: the distinct items scored."""
     n = 3706 - training_sizes(rng, users, 19, 165, 2000)
     r = exact_ranks(rng, n)
     items = rng.random((users, draws)) * (n - 1)[:, None]
@@ -86,7 +90,7 @@ def recbole(rng, users=3000, draws=100):
     first[:, 1:] = items[:, 1:] != items[:, :-1]
     sampled = 1 + np.sum(first & (items < (r - 1)[:, None]), axis=1)
     frame = pd.DataFrame({"user": np.arange(users), "sampled_rank": sampled, "n": n})
-    frame["candidates"] = first.sum(axis=1)
+    frame["m"] = first.sum(axis=1)
     return frame, r
 
 
@@ -119,6 +123,8 @@ EXAMPLES = {
     "elliot.csv.gz": elliot,
     "daisyrec.csv": daisyrec,
 }
+# The files written with a sidecar, as an adapter writes them: their protocol.
+SIDECARS = {"recbole_uni100.tsv": "recbole-uni100"}
 
 
 def write_examples(directory, seed: int = SEED) -> list[str]:
@@ -151,6 +157,10 @@ def write_examples(directory, seed: int = SEED) -> list[str]:
             frame[f"exact_rank_{model}" if model else "exact_rank"] = exact[:, j]
         sep = "\t" if ".tsv" in name else ","
         frame.to_csv(directory / name, sep=sep, index=False)
+        if name in SIDECARS:
+            meta = rank_meta(SIDECARS[name], rank_columns=["sampled_rank"], distinct_m=True,
+                             writer="docs/examples/make_cli_examples.py")  # fmt: skip
+            write_rank_meta(directory / name, meta)
         for j, model in enumerate(models):
             truth = ", ".join(
                 f"{metric} = {metric_by_name(metric)(exact[:, j], frame['n']).mean():.4f}"

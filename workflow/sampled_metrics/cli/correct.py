@@ -14,7 +14,7 @@ protocol, is one error naming both.
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..estimation.estimators import ESTIMATOR_DEFAULTS
 from ..estimation.laws import LAWS, WITH_REPLACEMENT
@@ -279,6 +279,18 @@ def _check_largest_m(how: Reading, ranks) -> None:
         )
 
 
+def _named_by_model(ranks, meta: RankMeta | None):
+    """The rank columns named by the models the sidecar gives them (the pipeline's
+    column ``rank`` is its recommender's), where each model has one column."""
+    if meta is None:
+        return ranks
+    models = [meta.rank_columns[column] for column in ranks.evaluations]
+    if len(set(models)) < len(models):  # e.g. cornac's BPR and BPR_pessimistic
+        return ranks
+    evaluations = dict(zip(models, ranks.evaluations.values()))
+    return replace(ranks, evaluations=evaluations)
+
+
 def run(args) -> int:
     """Read the file as :func:`reading` says and print the report (``report``)."""
     how, meta = reading(args)
@@ -320,4 +332,4 @@ def read_ranks(args, how: Reading, meta: RankMeta | None):
         meta=meta,
     )
     _check_largest_m(how, ranks)
-    return ranks
+    return _named_by_model(ranks, meta)

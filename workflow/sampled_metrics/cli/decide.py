@@ -4,7 +4,8 @@ exact ranks of the users a design chose (``sampled-metrics plan``), with an inte
 and a verdict that hold (:mod:`sampled_metrics.estimation.decisions`; docs/deciding.md).
 
 EXACT is a full ranking's file of the chosen users: ``user``, one exact-rank column per
-model named as in RANKS, ``n`` (or what its sidecar, protocol ``full``, names). Every
+model named as in RANKS (or the column its sidecar, protocol ``full``, gives the model),
+``n`` (or the sidecar's ``n_column``). Every
 chosen user must be in it, and no other; its n must be RANKS'.
 """
 
@@ -76,8 +77,11 @@ def _exact_ranks(path, models: list, ranks: RankFile, design: Design, design_pat
             f"{path}: its sidecar says protocol {meta.protocol}: --exact needs a full "
             "ranking's exact ranks (protocol full)"
         )
+    # a column per model: the one its sidecar gives the model, else the model's name
+    column_of = {model: column for column, model in (meta.rank_columns if meta else {}).items()}
+    columns = [column_of.get(model, model) for model in models]
     exact = read_rank_file(
-        path, rank_columns=models, n_column=meta.n_column if meta else None, full=True, meta=meta
+        path, rank_columns=columns, n_column=meta.n_column if meta else None, full=True, meta=meta
     )
     if exact.users is None:
         raise InputError(f"{path}: no column 'user': the exact ranks must name their users")
@@ -97,7 +101,7 @@ def _exact_ranks(path, models: list, ranks: RankFile, design: Design, design_pat
             raise InputError(
                 f"{path}: user {user}: n = {exact.first.n[k]}, but {ranks.path} has n = {n[row]}"
             )
-        values[:, row] = [exact.evaluations[model].ranks[k] for model in models]
+        values[:, row] = [exact.evaluations[column].ranks[k] for column in columns]
     missing = sorted(chosen - seen)
     if missing:
         raise InputError(

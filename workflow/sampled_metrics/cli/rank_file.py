@@ -300,6 +300,8 @@ def read_rank_file(
         column = column or default
         if column not in table.columns:
             option = f"give --{name} or --{name}-column" + (", or --protocol" * (name == "m"))
+            if name == "m" and m_source:  # a protocol that reads each row's m
+                option = f"{m_source} reads each row's m from it; name another with --m-column"
             raise _missing_column(path, column, option, table)
         sizes[name] = (_integers(table, column, where, what), column)
     n_values, n_col = sizes["n"]

@@ -179,10 +179,11 @@ def _heading(how, ranks: RankFile) -> str:
     users = f", {len(set(ranks.users))} users" if ranks.users is not None else ""
     n = f"n = {_span(data.n)} ({ranks.n_source})"
     start = f"{ranks.path}: {data.n_users} rows{users}; "
-    if how.sidecar:
-        start += f"protocol {how.protocol} ({Path(how.sidecar).name}), "
+    sidecar = f" ({Path(how.sidecar).name})" if how.sidecar else ""
     if how.full:
-        return f"{start}full ranking, {n}"
+        return f"{start}full ranking{sidecar}, {n}"
+    if sidecar:
+        start += f"protocol {how.protocol}{sidecar}, "
     return f"{start}m = {_span(data.m)} ({ranks.m_source}), {n}, {how.law} law"
 
 

@@ -314,7 +314,7 @@ def rank_files(
     protocol : str or Protocol, default "ncf"
         A protocol of :data:`~sampled_metrics.frameworks.registry.FRAMEWORK_PROTOCOLS`
         (cornac has none of its own); ``sampled-metrics correct`` reads the sampled file
-        with the matching preset (``ncf``: ``--preset ncf``).
+        with that protocol (``--protocol ncf``).
     k : int or list of cornac metrics, default -1
         cornac's ``max_k`` (:func:`max_cutoff`).
     on : {"test", "validation"}, default "test"
@@ -334,7 +334,7 @@ def rank_files(
         (:func:`exact_ranks`).
     sampled : pandas.DataFrame
         ``user``, ``item``, per model its sampled rank, ``m``, ``n``: the file for
-        ``sampled-metrics correct FILE --preset ncf --rank-column <name> ...``.
+        ``sampled-metrics correct FILE --protocol ncf --rank-column <name> ...``.
 
     Raises
     ------
