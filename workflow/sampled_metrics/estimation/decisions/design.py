@@ -138,7 +138,7 @@ def allocate(sizes, spreads, total: float, *, costs=None, floor: int = DECISION_
 
     n_h proportional to N_h sigma_h / sqrt(c_h) minimizes the variance of the
     stratified mean, sum_h (N_h/U)^2 (1 - n_h/N_h) sigma_h^2 / n_h, at a cost sum_h n_h
-    c_h = ``total`` (Cochran 1977, eq 5.25). Every non-empty stratum gets at least
+    c_h = ``total`` (Cochran 1977, section 5.5). Every non-empty stratum gets at least
     min(floor, N_h) users and at most N_h: n_h = clip(t N_h sigma_h / sqrt(c_h), floor,
     N_h) with t that spends the budget (the optimum under these bounds); strata predicted
     not to vary (sigma_h = 0) get the floor, and in proportion to N_h what the others
@@ -402,12 +402,17 @@ def design_from_table(users, probability, stratum, n_users: int) -> Design:
     if np.any(np.abs(probability - first[stratum]) > 1e-12):
         raise ValueError("probability must be the same for every user of a stratum")
     sizes = np.divide(chosen_of, first, out=np.zeros(strata), where=chosen_of > 0)
-    if np.any(np.abs(sizes - np.round(sizes)) > 1e-6 * np.maximum(sizes, 1)):
-        raise ValueError("probability must be n_h / N_h: chosen users / stratum size")
+    whole = np.round(sizes)
+    if np.any(np.abs(sizes - whole) > 1e-6 * np.maximum(sizes, 1)) or whole.sum() > n_users:
+        raise ValueError(
+            "probability must be n_h / N_h, the stratum's chosen users over its size, "
+            "written with full precision"
+        )
     chosen = np.zeros(n_users, dtype=bool)
     chosen[users] = True
     full_stratum = np.full(n_users, -1, dtype=np.int64)
     full_stratum[users] = stratum
     full_probability = np.full(n_users, np.nan)
-    full_probability[users] = probability
-    return Design(full_stratum, full_probability, chosen, np.round(sizes).astype(np.int64))
+    # n_h / N_h again, so that the rebuilt design holds the drawn one's numbers exactly
+    full_probability[users] = (chosen_of / np.maximum(whole, 1))[stratum]
+    return Design(full_stratum, full_probability, chosen, whole.astype(np.int64))

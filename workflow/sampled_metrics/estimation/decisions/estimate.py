@@ -16,7 +16,7 @@ variance under stratified sampling without replacement is
     V = sum_h (N_h / U)^2 (1 - n_h / N_h) S_h^2 / n_h,
 
 estimated with s_h^2, the sample variance of the residuals y - lambda g among the chosen
-users of stratum h (Cochran 1977, eq 5.7). The normal interval theta^ +- z V^(1/2) is
+users of stratum h (Cochran 1977, section 5.3). The normal interval theta^ +- z V^(1/2) is
 about these U users (``population="finite"``); ``"superpopulation"`` adds the phase-1
 term S_y^2 / U (S_y^2 estimated with weights 1/pi) for the mean over users like them:
 the U users are then a sample too, and the estimator's variance about the population
