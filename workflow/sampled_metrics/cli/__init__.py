@@ -10,6 +10,9 @@
   and the verdict it supports. A file with a sidecar (``FILE.meta.json``,
   :mod:`sampled_metrics.frameworks.rank_meta`) is read as it says; else ``--protocol``
   names a framework's protocol (``ncf``, ``recbole-uni100``, ``elliot-50``, ...).
+- ``plan FILE --out CHOSEN``: the users to rank exactly, chosen by a two-phase design;
+  ``correct FILE --exact EXACT --design CHOSEN`` then estimates every metric and every
+  pair's difference with an interval and a verdict (docs/deciding.md).
 - ``recbole CHECKPOINT``: RecBole's evaluation of a checkpoint as rank files.
 - ``cornac DATA --model SPEC``: cornac models trained and ranked, as rank files.
 
@@ -20,7 +23,9 @@ error: ...``, naming the file and the row (its line in a csv or tsv file, header
 
 Modules: ``commands`` (the table and :func:`main`), ``arguments`` (what the
 sub-commands share), ``correct``, ``report`` (its records and tables), ``rank_file``
-(reading and checking the file), ``recbole``, ``cornac``. ``python -m
+(reading and checking the file), ``plan``, ``decide`` (``correct --exact --design``),
+``design_file`` (the design's csv and sidecar), ``paired`` (a full ranking's paired
+test), ``recbole``, ``cornac``. ``python -m
 sampled_metrics.cli`` runs :func:`main`. The frameworks are imported only when their
 sub-command runs.
 """

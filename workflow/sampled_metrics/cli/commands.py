@@ -16,6 +16,8 @@ from .cornac import add_parser as cornac_parser
 from .cornac import run as cornac_run
 from .correct import add_parser as correct_parser
 from .correct import run as correct_run
+from .plan import add_parser as plan_parser
+from .plan import run as plan_run
 from .recbole import add_parser as recbole_parser
 from .recbole import run as recbole_run
 
@@ -23,6 +25,7 @@ __all__ = ["COMMANDS", "main"]
 
 COMMANDS = {
     "correct": (correct_parser, correct_run),
+    "plan": (plan_parser, plan_run),
     "recbole": (recbole_parser, recbole_run),
     "cornac": (cornac_parser, cornac_run),
 }

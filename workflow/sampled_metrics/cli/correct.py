@@ -29,10 +29,11 @@ from .arguments import (
     protocol_name,
     remove_options,
 )
+from .decide import add_decision_options, run_decision, uses_design
 from .rank_file import InputError, read_rank_file
 from .report import exact_records, print_report, sampled_records
 
-__all__ = ["Reading", "add_parser", "reading", "run"]
+__all__ = ["Reading", "add_parser", "add_reading_options", "read_ranks", "reading", "run"]
 
 REMOVED = {
     "--preset": "give the protocol with --protocol NAME (e.g. --protocol recbole-uni100)",
@@ -74,6 +75,15 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument(
         "file", help="a .csv or .tsv file (optionally compressed, e.g. .csv.gz) or .parquet"
     )
+    add_reading_options(parser)
+    _add_estimate_options(parser)
+    add_decision_options(parser)
+    remove_options(parser, REMOVED)
+    return parser
+
+
+def add_reading_options(parser) -> None:
+    """How to read a rank file (``correct``'s and ``plan``'s): protocol, law, columns."""
     sampling = parser.add_argument_group("sampling protocol (default: the file's sidecar)")
     sampling.add_argument(
         "--protocol",
@@ -118,6 +128,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     columns.add_argument(
         "--sep", type=_separator, help="separator of a text file ('tab' for a tab)"
     )
+
+
+def _add_estimate_options(parser) -> None:
     estimates = parser.add_argument_group("estimates")
     estimates.add_argument(
         "--metrics",
@@ -151,8 +164,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     output.add_argument(
         "--quiet", action="store_true", help="no progress bar (none either when not on a terminal)"
     )
-    remove_options(parser, REMOVED)
-    return parser
 
 
 @dataclass(frozen=True)
@@ -288,6 +299,23 @@ def run(args) -> int:
             f"{args.file}: a full ranking's metrics are exact: nothing to estimate "
             "(leave out --estimators and --no-range)"
         )
+    ranks = read_ranks(args, how, meta)
+    if uses_design(args):
+        return run_decision(args, how, ranks)
+    metrics = args.metrics or list(DEFAULT_METRICS)
+    if how.full:
+        records = exact_records(ranks, metrics, args.confidence)
+    else:
+        estimators = DEFAULT_ESTIMATORS if args.estimators is None else args.estimators
+        records = sampled_records(
+            ranks, metrics, list(estimators), not args.no_range, args.confidence, args.quiet
+        )
+    print_report(args, how, ranks, records)
+    return 0
+
+
+def read_ranks(args, how: Reading, meta: RankMeta | None):
+    """``args.file`` read as ``how`` says (:func:`reading`), its m checked."""
     ranks = read_rank_file(
         args.file,
         rank_columns=how.rank_columns,
@@ -304,14 +332,4 @@ def run(args) -> int:
         meta=meta,
     )
     _check_largest_m(how, ranks)
-    ranks = _named_by_model(ranks, meta)
-    metrics = args.metrics or list(DEFAULT_METRICS)
-    if how.full:
-        records = exact_records(ranks, metrics)
-    else:
-        estimators = DEFAULT_ESTIMATORS if args.estimators is None else args.estimators
-        records = sampled_records(
-            ranks, metrics, list(estimators), not args.no_range, args.confidence, args.quiet
-        )
-    print_report(args, how, ranks, records)
-    return 0
+    return _named_by_model(ranks, meta)

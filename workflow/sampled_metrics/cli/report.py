@@ -5,7 +5,8 @@ Record kinds: ``estimate`` (model, metric, estimator, estimate), ``comparison``
 (first, second, metric, estimator, difference), ``range`` (model, metric, low, high),
 ``range_difference`` (first, second, metric, low, high, verdict) for sampled ranks;
 ``exact`` (model, metric, value) and ``exact_difference`` (first, second, metric,
-difference) for a full ranking's.
+difference, low, high, p_value, verdict: the paired t-test over the rows) for a full
+ranking's.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..estimation.estimators import (
 )
 from ..estimation.metrics import metric_by_name
 from .arguments import NO_INTERVAL, PROG
+from .paired import paired_fields
 from .rank_file import RankFile
 
 __all__ = ["exact_records", "print_report", "sampled_records"]
@@ -119,9 +121,9 @@ def _verdict(first: str, second: str, low: float, high: float) -> str:
     return "undecided"
 
 
-def exact_records(ranks: RankFile, metrics) -> list[dict]:
+def exact_records(ranks: RankFile, metrics, confidence: float) -> list[dict]:
     """A full ranking's metrics: the mean over the rows of each metric of the exact
-    ranks, and every pair's difference."""
+    ranks, and every pair's difference with its paired test (:mod:`.paired`)."""
     values = {
         (model, name): float(np.mean(metric_by_name(name)(data.ranks, data.n)))
         for model, data in ranks.evaluations.items()
@@ -133,16 +135,26 @@ def exact_records(ranks: RankFile, metrics) -> list[dict]:
         for model in models
         for name in metrics
     ]
-    return records + [
-        {"kind": "exact_difference", "first": first, "second": second, "metric": name,
-         "difference": values[first, name] - values[second, name]}
-        for first, second in combinations(models, 2)
-        for name in metrics
-    ]  # fmt: skip
+    for first, second in combinations(models, 2):
+        for name in metrics:
+            test = paired_fields(
+                ranks.evaluations[first], ranks.evaluations[second], name, confidence
+            )
+            verdict = _verdict(first, second, test["low"] or 0.0, test["high"] or 0.0)
+            records.append(
+                {"kind": "exact_difference", "first": first, "second": second, "metric": name,
+                 "difference": values[first, name] - values[second, name], **test,
+                 "verdict": verdict}
+            )  # fmt: skip
+    return records
 
 
 def _fmt(value: float, digits: int = 4) -> str:
     return "nan" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def _p_value(value) -> str:
+    return "nan" if value is None else f"{value:.2g}"
 
 
 def _table(header: list, rows: list, right: set) -> str:
@@ -186,10 +198,18 @@ def _text(how, ranks: RankFile, records, confidence: float, with_range: bool) ->
         rows = [[r["model"], r["metric"], _fmt(r["value"])] for r in _of(records, "exact")]
         lines.append(_table(["model", "metric", "value"], rows, {2}))
         if differences := _of(records, "exact_difference"):
-            lines += ["", "differences (first - second):", ""]
-            rows = [[r["first"], r["second"], r["metric"], _fmt(r["difference"])]
+            level = f"{100 * confidence:g}%"
+            lines += [
+                "",
+                f"paired differences over the users (first - second, {level} "
+                "interval and p-value of the paired t-test, for users like these):",
+                "",
+            ]
+            rows = [[r["first"], r["second"], r["metric"], _fmt(r["difference"]), _fmt(r["low"]),
+                     _fmt(r["high"]), _p_value(r["p_value"]), r["verdict"]]
                     for r in differences]  # fmt: skip
-            lines.append(_table(["first", "second", "metric", "difference"], rows, {3}))
+            header = ["first", "second", "metric", "difference", "low", "high", "p", "verdict"]
+            lines.append(_table(header, rows, {3, 4, 5, 6}))
         return "\n".join(lines)
     if estimates := _of(records, "estimate"):
         lines += ["", f"estimates ({NO_INTERVAL}):", ""]

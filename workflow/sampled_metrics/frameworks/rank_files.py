@@ -11,13 +11,16 @@ the sampled ranks do what the framework does: its tie order where it has one
 own under RecBole's and DaisyRec's (``registry.Protocol.paired``); ``sampled-metrics
 correct`` reads the second by the protocol its sidecar names and compares with the
 first (docs/cli.md, "Any model"). :func:`write_rank_files` writes both with their
-sidecars (:mod:`.rank_meta`).
+sidecars (:mod:`.rank_meta`). To decide between models a few users ranked exactly are
+enough (docs/deciding.md): ``users=`` ranks only those, :func:`exact_rank_frame` without
+the sampled frame.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from ..passes.ranking import exact_ranks
 from ..recommenders.scores import PrecomputedScores
@@ -26,7 +29,7 @@ from .rank_meta import rank_meta, write_rank_file
 from .registry import FULL, Protocol, protocol_by_name
 from .study_pass import simulate_protocols
 
-__all__ = ["rank_files", "write_rank_files"]
+__all__ = ["exact_rank_frame", "rank_files", "write_rank_files"]
 
 
 def rank_files(
@@ -40,6 +43,7 @@ def rank_files(
     tie_seed: int = 0,
     memory_mb: float = 1024,
     user_ids=None,
+    users=None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The exact ranks and one sampled evaluation of every model, as the CLI reads them.
 
@@ -66,6 +70,10 @@ def rank_files(
         Budget of a block of users' scores.
     user_ids : array_like, optional
         The users' ids (default 0..n_users - 1).
+    users : array_like of int, optional
+        The users to rank exactly (rows of ``train``; default every user; ``[]`` for the
+        sampled frame alone): only they are scored for the exact frame
+        (:func:`exact_rank_frame`); the sampled frame has every user.
 
     Returns
     -------
@@ -100,11 +108,8 @@ def rank_files(
         raise ValueError("models is empty: give at least one name -> model")
     scorers = {name: _scorer(name, model) for name, model in models.items()}
     test_items = np.asarray(test_items)
-    exact, n = {}, None
-    for name, scorer in scorers.items():
-        exact[name], n = exact_ranks(
-            scorer, train, test_items, tie_policy=tie_policy, seed=tie_seed
-        )
+    ids = np.arange(test_items.size) if user_ids is None else np.asarray(user_ids)
+    exact_frame = _exact_frame(scorers, train, test_items, users, tie_policy, tie_seed, ids)
     simulated = simulate_protocols(
         list(scorers.values()),
         train,
@@ -115,13 +120,75 @@ def rank_files(
         tie_policy=tie_policy,
         tie_seed=tie_seed,
         memory_mb=memory_mb,
-        exact_ranks=list(exact.values()),
+        # every user's exact rank checks the beaten items; a few users' cannot
+        exact_ranks=None if users is not None else [exact_frame[name] for name in scorers],
     )[protocol.name]
-    users = np.arange(n.size) if user_ids is None else np.asarray(user_ids)
     sampled = {name: simulated.sampled[0, k] for k, name in enumerate(scorers)}
-    exact_frame = pd.DataFrame({"user": users, **exact, "n": n})
-    sampled_frame = pd.DataFrame({"user": users, **sampled, "m": protocol.m, "n": n})
+    n = _ranked_set_sizes(train)
+    sampled_frame = pd.DataFrame({"user": ids, **sampled, "m": protocol.m, "n": n})
     return exact_frame, sampled_frame
+
+
+def exact_rank_frame(
+    models: dict,
+    train,
+    test_items,
+    *,
+    users=None,
+    tie_policy: str = "random",
+    tie_seed: int = 0,
+    user_ids=None,
+) -> pd.DataFrame:
+    """The exact ranks of some users (default all) from full sorting: the exact file of
+    :func:`rank_files` without its sampled one, only ``users`` scored, e.g. the users a
+    design chose (``sampled-metrics plan``, docs/deciding.md).
+
+    Parameters
+    ----------
+    models, train, test_items, tie_policy, tie_seed, user_ids
+        As :func:`rank_files`'s; each user keeps the tie order it has among all.
+    users : array_like of int, optional
+        The rows of ``train`` to rank (distinct); default every user.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``user`` (the id of each ranked user), a column of exact ranks per model, ``n``.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> scores = np.random.default_rng(0).normal(size=(6, 50))
+    >>> train = sp.csr_matrix(np.eye(6, 50))
+    >>> every = exact_rank_frame({"A": scores}, train, [9] * 6)
+    >>> some = exact_rank_frame({"A": scores}, train, [9] * 6, users=[4, 1])
+    >>> some["user"].tolist(), some["A"].tolist() == every["A"][[4, 1]].tolist()
+    ([4, 1], True)
+    """
+    if not models:
+        raise ValueError("models is empty: give at least one name -> model")
+    scorers = {name: _scorer(name, model) for name, model in models.items()}
+    test_items = np.asarray(test_items)
+    ids = np.arange(test_items.size) if user_ids is None else np.asarray(user_ids)
+    return _exact_frame(scorers, train, test_items, users, tie_policy, tie_seed, ids)
+
+
+def _ranked_set_sizes(train) -> np.ndarray:
+    """n of every user: the items but the user's training items (as exact_ranks')."""
+    X = sp.csr_matrix(train, copy=True)
+    X.sum_duplicates()
+    X.eliminate_zeros()
+    return (X.shape[1] - np.diff(X.indptr)).astype(np.int64)
+
+
+def _exact_frame(scorers, train, test_items, users, tie_policy, tie_seed, ids) -> pd.DataFrame:
+    exact, n = {}, None
+    for name, scorer in scorers.items():
+        exact[name], n = exact_ranks(
+            scorer, train, test_items, tie_policy=tie_policy, seed=tie_seed, users=users
+        )
+    rows = np.arange(test_items.size) if users is None else np.asarray(users, dtype=np.int64)
+    return pd.DataFrame({"user": ids[rows], **exact, "n": n})
 
 
 def write_rank_files(

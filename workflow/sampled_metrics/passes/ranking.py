@@ -182,6 +182,7 @@ def exact_ranks(
     block_size: int = 512,
     seed: int = 0,
     progress: bool = False,
+    users=None,
 ):
     """Exact rank of every user's held-out item among all items but their training items.
 
@@ -205,12 +206,15 @@ def exact_ranks(
         ``sampling.sampled_ranks`` with the same ``tie_seed`` breaks ties alike.
     progress : bool, default False
         Show a tqdm bar over blocks.
+    users : array_like of int, optional
+        Rank only these users (rows of ``train``, distinct), e.g. those a two-phase
+        design chose: only they are scored, each with the tie order it has among all.
 
     Returns
     -------
-    ranks : float64 (n_users,)
+    ranks : float64 (n_users,) or (len(users),)
         Integers except under "average".
-    n_candidates : int64 (n_users,)
+    n_candidates : int64 (n_users,) or (len(users),)
         n_items - |H_u|: the n of eq 7 (AUC).
 
     Raises
@@ -230,6 +234,9 @@ def exact_ranks(
     >>> ranks, n = exact_ranks(model, sp.csr_matrix([[1, 0, 0, 0], [0, 0, 0, 0]]), np.array([2, 2]))
     >>> ranks.tolist(), n.tolist()
     ([2.0, 3.0], [3, 4])
+    >>> exact_ranks(model, sp.csr_matrix([[1, 0, 0, 0], [0, 0, 0, 0]]), np.array([2, 2]),
+    ...             users=[1])[0].tolist()
+    [3.0]
     """
     check_tie_policy(tie_policy)
     if block_size < 1:
@@ -244,7 +251,10 @@ def exact_ranks(
     test = test.astype(np.int64)
     if np.any(test < 0) or np.any(test >= n_items):
         raise ValueError("test_items out of range")
-    in_train = np.asarray(X[np.arange(n_users), test]).ravel() != 0
+    rows = np.arange(n_users) if users is None else _rows(users, n_users)
+    in_train = np.zeros(n_users, dtype=bool)  # of the users ranked (none: nothing to index)
+    if rows.size:
+        in_train[rows] = np.asarray(X[rows, test[rows]]).ravel() != 0
     if np.any(in_train):
         u = int(np.flatnonzero(in_train)[0])
         raise ValueError(
@@ -254,33 +264,46 @@ def exact_ranks(
     name = getattr(model, "name", type(model).__name__)
     history = np.diff(X.indptr)
     n_candidates = (n_items - history).astype(np.int64)
-    ranks = np.empty(n_users, dtype=np.float64)
+    ranked = X if users is None else X[rows]
+    ranks = np.empty(rows.size, dtype=np.float64)
 
-    starts = range(0, n_users, block_size)
+    starts = range(0, rows.size, block_size)
     if progress:
         from tqdm.auto import tqdm
 
         starts = tqdm(starts, desc=f"ranking {name}", unit="block")
     for a in starts:
-        b = min(a + block_size, n_users)
-        users = np.arange(a, b)
-        S = np.asarray(model.scores(users))
+        b = min(a + block_size, rows.size)
+        block = rows[a:b]
+        S = np.asarray(model.scores(block))
         S = S.astype(np.float64) if not np.issubdtype(S.dtype, np.floating) else S.copy()
         if S.shape != (b - a, n_items):
             raise ValueError(
-                f"recommender {name!r}: scores for users {a}..{b - 1} have shape "
+                f"recommender {name!r}: scores for users {block[0]}..{block[-1]} have shape "
                 f"{S.shape}, expected {(b - a, n_items)}"
             )
         finite = np.isfinite(S)
         if not finite.all():
             r, i = np.argwhere(~finite)[0]
             raise ValueError(
-                f"recommender {name!r}: score of user {a + int(r)} for item {int(i)} "
+                f"recommender {name!r}: score of user {int(block[r])} for item {int(i)} "
                 f"is {S[r, i]} (NaN or inf)"
             )
-        mask_training_items(S, X, a, b)
-        ranks[a:b] = block_ranks(S, test[a:b], users, tie_policy, seed)[0]
-    return ranks, n_candidates
+        mask_training_items(S, ranked, a, b)
+        ranks[a:b] = block_ranks(S, test[block], block, tie_policy, seed)[0]
+    return ranks, n_candidates[rows]
+
+
+def _rows(users, n_users: int) -> np.ndarray:
+    """``users`` as distinct int64 rows in 0..n_users - 1, or a ValueError naming them."""
+    rows = np.asarray(users)
+    if rows.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if rows.ndim != 1 or not np.issubdtype(rows.dtype, np.integer):
+        raise ValueError("users must be a list of integer rows of train")
+    if rows.min() < 0 or rows.max() >= n_users or np.unique(rows).size != rows.size:
+        raise ValueError(f"users must be distinct rows in 0..{n_users - 1}")
+    return rows.astype(np.int64)
 
 
 def mask_training_items(S: np.ndarray, train: sp.csr_matrix, start: int, stop: int) -> None:
