@@ -3,15 +3,16 @@
 :func:`validate_config` is what the Snakefile runs at start-up, and what tests
 and benchmarks use through :func:`load_config`:
 
-1. the JSON schema (``workflow/schemas/config.schema.yaml``) checks types and
-   names; its ``default`` values are the only defaults of the configuration and
+1. a key renamed since (:data:`~.config.RENAMED_KEYS`) stops with one error naming
+   its new key; the JSON schema (``workflow/schemas/config.schema.yaml``) checks types
+   and names; its ``default`` values are the only defaults of the configuration and
    are filled in here;
 2. each recommender's hyperparameters are completed with its type's defaults
    (``sampled_metrics.recommenders``), so the effective configuration that
    provenance records is complete;
 3. what a schema cannot check (:func:`check_config`): that the data sets to run
    exist, the sizes of a synthetic data set (and no file keys in it), recommender
-   hyperparameters, metric and method names; and what a data set's sizes must
+   hyperparameters, metric and estimator names; and what a data set's sizes must
    allow (:func:`check_data_sizes`). A protocol of the study or a Figure 6 sample size
    the sizes cannot support is no error: its rule leaves it out and says so.
 
@@ -36,6 +37,7 @@ from .config import (
     ConfigError,
     _schema,
     check_config_files,
+    check_renamed_keys,
     check_schema,
     datasets_to_run,
 )
@@ -56,11 +58,12 @@ def load_config(path=CONFIG_FILE) -> dict:
 
 
 def validate_config(config: dict, schema=SCHEMA_FILE) -> dict:
-    """Check ``config`` against the schema, drop the recommenders set to null, fill in
-    the schema's defaults and each recommender's hyperparameter defaults (in place),
-    then :func:`check_config`.
+    """Refuse a renamed key, check ``config`` against the schema, drop the recommenders
+    set to null, fill in the schema's defaults and each recommender's hyperparameter
+    defaults (in place), then :func:`check_config`.
     Returns ``config``; raises one ConfigError naming the first bad key."""
     schema = _schema(schema)
+    check_renamed_keys(config)
     check_schema(config, schema)
     _leave_out_null_recommenders(config)
     _fill_defaults(config, schema)
@@ -141,18 +144,18 @@ def check_config(config: dict) -> None:
             raise ConfigError(f"recommenders.{name}: {error}") from None
     for metric in config["metrics"]:
         _check(metric_by_name, metric, "metrics")
-    _check_methods(config["corrections"]["methods"], "corrections.methods", estimators=True)
+    _check_estimators(config["estimation"]["estimators"], "estimation.estimators", learned=True)
     for key, names in (
         ("metrics", config["metrics"]),
-        ("corrections.methods", config["corrections"]["methods"]),
-        ("fig6.methods", config["fig6"]["methods"]),
-        ("toy.fig4_methods", config["toy"]["fig4_methods"]),
+        ("estimation.estimators", config["estimation"]["estimators"]),
+        ("fig6.estimators", config["fig6"]["estimators"]),
+        ("toy.fig4_estimators", config["toy"]["fig4_estimators"]),
     ):
         _check_unique(names, key)
     _check_protocols(config["protocols"])
     fig6 = config["fig6"]
     _check(metric_by_name, fig6["metric"], "fig6.metric")
-    _check_methods(fig6["methods"], "fig6.methods")
+    _check_estimators(fig6["estimators"], "fig6.estimators")
     _check_pair(fig6["pair"], config["recommenders"], "fig6.pair")
     toy = config["toy"]
     from ..reproduction.toy_example import TOY_RANKS
@@ -162,7 +165,7 @@ def check_config(config: dict) -> None:
         raise ConfigError(
             f"toy.n: {toy['n']} is smaller than the toy example's largest rank {largest}"
         )
-    _check_methods(toy["fig4_methods"], "toy.fig4_methods")
+    _check_estimators(toy["fig4_estimators"], "toy.fig4_estimators")
     for key in ("m", "fig4_m"):
         if toy[key] >= toy["n"]:
             raise ConfigError(f"toy.{key}: {toy[key]} must be smaller than toy.n = {toy['n']}")
@@ -176,14 +179,14 @@ def _check_protocols(protocols: dict) -> None:
             raise ConfigError(
                 f"protocols.run: unknown protocol {name!r}; known: {', '.join(FRAMEWORK_PROTOCOLS)}"
             )
-    if HANSEN_HURWITZ in protocols["methods"]:
+    if HANSEN_HURWITZ in protocols["estimators"]:
         raise ConfigError(
-            f"protocols.methods: {HANSEN_HURWITZ} is added by itself for the protocols with "
-            "replacement; leave it out"
+            f"protocols.estimators: {HANSEN_HURWITZ} is added by itself for the protocols "
+            "with replacement; leave it out"
         )
-    _check_methods(protocols["methods"], "protocols.methods", estimators=True)
+    _check_estimators(protocols["estimators"], "protocols.estimators", learned=True)
     _check_unique(protocols["run"], "protocols.run")
-    _check_unique(protocols["methods"], "protocols.methods")
+    _check_unique(protocols["estimators"], "protocols.estimators")
 
 
 def _check_unique(names, key: str) -> None:
@@ -277,10 +280,10 @@ def check_data_sizes(
     With ``smallest_pool`` the fewest items outside a user's history (train and
     held-out item), the smallest ranked set is ``n_u = smallest_pool + 1``:
 
-    * ``sampling.m`` <= smallest_pool without replacement (m distinct items);
-      a pool of at least 1 item with replacement;
-    * ``corrections.law: hypergeometric`` needs m <= n - 1 (section 4.3), n the
-      smallest n_u with ``corrections.n: per_user``, else the number of items.
+    * ``sampling.m`` <= smallest_pool with ``sampling.law: hypergeometric`` (m distinct
+      items); with ``binomial`` a pool of at least 1 item;
+    * ``estimation.law: hypergeometric`` needs m <= n - 1 (section 4.3), n the
+      smallest n_u with ``estimation.n: per_user``, else the number of items.
 
     What only the protocol study or Figure 6 needs stops nothing: a protocol of
     ``protocols.run`` drawing more distinct items than the smallest pool
@@ -314,29 +317,30 @@ def check_data_sizes(
     Traceback (most recent call last):
     sampled_metrics.pipeline.config.ConfigError: sampling.m: 100 is larger than the smallest
     candidate pool, 99 items (ml-1m: 120 items; split); lower sampling.m or set
-    sampling.replacement: true
+    sampling.law: binomial
     >>> config["sampling"]["m"] = 20
     >>> check_data_sizes(config, "ml-1m", 120, 99, "split")
     """
-    from ..estimation.laws import WITHOUT_REPLACEMENT, sampling_law
+    from ..estimation.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT, sampling_law
 
-    sampling, corrections = config["sampling"], config["corrections"]
+    sampling, estimation = config["sampling"], config["estimation"]
     m = sampling["m"]
     where = f"{name}: {n_items} items; {source}"
-    if not sampling["replacement"] and m > smallest_pool:
+    with_replacement = sampling_law(sampling["law"]).replacement
+    if not with_replacement and m > smallest_pool:
         raise ConfigError(
             f"sampling.m: {m} is larger than the smallest candidate pool, {smallest_pool} "
-            f"items ({where}); lower sampling.m or set sampling.replacement: true"
+            f"items ({where}); lower sampling.m or set sampling.law: {WITH_REPLACEMENT}"
         )
     if smallest_pool < 1:
         raise ConfigError(
-            f"sampling.replacement: a user has interacted with every item ({where}), "
-            "there is nothing to sample for them"
+            f"sampling.law: {sampling['law']}: a user has interacted with every item "
+            f"({where}), there is nothing to sample for them"
         )
-    smallest_n = smallest_pool + 1 if corrections["n"] == "per_user" else n_items
-    if not sampling_law(corrections["law"]).replacement and m > smallest_n - 1:
+    smallest_n = smallest_pool + 1 if estimation["n"] == "per_user" else n_items
+    if not sampling_law(estimation["law"]).replacement and m > smallest_n - 1:
         raise ConfigError(
-            f"corrections.law: {WITHOUT_REPLACEMENT} needs sampling.m <= n - 1 = "
+            f"estimation.law: {WITHOUT_REPLACEMENT} needs sampling.m <= n - 1 = "
             f"{smallest_n - 1} for every user, got m = {m} ({where}); choose binomial"
         )
 
@@ -416,11 +420,11 @@ def _check_pair(pair, recommenders, key: str) -> None:
         )
 
 
-def _check_methods(methods, key: str, estimators: bool = False) -> None:
-    """Known method names: the paper's corrections, and with ``estimators`` also the
-    learned estimators of sampled_metrics.estimation.estimators (they have no fixed vector, so
-    Figure 6 and the toy example take the paper's only)."""
+def _check_estimators(names, key: str, learned: bool = False) -> None:
+    """Known estimator names: the paper's corrections, and with ``learned`` also the
+    learned estimators of sampled_metrics.estimation.estimators (they have no fixed
+    vector, so Figure 6 and the toy example take the paper's only)."""
     from ..estimation.registry import parse_estimator, parse_method
 
-    for method in methods:
-        _check(parse_estimator if estimators else parse_method, method, key)
+    for name in names:
+        _check(parse_estimator if learned else parse_method, name, key)

@@ -1,0 +1,104 @@
+"""The configuration's vocabulary.
+
+A key renamed for one vocabulary (the law of the draws ``law``: binomial |
+hypergeometric; the estimator registry's names ``estimators``; ``per_user_nodes``)
+given in a config file or ``--config`` stops validation with one error naming the
+new key, before anything runs; nothing translates it.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+from conftest import run, tiny_config
+
+from sampled_metrics.pipeline.config import CONFIG_FILE, ConfigError
+from sampled_metrics.pipeline.validation import validate_config
+
+SHIPPED = yaml.safe_load(CONFIG_FILE.read_text())
+
+# old key (a dotted path), a value it held, the message (written out, not read from the code)
+RENAMED = [
+    (
+        "sampling.replacement",
+        False,
+        "sampling.replacement was renamed: use sampling.law: hypergeometric (false) or "
+        "binomial (true)",
+    ),
+    ("corrections.methods", ["cls"], "corrections.methods was renamed: use estimation.estimators"),
+    ("corrections.law", "binomial", "corrections.law was renamed: use estimation.law"),
+    ("corrections.n", "per_user", "corrections.n was renamed: use estimation.n"),
+    (
+        "corrections.rank_estimate_rounding",
+        "floor",
+        "corrections.rank_estimate_rounding was renamed: use estimation.rank_estimate_rounding",
+    ),
+    (
+        "corrections.cls_constraint",
+        "monotone",
+        "corrections.cls_constraint was renamed: use estimation.cls_constraint",
+    ),
+    (
+        "corrections.protocol_nodes",
+        64,
+        "corrections.protocol_nodes was renamed: use protocol_sensitivity.per_user_nodes",
+    ),
+    ("fig6.methods", ["sampled"], "fig6.methods was renamed: use fig6.estimators"),
+    ("protocols.methods", ["sampled"], "protocols.methods was renamed: use protocols.estimators"),
+    ("toy.fig4_methods", ["sampled"], "toy.fig4_methods was renamed: use toy.fig4_estimators"),
+]
+
+
+def with_key(config: dict, dotted: str, value) -> dict:
+    """``config`` with ``dotted`` set to ``value`` (its sections made when absent)."""
+    *parents, last = dotted.split(".")
+    where = config
+    for key in parents:
+        where = where.setdefault(key, {})
+    where[last] = value
+    return config
+
+
+@pytest.mark.parametrize(("old", "value", "expected"), RENAMED, ids=[r[0] for r in RENAMED])
+def test_an_old_key_gets_one_error_naming_the_new_one(old, value, expected):
+    """Beside the new keys of config.yaml, as a config file merged over it gives them."""
+    with pytest.raises(ConfigError) as error:
+        validate_config(with_key(copy.deepcopy(SHIPPED), old, value))
+    assert str(error.value) == f"config: {expected}"
+
+
+def test_the_old_section_alone_names_the_new_section():
+    config = copy.deepcopy(SHIPPED)
+    config["corrections"] = {}
+    with pytest.raises(ConfigError, match=r"^config: corrections was renamed: use estimation$"):
+        validate_config(config)
+
+
+def test_the_shipped_config_uses_the_new_keys_only():
+    config = validate_config(copy.deepcopy(SHIPPED))
+    assert config["sampling"]["law"] == "hypergeometric"  # the NCF protocol, as the paper's
+    assert "estimators" in config["estimation"] and "estimators" in config["fig6"]
+    assert config["protocol_sensitivity"]["per_user_nodes"] >= 2
+
+
+def config_error_line(result) -> str:
+    lines = (result.stdout + result.stderr).splitlines()
+    where = next(i for i, line in enumerate(lines) if line.startswith("ConfigError in file"))
+    return lines[where + 1]
+
+
+@pytest.mark.slow
+def test_an_old_key_stops_a_dry_run_from_a_file_and_from_the_command_line(tmp_path):
+    config = tiny_config()
+    config["sampling"] = {"m": 10, "repetitions": 6, "replacement": False}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    result = run(tmp_path, "--cores", "1", "-n")
+    assert result.returncode != 0
+    assert config_error_line(result) == f"config: {RENAMED[0][2]}"
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(tiny_config()))
+    result = run(tmp_path, "--cores", "1", "-n", "--config", "fig6={'methods': ['sampled']}")
+    assert result.returncode != 0
+    assert config_error_line(result) == "config: fig6.methods was renamed: use fig6.estimators"
+    assert not any((tmp_path / top).exists() for top in ("results", "data", "logs"))
