@@ -260,6 +260,11 @@ SIZE_ERRORS = {
         ),
         "estimation.law: hypergeometric needs sampling.m <= n - 1 = ",
     ),
+    "binomial_m_far_beyond_the_items": (
+        lambda c: c["sampling"].update(m=451, law="binomial"),
+        "sampling.m: 451 draws with replacement (sampling.law: binomial) are more than 10 "
+        "times the 45 items of tiny (data/processed/tiny/split.npz)",
+    ),
 }
 
 

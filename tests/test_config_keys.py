@@ -1,14 +1,20 @@
-"""The configuration's vocabulary.
+"""The configuration's vocabulary and a bound of the sampling it stops at start-up.
 
-A key renamed for one vocabulary (the law of the draws ``law``: binomial |
-hypergeometric; the estimator registry's names ``estimators``; ``per_user_nodes``)
-given in a config file or ``--config`` stops validation with one error naming the
-new key, before anything runs; nothing translates it.
+* A key renamed for one vocabulary (the law of the draws ``law``: binomial |
+  hypergeometric; the estimator registry's names ``estimators``; ``per_user_nodes``)
+  given in a config file or ``--config`` stops validation with one error naming the
+  new key, before anything runs; nothing translates it.
+* ``sampling.m`` with replacement far beyond the catalogue (more than 10 times the
+  number of items, the largest ranked set a user can have) stops at start-up, naming
+  ``sampling.m`` and the number of items: from a synthetic entry's keys, from the
+  facts of a file's entry, else once the split exists.
 """
 
 from __future__ import annotations
 
 import copy
+import re
+import time
 
 import pytest
 import yaml
@@ -102,3 +108,81 @@ def test_an_old_key_stops_a_dry_run_from_a_file_and_from_the_command_line(tmp_pa
     assert result.returncode != 0
     assert config_error_line(result) == "config: fig6.methods was renamed: use fig6.estimators"
     assert not any((tmp_path / top).exists() for top in ("results", "data", "logs"))
+
+
+# --------------------------------------------------------------------------
+# sampling.m with replacement far beyond the catalogue
+# --------------------------------------------------------------------------
+
+FORTY = {
+    "format": "synthetic",
+    "users": 60,
+    "items": 40,
+    "interactions": 600,
+    "popularity_exponent": 1.0,
+    "activity_exponent": 0.3,
+    "min_events_per_user": 5,
+    "max_events_per_user": 20,
+    "seed": 2020,
+}
+
+
+def forty_items(m: int, law: str) -> dict:
+    """The shipped config on a synthetic data set of 40 items, sampling m by ``law``."""
+    config = copy.deepcopy(SHIPPED)
+    config["datasets"]["forty"] = dict(FORTY)
+    config["dataset"] = "forty"
+    config["sampling"].update(m=m, law=law)
+    return config
+
+
+def test_m_far_beyond_a_synthetic_catalogue_stops_naming_m_and_the_items():
+    """40 items: a ranked set of at most 40, so at most 400 draws with replacement."""
+    validate_config(forty_items(400, "binomial"))
+    with pytest.raises(ConfigError) as error:
+        validate_config(forty_items(40_000, "binomial"))
+    message = str(error.value)
+    assert message.startswith(
+        "sampling.m: 40000 draws with replacement (sampling.law: binomial) are more than 10 "
+        "times the 40 items of forty (datasets.forty.items - max_events_per_user)"
+    ), message
+    assert "informed by at most that many distinct items" in message
+    assert message.endswith("lower sampling.m to at most 400")
+    with pytest.raises(ConfigError, match=r"^sampling.m: 401 draws with replacement"):
+        validate_config(forty_items(401, "binomial"))
+    # without replacement the smallest pool (40 - 20 items) bounds m instead
+    with pytest.raises(ConfigError, match=r"^sampling.m: 400 is larger than the smallest"):
+        validate_config(forty_items(400, "hypergeometric"))
+
+
+def test_m_far_beyond_the_items_a_files_facts_promise_stops_at_start_up():
+    """ml-1m-offline's facts give 3706 items: 37,060 draws pass, 37,061 stop."""
+    config = copy.deepcopy(SHIPPED)
+    config["dataset"] = "ml-1m-offline"
+    config["sampling"].update(m=37_060, law="binomial")
+    validate_config(copy.deepcopy(config))
+    config["sampling"]["m"] = 37_061
+    with pytest.raises(ConfigError) as error:
+        validate_config(config)
+    assert re.match(
+        r"sampling.m: 37061 draws with replacement \(sampling.law: binomial\) are more than "
+        r"10 times the 3706 items of ml-1m-offline \(datasets.ml-1m-offline.facts.n_items\)",
+        str(error.value),
+    ), str(error.value)
+
+
+@pytest.mark.slow
+def test_m_far_beyond_the_catalogue_stops_a_run_at_once(tmp_path):
+    """Before the guard, m = 40,000 with replacement on 40 items ran for minutes without a
+    word; now snakemake stops at start-up with the one line, having made nothing."""
+    config = tiny_config()
+    config["datasets"] = {"forty": dict(FORTY)}
+    config["dataset"] = "forty"
+    config["sampling"] = {"m": 40_000, "repetitions": 6, "law": "binomial"}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config))
+    started = time.monotonic()
+    result = run(tmp_path, "--cores", "1")
+    assert result.returncode != 0
+    assert config_error_line(result).startswith("sampling.m: 40000 draws with replacement")
+    assert time.monotonic() - started < 120
+    assert not any((tmp_path / top).exists() for top in ("results", "data", "figures"))

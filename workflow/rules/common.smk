@@ -136,7 +136,7 @@ def check_known_sizes():
     """Before any job: where a data set's sizes are known (a split made earlier, or a
     synthetic entry's keys), what the configuration asks of them is checked now:
     sampling.m, sampling.law and estimation.law (validation.check_data_sizes; a
-    synthetic entry's are checked with the config) and each model's memory (validation.check_fit_memory).
+    synthetic entry's, and a catalogue size given in facts, are checked with the config) and each model's memory (validation.check_fit_memory).
     The split rule checks a new split. Protocols of the study and Figure 6 sample sizes
     the data set cannot support stop nothing: their rules leave them out, saying so."""
     for name in DATASETS:

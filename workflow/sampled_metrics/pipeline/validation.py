@@ -13,8 +13,9 @@ and benchmarks use through :func:`load_config`:
 3. what a schema cannot check (:func:`check_config`): that the data sets to run
    exist, the sizes of a synthetic data set (and no file keys in it), recommender
    hyperparameters, metric and estimator names; and what a data set's sizes must
-   allow (:func:`check_data_sizes`). A protocol of the study or a Figure 6 sample size
-   the sizes cannot support is no error: its rule leaves it out and says so.
+   allow (:func:`check_data_sizes`, :func:`check_draws_with_replacement`). A protocol
+   of the study or a Figure 6 sample size the sizes cannot support is no error: its
+   rule leaves it out and says so.
 
 Before any model is trained, :func:`check_fit_memory` compares what each model's fit
 needs on the data set's sizes with the memory available (the Snakefile at start-up
@@ -45,6 +46,7 @@ from .config import (
 __all__ = [
     "check_config",
     "check_data_sizes",
+    "check_draws_with_replacement",
     "check_fit_memory",
     "load_config",
     "validate_config",
@@ -131,6 +133,11 @@ def check_config(config: dict) -> None:
             smallest_pool = entry["items"] - entry["max_events_per_user"]
             source = f"datasets.{name}.items - max_events_per_user"
             check_data_sizes(config, name, entry["items"], smallest_pool, source)
+        else:  # a catalogue size its facts promise (the loader asserts them)
+            for facts in ("facts", "split_facts"):
+                if "n_items" in entry[facts]:
+                    source = f"datasets.{name}.{facts}.n_items"
+                    check_draws_with_replacement(config, name, entry[facts]["n_items"], source)
     if config["ranking"]["tie_policy"] == "average":
         raise ConfigError(
             "ranking.tie_policy: 'average' gives half-integer ranks, which the sampled-rank "
@@ -271,6 +278,15 @@ def _check_download(name: str, entry: dict) -> None:
             )
 
 
+# With replacement, sampling.m at most this many times the number of items. A user's
+# sampled rank is informed by at most n_u - 1 distinct items (n_u <= the number of items),
+# and ranking m > n_u draws costs more than ranking the user's n_u items exactly, which
+# informs more. A factor of 10 leaves room to study the binomial law around n (Figure 6
+# goes to n - 1) and refuses draws that only cost: the draw plan and the ranking pass
+# handle repetitions x m draws per user (m = 40,000 on 40 items ran for minutes).
+MAX_DRAWS_PER_ITEM = 10
+
+
 def check_data_sizes(
     config: dict, name: str, n_items: int, smallest_pool: int, source: str
 ) -> None:
@@ -281,7 +297,9 @@ def check_data_sizes(
     held-out item), the smallest ranked set is ``n_u = smallest_pool + 1``:
 
     * ``sampling.m`` <= smallest_pool with ``sampling.law: hypergeometric`` (m distinct
-      items); with ``binomial`` a pool of at least 1 item;
+      items); with ``binomial`` a pool of at least 1 item, and m at most
+      :data:`MAX_DRAWS_PER_ITEM` times the number of items
+      (:func:`check_draws_with_replacement`);
     * ``estimation.law: hypergeometric`` needs m <= n - 1 (section 4.3), n the
       smallest n_u with ``estimation.n: per_user``, else the number of items.
 
@@ -337,11 +355,60 @@ def check_data_sizes(
             f"sampling.law: {sampling['law']}: a user has interacted with every item "
             f"({where}), there is nothing to sample for them"
         )
+    check_draws_with_replacement(config, name, n_items, source)
     smallest_n = smallest_pool + 1 if estimation["n"] == "per_user" else n_items
     if not sampling_law(estimation["law"]).replacement and m > smallest_n - 1:
         raise ConfigError(
             f"estimation.law: {WITHOUT_REPLACEMENT} needs sampling.m <= n - 1 = "
             f"{smallest_n - 1} for every user, got m = {m} ({where}); choose binomial"
+        )
+
+
+def check_draws_with_replacement(config: dict, name: str, n_items: int, source: str) -> None:
+    """With ``sampling.law: binomial``, ``sampling.m`` at most :data:`MAX_DRAWS_PER_ITEM`
+    times the number of items, the largest ranked set a user can have.
+
+    Parameters
+    ----------
+    config : dict
+        The validated configuration.
+    name : str
+        The data set's key of ``datasets``.
+    n_items : int
+        Its number of items (from its facts at start-up, else from its split).
+    source : str
+        Where it comes from (named in the message).
+
+    Raises
+    ------
+    ConfigError
+        Naming ``sampling.m``, the number of items and why.
+
+    Examples
+    --------
+    >>> config = load_config()
+    >>> config["sampling"].update(law="binomial", m=400)
+    >>> check_draws_with_replacement(config, "tiny", 40, "split")
+    >>> config["sampling"]["m"] = 40000
+    >>> check_draws_with_replacement(config, "tiny", 40, "split")
+    Traceback (most recent call last):
+    sampled_metrics.pipeline.config.ConfigError: sampling.m: 40000 draws with replacement
+    (sampling.law: binomial) are more than 10 times the 40 items of tiny (split), the largest
+    ranked set a user can have: a user's sampled rank is informed by at most that many
+    distinct items, so such draws cost more than ranking every item exactly and add almost
+    no information; lower sampling.m to at most 400
+    """
+    from ..estimation.laws import sampling_law
+
+    sampling = config["sampling"]
+    m, largest = sampling["m"], MAX_DRAWS_PER_ITEM * n_items
+    if sampling_law(sampling["law"]).replacement and m > largest:
+        raise ConfigError(
+            f"sampling.m: {m} draws with replacement (sampling.law: {sampling['law']}) are "
+            f"more than {MAX_DRAWS_PER_ITEM} times the {n_items} items of {name} ({source}), "
+            "the largest ranked set a user can have: a user's sampled rank is informed by at "
+            "most that many distinct items, so such draws cost more than ranking every item "
+            f"exactly and add almost no information; lower sampling.m to at most {largest}"
         )
 
 
