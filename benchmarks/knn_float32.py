@@ -24,7 +24,6 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 from offline_data import CONFIG_FILE, load_leave_last_out  # noqa: E402
 
-from sampled_metrics.estimation.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT  # noqa: E402
 from sampled_metrics.estimation.metrics import metric_vector  # noqa: E402
 from sampled_metrics.estimation.population import exact_metric, expected_sampled_value
 from sampled_metrics.passes.ranking import exact_ranks  # noqa: E402
@@ -35,7 +34,7 @@ CONFIG = load_config(CONFIG_FILE)
 SEED = CONFIG["seed"]  # of the random tie order, as in the workflow
 TIE_POLICY = CONFIG["ranking"]["tie_policy"]
 M = CONFIG["sampling"]["m"]
-LAW = WITH_REPLACEMENT if CONFIG["sampling"]["replacement"] else WITHOUT_REPLACEMENT
+LAW = CONFIG["sampling"]["law"]
 OTHER_SEEDS = range(SEED + 1, SEED + 11)
 METRICS = ("recall@10", "ndcg@10", "ap", "auc")
 SAMPLED = "sampled R@10"

@@ -214,7 +214,7 @@ TINY_CONFIG = {
         "EASE": None,
         "BPR": None,
     },
-    "sampling": {"m": 10, "repetitions": 6, "replacement": False},
+    "sampling": {"m": 10, "repetitions": 6, "law": "hypergeometric"},
     # protocols with replacement: the tiny catalogue (45 items) holds fewer than 99 unseen
     "protocols": {"run": ["recbole-uni100", "recbole-pop100"]},
     "fig6": {"m_values": [1, 2, 5, 10, 20, 30], "pair": ["X", "Y"]},

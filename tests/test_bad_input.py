@@ -256,10 +256,15 @@ SIZE_ERRORS = {
     # (a Figure 6 sample size above n - 1 is no error: tests/test_small_data.py)
     "hypergeometric_m_above_n_u": (
         lambda c: (
-            c.update(corrections={"law": "hypergeometric"})
-            or c["sampling"].update(m=40, replacement=True)
+            c.update(estimation={"law": "hypergeometric"})
+            or c["sampling"].update(m=40, law="binomial")
         ),
-        "corrections.law: hypergeometric needs sampling.m <= n - 1 = ",
+        "estimation.law: hypergeometric needs sampling.m <= n - 1 = ",
+    ),
+    "binomial_m_far_beyond_the_items": (
+        lambda c: c["sampling"].update(m=451, law="binomial"),
+        "sampling.m: 451 draws with replacement (sampling.law: binomial) are more than 10 "
+        "times the 45 items of tiny (data/processed/tiny/split.npz)",
     ),
 }
 
@@ -310,24 +315,24 @@ def test_sizes_are_checked_by_the_split_before_any_training(tiny_workdir):
 
 def test_check_data_sizes_with_replacement_needs_a_nonempty_pool():
     config = validate_config(yaml.safe_load(CONFIG_FILE.read_text()))
-    config["sampling"]["replacement"] = True
+    config["sampling"]["law"] = "binomial"
     config["protocols"]["run"] = ["recbole-uni100"]  # with replacement too
     check_data_sizes(config, "ml-1m", 3706, 1, "split")  # one item left is enough
-    with pytest.raises(ConfigError, match="^sampling.replacement: a user has interacted with"):
+    with pytest.raises(ConfigError, match="^sampling.law: binomial: a user has interacted with"):
         check_data_sizes(config, "ml-1m", 3706, 0, "split")
-    config["sampling"]["replacement"] = False
+    config["sampling"]["law"] = "hypergeometric"
     check_data_sizes(config, "ml-1m", 3706, 100, "split")  # m = 100 distinct items: just enough
     with pytest.raises(ConfigError, match="^sampling.m: 100 is larger than"):
         check_data_sizes(config, "ml-1m", 3706, 99, "split")
-    config["corrections"]["law"] = "hypergeometric"
+    config["estimation"]["law"] = "hypergeometric"
     config["fig6"]["m_values"] = [1, 100]
     check_data_sizes(config, "ml-1m", 3706, 100, "split")  # n_u - 1 = 100 >= m
-    config["corrections"]["n"] = "catalogue"  # n - 1 = 3705: the pool does not bind the law
-    config["sampling"]["replacement"] = True
+    config["estimation"]["n"] = "catalogue"  # n - 1 = 3705: the pool does not bind the law
+    config["sampling"]["law"] = "binomial"
     config["sampling"]["m"] = 500
     config["fig6"]["m_values"] = [3705]
     check_data_sizes(config, "ml-1m", 3706, 100, "split")
-    with pytest.raises(ConfigError, match="^corrections.law: hypergeometric needs sampling.m <="):
+    with pytest.raises(ConfigError, match="^estimation.law: hypergeometric needs sampling.m <="):
         check_data_sizes(config, "ml-1m", 400, 100, "split")
 
 
@@ -370,12 +375,12 @@ CONFIG_ERRORS = {
         "sampling.repetitions: -1 is less than the minimum of 1",
     ),
     "gamma_outside_0_1": (
-        lambda c: c.update(corrections={"methods": ["bv_2"]}),
-        "corrections.methods: method 'bv_2': gamma must be a number in [0, 1]",
+        lambda c: c.update(estimation={"estimators": ["bv_2"]}),
+        "estimation.estimators: method 'bv_2': gamma must be a number in [0, 1]",
     ),
     "unknown_correction": (
-        lambda c: c.update(corrections={"methods": ["cls", "median"]}),
-        "corrections.methods: unknown estimator 'median'",
+        lambda c: c.update(estimation={"estimators": ["cls", "median"]}),
+        "estimation.estimators: unknown estimator 'median'",
     ),
     "unknown_recommender_type": (
         lambda c: c["recommenders"]["X"].update(type="svd"),
@@ -397,8 +402,8 @@ CONFIG_ERRORS = {
         "metrics: 'recall@10' is listed twice",
     ),
     "method_twice": (
-        lambda c: c.update(corrections={"methods": ["cls", "bv_0.1", "cls"]}),
-        "corrections.methods: 'cls' is listed twice",
+        lambda c: c.update(estimation={"estimators": ["cls", "bv_0.1", "cls"]}),
+        "estimation.estimators: 'cls' is listed twice",
     ),
     "tie_policy_average": (
         lambda c: c.update(ranking={"tie_policy": "average"}),

@@ -146,7 +146,7 @@ def test_provenance_records_versions_and_effective_config(reference, other_seed)
     assert set(recorded["recommenders"]) == set(kept)  # the null entries are left out
     assert TINY_CONFIG["sampling"].items() <= recorded["sampling"].items()
     assert recorded["dataset"] == "tiny" and recorded["seed"] == 2020
-    assert {"corrections", "ranking", "metrics", "fig6", "toy"} <= set(
+    assert {"estimation", "ranking", "metrics", "fig6", "toy"} <= set(
         recorded
     )  # defaults of config.yaml too
     # a changed config reran the rule

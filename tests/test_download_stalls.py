@@ -6,10 +6,16 @@ again before every read). A local server that stalls before its headers, in the
 middle of the body, or trickles the body, stops the download within the deadline
 plus a small margin, even when the per-read timeout is longer than the time left,
 with one line naming the url and the deadline, and no file.
+
+``download(..., min_rate=, rate_window=)``: a body that keeps trickling, slower than
+the minimum rate over a whole window, stops after that window (long before the
+deadline) with one line naming the url and what was received, and no file; a body
+faster than the minimum rate, however long, is not stopped.
 """
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
 import time
@@ -28,7 +34,8 @@ class StallingServer:
     * ``before_headers``: reads the request and sends nothing;
     * ``mid_body``: headers for 1000 bytes, 100 of them at once, then a trickle of
       10 bytes every ``0.2`` s for ``trickle`` seconds, then nothing;
-    * ``trickle``: headers for 10**6 bytes, then one byte every 0.2 s.
+    * ``trickle``: headers for 10**6 bytes, then one byte every 0.2 s;
+    * ``steady``: headers for 600 bytes, then 30 bytes every 0.1 s (300 bytes/s).
 
     Stalls last until the test ends (``close``)."""
 
@@ -56,7 +63,7 @@ class StallingServer:
                 if self.mode == "before_headers":
                     self._done.wait()
                     return
-                length = 1000 if self.mode == "mid_body" else 10**6
+                length = {"mid_body": 1000, "steady": 600}.get(self.mode, 10**6)
                 connection.sendall(
                     b"HTTP/1.1 200 OK\r\nContent-Type: application/zip\r\n"
                     + f"Content-Length: {length}\r\n\r\n".encode()
@@ -67,6 +74,10 @@ class StallingServer:
                     while time.monotonic() < until and not self._done.wait(0.2):
                         connection.sendall(b"y" * 10)
                     self._done.wait()
+                elif self.mode == "steady":
+                    for _ in range(length // 30):
+                        self._done.wait(0.1)
+                        connection.sendall(b"s" * 30)
                 else:
                     while not self._done.wait(0.2):
                         connection.sendall(b"z")
@@ -151,3 +162,46 @@ def test_a_stall_shorter_than_the_time_left_is_retried(stalling_server, tmp_path
     assert time.monotonic() - started < DEADLINE + MARGIN
     assert server.requests >= 2
     assert "last error: " in str(error.value) and "timed out" in str(error.value)
+
+
+def test_a_trickling_download_stops_below_its_minimum_rate_with_one_line(stalling_server, tmp_path):
+    """A byte every 0.2 s (5 bytes/s) against a minimum of 100 bytes/s over 1 s: stopped
+    after about 1 s, not at the 30 s deadline, not retried, naming what was received."""
+    server = stalling_server("trickle")
+    dest = tmp_path / "data/raw/stall.zip"
+    started = time.monotonic()
+    with pytest.raises(DataError) as error:
+        download(
+            server.url,
+            dest,
+            timeout=60,
+            retries=3,
+            backoff=0.1,
+            progress=False,
+            deadline=30,
+            min_rate=100,
+            rate_window=1.0,
+        )
+    elapsed = time.monotonic() - started
+    message = str(error.value)
+    found = re.fullmatch(
+        re.escape(f"could not download {server.url} to {dest}: ")
+        + r"(\d+) bytes in the last 1 s, below the minimum rate of 100 bytes/s "
+        r"\((\d+) of 1,000,000 bytes received\); stopped, no file kept",
+        message,
+    )
+    assert found, message
+    received, written = map(int, found.groups())
+    assert 2 <= received <= written <= 10  # 5 bytes a second, give or take a read
+    assert 1.0 <= elapsed < 1.0 + MARGIN, elapsed
+    assert server.requests == 1  # not retried
+    assert not dest.parent.exists() or list(dest.parent.iterdir()) == []
+
+
+def test_a_body_above_its_minimum_rate_is_not_stopped(stalling_server, tmp_path):
+    """300 bytes/s for 2 s against a minimum of 100 bytes/s over 0.5 s: downloaded whole."""
+    server = stalling_server("steady")
+    dest = download(
+        server.url, tmp_path / "steady.zip", progress=False, min_rate=100, rate_window=0.5
+    )
+    assert dest.read_bytes() == b"s" * 600

@@ -341,7 +341,7 @@ def test_figure_4_labels_and_the_ls_correction(build):
 
 def test_the_shipped_config_draws_ls_in_figure_4_and_a_dense_figure_2_grid():
     toy = load_config(CONFIG_FILE)["toy"]
-    assert "ls" in toy["fig4_methods"]
+    assert "ls" in toy["fig4_estimators"]
     grid = np.asarray(toy["fig2_m_values"])
     assert len(grid) >= 50 and np.all(np.diff(grid) > 0)
     assert grid[-1] == toy["n"] - 1

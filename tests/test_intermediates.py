@@ -191,7 +191,7 @@ def cut_sampled(path):
 
 
 # tiny: 3 recommenders x 4 metrics x (sampled + the configured estimators) x 6 repetitions
-METHODS = load_config(CONFIG_FILE)["corrections"]["methods"]
+METHODS = load_config(CONFIG_FILE)["estimation"]["estimators"]
 # file -> (damage, the message of the content check, without the checksum record)
 DAMAGES = {
     "results/tiny/ranks/X.csv": (cut_half, "rows, expected one per user of the split (90)"),

@@ -317,8 +317,8 @@ def test_a_recommender_set_to_null_is_left_out():
 def test_the_configuration_of_the_study_is_checked():
     for change, match in (
         ({"run": ["ncf", "nope"]}, "unknown protocol 'nope'"),
-        ({"methods": ["sampled", "hansen_hurwitz"]}, "added by itself"),
-        ({"methods": ["sampled", "bv_x"]}, "protocols.methods"),
+        ({"estimators": ["sampled", "hansen_hurwitz"]}, "added by itself"),
+        ({"estimators": ["sampled", "bv_x"]}, "protocols.estimators"),
         ({"run": ["ncf", "ncf"]}, "listed twice"),
     ):
         config = load_config(CONFIG_FILE)

@@ -37,7 +37,7 @@ def small_config(**changes) -> dict:
         del config[key]
     config["recommenders"]["Z"] = None
     # CLS and EM at DaisyRec's m = 999 take seconds each; the study's choice is not tested
-    config["protocols"] = {"methods": ["sampled", "bv_0.1"]}
+    config["protocols"] = {"estimators": ["sampled", "bv_0.1"]}
     config["dataset"] = SMALL
     config["datasets"] = {
         SMALL: {
@@ -52,7 +52,7 @@ def small_config(**changes) -> dict:
             "seed": 2020,
         }
     }
-    config["sampling"] = {"m": 20, "repetitions": 3, "replacement": False}
+    config["sampling"] = {"m": 20, "repetitions": 3, "law": "hypergeometric"}
     config.update(changes)
     return config
 
@@ -185,6 +185,6 @@ def test_sampling_m_above_the_smallest_pool_stops_at_start_up(tmp_path):
     assert lines[where + 1] == (
         f"sampling.m: 100 is larger than the smallest candidate pool, {SMALLEST_POOL} items "
         f"({SMALL}: 120 items; datasets.{SMALL}.items - max_events_per_user); lower "
-        "sampling.m or set sampling.replacement: true"
+        "sampling.m or set sampling.law: binomial"
     )
     assert not any((tmp_path / top).exists() for top in ("results", "data", "figures"))

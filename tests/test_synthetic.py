@@ -371,7 +371,7 @@ def small_run_config() -> dict:
     config = tiny_config()
     del config["datasets"]
     config["dataset"] = SMALL
-    config["sampling"] = {"m": 20, "repetitions": 3, "replacement": False}
+    config["sampling"] = {"m": 20, "repetitions": 3, "law": "hypergeometric"}
     return config
 
 

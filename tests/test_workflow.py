@@ -70,7 +70,7 @@ def test_output_contract(finished_run):
     assert table4["correct"].between(0, 6).all()
     sampling = pd.read_csv(finished_run / "results/tiny/sampling.csv")
     assert list(sampling.columns) == ["dataset", "recommender", "metric", "method", "rep", "value"]
-    methods = ["sampled", *load_config(CONFIG_FILE)["corrections"]["methods"]]
+    methods = ["sampled", *load_config(CONFIG_FILE)["estimation"]["estimators"]]
     assert len(sampling) == 3 * 4 * len(methods) * 6
     assert list(dict.fromkeys(sampling["method"])) == methods
     # one verdict per claim, each the one these tables give, and the PASS rows counted
@@ -211,7 +211,7 @@ def test_a_fourth_recommender_is_one_config_entry(tiny_workdir):
     """A recommender added in config alone is fitted, ranked, sampled, corrected and
     tabulated beside X, Y, Z; the paper's claims stay about X, Y and Z."""
     config = tiny_config()
-    config["sampling"] = {"m": 10, "repetitions": 3, "replacement": False}
+    config["sampling"] = {"m": 10, "repetitions": 3, "law": "hypergeometric"}
     config["recommenders"]["W"] = {"type": "item_knn", "q": 2, "k": None, "k_prime": 3}
     workdir = tiny_workdir("fourth", config)
     result = run(workdir, "--cores", "2", "results/tiny/claims.md", "results/tiny/table4.csv")

@@ -209,7 +209,7 @@ def pipeline_protocol(draws_dir: Path):
     if not config.is_file():
         raise SystemExit(f"bench_coverage: no {config} to read the pipeline's m and law from")
     sampling = yaml.safe_load(config.read_text())["sampling"]
-    return int(sampling["m"]), "binomial" if sampling["replacement"] else "hypergeometric"
+    return int(sampling["m"]), sampling["law"]
 
 
 def run_pipeline_draws(args, populations, records, options, shortcuts, groups, pair_groups):

@@ -55,6 +55,6 @@ rule fig6_curves:
         fig6=config["fig6"],
         m_values=dataset_fig6_m_values,
         m_key=dataset_fig6_m_key,
-        corrections=config["corrections"],
+        estimation=config["estimation"],
     script:
         "../scripts/fig6_curves.py"

@@ -26,11 +26,11 @@ SPLIT = "data/processed/{dataset}/split.npz"  # rule split's output, every later
 # What the ranking pass stores for the protocol study: the score layers its protocols read.
 STUDY_LAYERS = study_layers([FRAMEWORK_PROTOCOLS[name] for name in config["protocols"]["run"]])
 # The cells of the sampled evaluation: sampling.csv holds one value for each.
-SAMPLED_METHODS = ["sampled", *config["corrections"]["methods"]]
+SAMPLED_ESTIMATORS = ["sampled", *config["estimation"]["estimators"]]
 SAMPLING_KEYS = {
     "recommender": RECOMMENDERS,
     "metric": config["metrics"],
-    "method": SAMPLED_METHODS,
+    "method": SAMPLED_ESTIMATORS,
     "rep": list(range(config["sampling"]["repetitions"])),
 }
 
@@ -134,8 +134,8 @@ def rank_priority(wildcards):
 def check_known_sizes():
     """Before any job: where a data set's sizes are known (a split made earlier, or a
     synthetic entry's keys), what the configuration asks of them is checked now:
-    sampling.m and corrections.law (validation.check_data_sizes; a synthetic entry's
-    are checked with the config) and each model's memory (validation.check_fit_memory).
+    sampling.m, sampling.law and estimation.law (validation.check_data_sizes; a
+    synthetic entry's, and a catalogue size given in facts, are checked with the config) and each model's memory (validation.check_fit_memory).
     The split rule checks a new split. Protocols of the study and Figure 6 sample sizes
     the data set cannot support stop nothing: their rules leave them out, saying so."""
     for name in DATASETS:

@@ -1,6 +1,6 @@
 # The protocol study (docs/popularity.md): every framework's sampling protocol of
 # `protocols.run` simulated on the real scores of every recommender, then every
-# estimator of `protocols.methods` against the exact metric. A protocol the data set
+# estimator of `protocols.estimators` against the exact metric. A protocol the data set
 # cannot support (more distinct draws than a user's pool) keeps its file, which records
 # that it was left out and why; the study's outputs name it (protocols_left_out.csv,
 # protocols.md, the figure's note) and give it no numbers.
@@ -73,7 +73,7 @@ rule protocols:
         protocols=PROTOCOLS,
         repetitions=config["sampling"]["repetitions"],
         metrics=config["metrics"],
-        methods=config["protocols"]["methods"],
+        estimators=config["protocols"]["estimators"],
         nodes=config["protocols"]["per_user_nodes"],
     script:
         "../scripts/protocols.py"

@@ -24,7 +24,7 @@ rule draw_plan:
         library=LIBRARY,
         m=config["sampling"]["m"],
         repetitions=config["sampling"]["repetitions"],
-        replacement=config["sampling"]["replacement"],
+        law=config["sampling"]["law"],
         seed=sampling_seed(config),
     script:
         "../scripts/draw_plan.py"

@@ -191,7 +191,7 @@ rule fig6:
         library=LIBRARY,
         metric=config["fig6"]["metric"],
         fig6=config["fig6"],
-        corrections=config["corrections"],
+        estimation=config["estimation"],
         sampling=config["sampling"],
     script:
         "../scripts/fig6.py"
@@ -217,8 +217,8 @@ rule toy_figure:
     params:
         library=LIBRARY,
         toy=config["toy"],
-        law=config["corrections"]["law"],
-        cls_constraint=config["corrections"]["cls_constraint"],
+        law=config["estimation"]["law"],
+        cls_constraint=config["estimation"]["cls_constraint"],
     script:
         "../scripts/toy_figure.py"
 
@@ -248,9 +248,9 @@ rule protocol_sensitivity:
         library=LIBRARY,
         recommenders=RECOMMENDERS,
         metrics=config["metrics"],
-        corrections=config["corrections"],
+        estimation=config["estimation"],
         m=config["sampling"]["m"],
-        replacement=config["sampling"]["replacement"],
-        nodes=config["corrections"]["protocol_nodes"],
+        law=config["sampling"]["law"],
+        nodes=config["protocol_sensitivity"]["per_user_nodes"],
     script:
         "../scripts/protocol_sensitivity.py"

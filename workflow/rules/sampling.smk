@@ -24,10 +24,10 @@ rule sampling_table:
         library=LIBRARY,
         recommenders=RECOMMENDERS,
         metrics=config["metrics"],
-        methods=SAMPLED_METHODS,
-        corrections=config["corrections"],
+        estimators=SAMPLED_ESTIMATORS,
+        estimation=config["estimation"],
         m=config["sampling"]["m"],
         repetitions=config["sampling"]["repetitions"],
-        replacement=config["sampling"]["replacement"],
+        law=config["sampling"]["law"],
     script:
         "../scripts/sampling_table.py"

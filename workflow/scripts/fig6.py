@@ -4,29 +4,29 @@
 import pandas as pd
 
 from sampled_metrics.data import split_users
-from sampled_metrics.estimation.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
+from sampled_metrics.estimation.laws import sampling_law
 from sampled_metrics.outputs.figures import sample_size_figure, save_figure
 from sampled_metrics.pipeline.runs import start_job
 
 start_job(snakemake)
 p = snakemake.params
-f, c, s = p.fig6, p.corrections, p.sampling
+f, e, s = p.fig6, p.estimation, p.sampling
 curves = pd.read_csv(snakemake.input.curves)
 exact = pd.read_csv(snakemake.input.exact).query("metric == @f['metric']")
 exact = dict(zip(exact["recommender"], exact["value"] / 100))
 smallest_n = int(split_users(snakemake.input.split).n_candidates.min())
-table_law = WITH_REPLACEMENT if s["replacement"] else WITHOUT_REPLACEMENT
 notes = []
-if f["law"] != table_law:
+if f["law"] != s["law"]:
+    drawn = "with" if sampling_law(s["law"]).replacement else "without"
     notes.append(
-        f"Table 3 samples m = {s['m']} {'with' if s['replacement'] else 'without'} replacement "
+        f"Table 3 samples m = {s['m']} {drawn} replacement "
         f"({s['repetitions']} repetitions), so its values differ slightly from these curves; "
         f"the {f['law']} law is kept here because sampling without replacement is undefined "
         f"beyond m = $n_u-1$ = {smallest_n - 1:,} for the users with the fewest candidates."
     )
-per_user = c["n"] == "per_user"
+per_user = e["n"] == "per_user"
 notes.append(
-    f"Corrections built with the {c['law']} law and "
+    f"Corrections built with the {e['law']} law and "
     + (
         f"each user's own n (exactly at {f['per_user_nodes']} values of n, linear in n between)."
         if per_user

@@ -24,9 +24,9 @@ for recommender, path in zip(snakemake.params.recommenders, snakemake.input.rank
     frame = read_ranks(path, users)
     ranks[recommender] = (frame["rank"].to_numpy(), frame["n_candidates"].to_numpy())
     exact[recommender] = exact_metric(f["metric"], *ranks[recommender])
-c = snakemake.params.corrections
-per_user = c["n"] == "per_user"
-largest, why = largest_sample_size(n_items, users.smallest_pool, f["law"], c["law"], per_user)
+e = snakemake.params.estimation
+per_user = e["n"] == "per_user"
+largest, why = largest_sample_size(n_items, users.smallest_pool, f["law"], e["law"], per_user)
 m_values = [m for m in snakemake.params.m_values if m <= largest]
 left_out = sample_sizes_left_out(snakemake.params.m_values, largest, why, snakemake.params.m_key)
 write_csv(left_out, snakemake.output.left_out)
@@ -41,12 +41,12 @@ if len(left_out):
 curves = sample_size_curves(
     ranks,
     f["metric"],
-    f["methods"],
+    f["estimators"],
     m_values,
     None if per_user else n_items,
     f["law"],
-    correction_law=c["law"],
-    cls_constraint=c["cls_constraint"],
+    correction_law=e["law"],
+    cls_constraint=e["cls_constraint"],
     nodes=f["per_user_nodes"],
     progress=True,
     workers=snakemake.threads,

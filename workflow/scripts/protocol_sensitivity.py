@@ -6,7 +6,6 @@ import numpy as np
 
 from sampled_metrics.data import split_users
 from sampled_metrics.estimation.estimators import paper_methods
-from sampled_metrics.estimation.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
 from sampled_metrics.io.atomic import write_csv, write_text
 from sampled_metrics.outputs.labels import label_keys
 from sampled_metrics.outputs.tables import markdown_table
@@ -18,7 +17,7 @@ from sampled_metrics.reproduction.sensitivity import protocol_sensitivity
 
 log = start_job(snakemake)
 p = snakemake.params
-c = p.corrections
+e = p.estimation
 users = split_users(snakemake.input.split)
 ranks = {}
 for recommender, path in zip(p.recommenders, snakemake.input.ranks):
@@ -27,22 +26,22 @@ for recommender, path in zip(p.recommenders, snakemake.input.ranks):
 frame = protocol_sensitivity(
     ranks,
     p.metrics,
-    ["sampled", *paper_methods(c["methods"])],  # the learned ones have no fixed vector
+    ["sampled", *paper_methods(e["estimators"])],  # the learned ones have no fixed vector
     users.n_items,
     p.m,
-    WITH_REPLACEMENT if p.replacement else WITHOUT_REPLACEMENT,
-    c["cls_constraint"],
+    p.law,
+    e["cls_constraint"],
     p.nodes,
     workers=snakemake.threads,
 )
 # The other CLS constraint changes the CLS rows only.
-frame = frame[(frame["cls_constraint"] == c["cls_constraint"]) | (frame["method"] == "cls")]
+frame = frame[(frame["cls_constraint"] == e["cls_constraint"]) | (frame["method"] == "cls")]
 frame = frame.assign(
     expected=100 * frame["expected"],
     variant=[
         f"{n.replace('_', '-')} n, {law}"
-        + ("" if constraint == c["cls_constraint"] else f", CLS {constraint}")
-        + (" (run)" if (n, law, constraint) == (c["n"], c["law"], c["cls_constraint"]) else "")
+        + ("" if constraint == e["cls_constraint"] else f", CLS {constraint}")
+        + (" (run)" if (n, law, constraint) == (e["n"], e["law"], e["cls_constraint"]) else "")
         for n, law, constraint in zip(frame["n"], frame["law"], frame["cls_constraint"])
     ],
 )

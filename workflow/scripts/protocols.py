@@ -63,7 +63,7 @@ def protocol_study(name, path):
         row = [name, protocol.m, protocol.replacement, users.smallest_pool, simulated]
         return [], None, row, f"{name} left out: it {simulated}"
     values = protocol_estimates(
-        simulated, protocol, n, p.recommenders, p.metrics, p.methods, nodes=p.nodes
+        simulated, protocol, n, p.recommenders, p.metrics, p.estimators, nodes=p.nodes
     )
     values["value"] *= 100
     found = [estimator_errors(exact, values).assign(protocol=name, target="rank")]

@@ -7,7 +7,6 @@ import pandas as pd
 from sampled_metrics.data import split_users
 from sampled_metrics.estimation.corrections import correction_vectors_by_n
 from sampled_metrics.estimation.estimators import paper_methods
-from sampled_metrics.estimation.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT
 from sampled_metrics.estimation.population import (
     expected_sampled_values,
     learned_estimates_of,
@@ -20,10 +19,10 @@ from sampled_metrics.reproduction.tables import sampling_crosscheck
 
 log = start_job(snakemake)
 p = snakemake.params
-c = p.corrections
+e = p.estimation
 users = split_users(snakemake.input.split)
 n_items = users.n_items
-per_user = c["n"] == "per_user"
+per_user = e["n"] == "per_user"
 exact = {
     recommender: read_ranks(path, users)
     for recommender, path in zip(p.recommenders, snakemake.input.ranks)
@@ -36,24 +35,24 @@ n_values = (
 )
 # The paper's corrections are vectors over r~ (built once, applied to every repetition);
 # the learned estimators (sampled_metrics.estimation.estimators) learn from each repetition.
-fixed = paper_methods(p.methods)
-learned = [method for method in p.methods if method not in fixed]
+fixed = paper_methods(p.estimators)
+learned = [name for name in p.estimators if name not in fixed]
 by_n = correction_vectors_by_n(
     n_values,
     p.metrics,
     fixed,
     p.m,
-    c["law"],
+    e["law"],
     None,
-    c["rank_estimate_rounding"],
-    c["cls_constraint"],
+    e["rank_estimate_rounding"],
+    e["cls_constraint"],
     workers=snakemake.threads,
     progress=True,
 )
 log.info("corrections built for %d distinct n in %d processes", len(by_n), snakemake.threads)
 vectors = by_n.__getitem__ if per_user else by_n[n_items]
-# The law the sampling really followed: the user's own pool, with or without replacement.
-true_law = WITH_REPLACEMENT if p.replacement else WITHOUT_REPLACEMENT
+# The law the sampling really followed (sampling.law), over the user's own pool.
+true_law = p.law
 tables, expected, sampled_of = [], {}, {}
 for recommender, sampled_path in zip(p.recommenders, snakemake.input.sampled):
     sampled = read_sampled_ranks(sampled_path, len(users.user_ids), p.repetitions, p.m)
@@ -70,7 +69,7 @@ if learned:  # every recommender's repetitions in one pool of the rule's threads
     estimates = learned_estimates_of(
         list(sampled_of.values()),
         p.m,
-        c["law"],
+        e["law"],
         p.metrics,
         learned,
         workers=snakemake.threads,
@@ -84,7 +83,7 @@ table = pd.concat(tables, ignore_index=True)
 order = [
     table["recommender"].map({r: i for i, r in enumerate(p.recommenders)}),
     table["metric"].map({m: i for i, m in enumerate(p.metrics)}),
-    table["method"].map({m: i for i, m in enumerate(p.methods)}),
+    table["method"].map({m: i for i, m in enumerate(p.estimators)}),
     table["rep"],
 ]
 table = table.iloc[np.lexsort(order[::-1])].reset_index(drop=True)

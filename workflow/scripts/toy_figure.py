@@ -28,7 +28,7 @@ elif figure_name == "fig3":
 else:
     cls_constraint = snakemake.params.cls_constraint
     on_sample, expected = toy_example.corrected_ap_curves(
-        n, toy["fig4_m"], toy["fig4_methods"], law, n, cls_constraint
+        n, toy["fig4_m"], toy["fig4_estimators"], law, n, cls_constraint
     )
     data = pd.concat(
         [

@@ -7,6 +7,7 @@ import http.client
 import time
 import urllib.error
 import urllib.request
+from collections import deque
 from pathlib import Path
 from typing import IO
 
@@ -35,6 +36,14 @@ class _DeadlinePassed(Exception):
     """The overall deadline of a download passed (or would before the next retry)."""
 
 
+class _TooSlow(Exception):
+    """The body arrived slower than the minimum rate over a whole window."""
+
+    def __init__(self, received: int, written: int, expected: int | None):
+        super().__init__(received, written, expected)
+        self.received, self.written, self.expected = received, written, expected
+
+
 # The config key of the overall deadline, named by the error message.
 _DEADLINE_KEY = "limits.download_seconds"
 
@@ -49,6 +58,8 @@ def download(
     progress: bool = True,
     backoff: float = 1.0,
     deadline: float | None = None,
+    min_rate: float = 10_000,
+    rate_window: float = 60,
 ) -> Path:
     """Download ``url`` to ``dest`` atomically and return ``Path(dest)``.
 
@@ -73,6 +84,11 @@ def download(
     left when it starts) and each read of the body (its socket timeout is set again
     before every read), so a server that stalls before its headers or in the middle
     of the body stops the download at the deadline, not up to ``timeout`` later.
+    A body that keeps arriving, but slower than ``min_rate`` bytes a second on average
+    over the last ``rate_window`` seconds (checked at each read once the body has run
+    that long), stops the download with :class:`DataError` naming the url and what was
+    received, without a retry (a trickling server would trickle again) and without a
+    file; a body that stops altogether is the per-read ``timeout``'s.
     A tqdm progress bar is shown when ``progress`` is true.
     """
     dest = Path(dest)
@@ -89,7 +105,7 @@ def download(
                     raise _DeadlinePassed
                 time.sleep(pause)
             try:
-                _download_once(url, dest, md5, timeout, progress, stop_at)
+                _download_once(url, dest, md5, timeout, progress, stop_at, (min_rate, rate_window))
                 return dest
             except _TransientError as e:
                 last_error = e
@@ -99,6 +115,13 @@ def download(
             f"could not download {url} to {dest} within the deadline of {deadline:g} s "
             f"({_DEADLINE_KEY} in config.yaml){after}"
         ) from last_error
+    except _TooSlow as slow:
+        total = "" if slow.expected is None else f" of {slow.expected:,}"
+        raise DataError(
+            f"could not download {url} to {dest}: {slow.received:,} bytes in the last "
+            f"{rate_window:g} s, below the minimum rate of {min_rate:,.0f} bytes/s "
+            f"({slow.written:,}{total} bytes received); stopped, no file kept"
+        ) from None
     raise DataError(
         f"could not download {url} to {dest} after {retries + 1} attempt(s): {last_error}"
     ) from last_error
@@ -117,11 +140,17 @@ def check_md5(path, md5: str | None) -> None:
 
 
 def _download_once(
-    url: str, dest: Path, md5: str | None, timeout: float, progress: bool, stop_at: float | None
+    url: str,
+    dest: Path,
+    md5: str | None,
+    timeout: float,
+    progress: bool,
+    stop_at: float | None,
+    floor: tuple[float, float],
 ) -> None:
     with atomic_path(dest) as tmp:
         with open(tmp, "wb") as out:
-            actual_md5 = _stream(url, out, dest.name, timeout, progress, stop_at)
+            actual_md5 = _stream(url, out, dest.name, timeout, progress, stop_at, floor)
         if md5 is not None and actual_md5 != md5.lower():
             raise DataError(f"{dest}: downloaded from {url} with md5 {actual_md5}, expected {md5}")
 
@@ -154,11 +183,47 @@ def _read_timeout(response):
     return set_timeout
 
 
+def _received_too_few(samples: deque, now: float, written: int, min_rate, window) -> int | None:
+    """The bytes received over the last ``window`` seconds when fewer than
+    ``min_rate * window``, else None (also before the body has run for ``window``).
+
+    ``samples`` holds (time, bytes so far) of the reads, the first the body's start;
+    this read's is appended, and those before the window's start but the last dropped.
+    Counted from that last one, the bytes over the window are never fewer than
+    received in it, so a body at the minimum rate is never stopped.
+
+    Examples
+    --------
+    >>> samples = deque([(0.0, 0)])
+    >>> _received_too_few(samples, 0.5, 10, 100, 1.0) is None  # not a whole window yet
+    True
+    >>> _received_too_few(samples, 1.2, 60, 100, 1.0)  # 60 bytes since t = 0: < 100
+    60
+    >>> _received_too_few(samples, 1.6, 500, 100, 1.0) is None  # 490 since t = 0.5
+    True
+    """
+    samples.append((now, written))
+    start = now - window
+    if samples[0][0] > start:
+        return None
+    while len(samples) > 1 and samples[1][0] <= start:
+        samples.popleft()
+    received = written - samples[0][1]
+    return received if received < min_rate * window else None
+
+
 def _stream(
-    url: str, out: IO[bytes], label: str, timeout: float, progress: bool, stop_at: float | None
+    url: str,
+    out: IO[bytes],
+    label: str,
+    timeout: float,
+    progress: bool,
+    stop_at: float | None,
+    floor: tuple[float, float],
 ) -> str:
-    """Write the body of ``url`` to ``out``; return its md5. Checks the size, and
-    the deadline ``stop_at`` before every read, which waits at most the time left."""
+    """Write the body of ``url`` to ``out``; return its md5. Checks the size, the
+    deadline ``stop_at`` before every read, which waits at most the time left, and
+    after every read the ``floor`` (minimum rate in bytes/s, window in seconds)."""
     request = urllib.request.Request(url, headers={"User-Agent": "sampled-metrics"})
     digest = hashlib.md5()
     written = 0
@@ -175,6 +240,7 @@ def _stream(
                 leave=False,
             ) as bar:
                 limit_wait = _read_timeout(response)
+                samples = deque([(time.monotonic(), 0)])
                 while True:
                     limit_wait(timeout, stop_at)  # a body that stalls: wait the time left
                     # read1: what has arrived, so a trickling body cannot hold a read for long
@@ -185,6 +251,9 @@ def _stream(
                     digest.update(chunk)
                     written += len(chunk)
                     bar.update(len(chunk))
+                    received = _received_too_few(samples, time.monotonic(), written, *floor)
+                    if received is not None:
+                        raise _TooSlow(received, written, expected)
     except urllib.error.HTTPError as e:
         if 400 <= e.code < 500:
             raise DataError(f"{url}: HTTP {e.code} {e.reason}") from e

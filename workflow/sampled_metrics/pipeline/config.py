@@ -4,6 +4,7 @@
   data beside this module), whose ``default`` values are the only defaults of the
   configuration;
 * :func:`check_config_files` reads config files (a key given twice refused),
+  :func:`check_renamed_keys` refuses a key renamed since (:data:`RENAMED_KEYS`),
   :func:`check_schema` checks one against the schema;
 * :data:`DATASET_NAME`, :data:`RECOMMENDER_NAME`: the names that become folders and
   files; :func:`datasets_to_run`, :func:`fig6_m_values`, :func:`sampling_seed`,
@@ -23,9 +24,11 @@ from ..io.optional import optional_import
 __all__ = [
     "DATASET_NAME",
     "RECOMMENDER_NAME",
+    "RENAMED_KEYS",
     "SCHEMA_FILE",
     "ConfigError",
     "check_config_files",
+    "check_renamed_keys",
     "check_schema",
     "datasets_to_run",
     "fig6_m_values",
@@ -46,6 +49,60 @@ RECOMMENDER_NAME = r"[A-Za-z0-9_]+"
 
 class ConfigError(ValueError):
     """An impossible or unknown value in config.yaml; the message names the key."""
+
+
+# Keys renamed for one vocabulary (the law of the draws, the estimator registry's names):
+# old dotted key -> what to write instead. A config file or --config still using an old
+# key stops with one error naming the new one; nothing translates it. A section's
+# keys come before the section, so the most precise message wins.
+RENAMED_KEYS = {
+    "sampling.replacement": "sampling.law: hypergeometric (false) or binomial (true)",
+    "corrections.methods": "estimation.estimators",
+    "corrections.law": "estimation.law",
+    "corrections.n": "estimation.n",
+    "corrections.rank_estimate_rounding": "estimation.rank_estimate_rounding",
+    "corrections.cls_constraint": "estimation.cls_constraint",
+    "corrections.protocol_nodes": "protocol_sensitivity.per_user_nodes",
+    "corrections": "estimation",
+    "fig6.methods": "fig6.estimators",
+    "protocols.methods": "protocols.estimators",
+    "toy.fig4_methods": "toy.fig4_estimators",
+}
+
+
+def check_renamed_keys(config: dict) -> None:
+    """Refuse the first key of :data:`RENAMED_KEYS` that ``config`` still has.
+
+    Parameters
+    ----------
+    config : dict
+        A configuration as read (config.yaml, with any config file and ``--config``
+        merged over it).
+
+    Raises
+    ------
+    ConfigError
+        "config: <old key> was renamed: use <new key>".
+
+    Examples
+    --------
+    >>> check_renamed_keys({"sampling": {"m": 100, "law": "hypergeometric"}})
+    >>> check_renamed_keys({"sampling": {"m": 100, "replacement": False}})
+    Traceback (most recent call last):
+    sampled_metrics.pipeline.config.ConfigError: config: sampling.replacement was renamed: use
+    sampling.law: hypergeometric (false) or binomial (true)
+    >>> check_renamed_keys({"corrections": {"methods": ["cls"]}})
+    Traceback (most recent call last):
+    sampled_metrics.pipeline.config.ConfigError: config: corrections.methods was renamed: use
+    estimation.estimators
+    """
+    for old, new in RENAMED_KEYS.items():
+        *parents, last = old.split(".")
+        where = config
+        for key in parents:
+            where = where.get(key) if isinstance(where, dict) else None
+        if isinstance(where, dict) and last in where:
+            raise ConfigError(f"config: {old} was renamed: use {new}")
 
 
 def datasets_to_run(config: dict) -> list[str]:

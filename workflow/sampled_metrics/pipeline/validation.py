@@ -3,17 +3,19 @@
 :func:`validate_config` is what the Snakefile runs at start-up, and what tests
 and benchmarks use through :func:`load_config`:
 
-1. the JSON schema (:data:`~.config.SCHEMA_FILE`, package data) checks types and
-   names; its ``default`` values are the only defaults of the configuration and
+1. a key renamed since (:data:`~.config.RENAMED_KEYS`) stops with one error naming
+   its new key; the JSON schema (:data:`~.config.SCHEMA_FILE`, package data) checks
+   types and names; its ``default`` values are the only defaults of the configuration and
    are filled in here;
 2. each recommender's hyperparameters are completed with its type's defaults
    (``sampled_metrics.recommenders``), so the effective configuration that
    provenance records is complete;
 3. what a schema cannot check (:func:`check_config`): that the data sets to run
    exist, the sizes of a synthetic data set (and no file keys in it), recommender
-   hyperparameters, metric and method names; and what a data set's sizes must
-   allow (:func:`check_data_sizes`). A protocol of the study or a Figure 6 sample size
-   the sizes cannot support is no error: its rule leaves it out and says so.
+   hyperparameters, metric and estimator names; and what a data set's sizes must
+   allow (:func:`check_data_sizes`, :func:`check_draws_with_replacement`). A protocol
+   of the study or a Figure 6 sample size the sizes cannot support is no error: its
+   rule leaves it out and says so.
 
 Before any model is trained, :func:`check_fit_memory` compares what each model's fit
 needs on the data set's sizes with the memory available (the Snakefile at start-up
@@ -35,6 +37,7 @@ from .config import (
     ConfigError,
     _schema,
     check_config_files,
+    check_renamed_keys,
     check_schema,
     datasets_to_run,
 )
@@ -42,6 +45,7 @@ from .config import (
 __all__ = [
     "check_config",
     "check_data_sizes",
+    "check_draws_with_replacement",
     "check_fit_memory",
     "load_config",
     "validate_config",
@@ -55,11 +59,12 @@ def load_config(path) -> dict:
 
 
 def validate_config(config: dict, schema=SCHEMA_FILE) -> dict:
-    """Check ``config`` against the schema, drop the recommenders set to null, fill in
-    the schema's defaults and each recommender's hyperparameter defaults (in place),
-    then :func:`check_config`.
+    """Refuse a renamed key, check ``config`` against the schema, drop the recommenders
+    set to null, fill in the schema's defaults and each recommender's hyperparameter
+    defaults (in place), then :func:`check_config`.
     Returns ``config``; raises one ConfigError naming the first bad key."""
     schema = _schema(schema)
+    check_renamed_keys(config)
     check_schema(config, schema)
     _leave_out_null_recommenders(config)
     _fill_defaults(config, schema)
@@ -127,6 +132,11 @@ def check_config(config: dict) -> None:
             smallest_pool = entry["items"] - entry["max_events_per_user"]
             source = f"datasets.{name}.items - max_events_per_user"
             check_data_sizes(config, name, entry["items"], smallest_pool, source)
+        else:  # a catalogue size its facts promise (the loader asserts them)
+            for facts in ("facts", "split_facts"):
+                if "n_items" in entry[facts]:
+                    source = f"datasets.{name}.{facts}.n_items"
+                    check_draws_with_replacement(config, name, entry[facts]["n_items"], source)
     if config["ranking"]["tie_policy"] == "average":
         raise ConfigError(
             "ranking.tie_policy: 'average' gives half-integer ranks, which the sampled-rank "
@@ -140,18 +150,18 @@ def check_config(config: dict) -> None:
             raise ConfigError(f"recommenders.{name}: {error}") from None
     for metric in config["metrics"]:
         _check(metric_by_name, metric, "metrics")
-    _check_methods(config["corrections"]["methods"], "corrections.methods", estimators=True)
+    _check_estimators(config["estimation"]["estimators"], "estimation.estimators", learned=True)
     for key, names in (
         ("metrics", config["metrics"]),
-        ("corrections.methods", config["corrections"]["methods"]),
-        ("fig6.methods", config["fig6"]["methods"]),
-        ("toy.fig4_methods", config["toy"]["fig4_methods"]),
+        ("estimation.estimators", config["estimation"]["estimators"]),
+        ("fig6.estimators", config["fig6"]["estimators"]),
+        ("toy.fig4_estimators", config["toy"]["fig4_estimators"]),
     ):
         _check_unique(names, key)
     _check_protocols(config["protocols"])
     fig6 = config["fig6"]
     _check(metric_by_name, fig6["metric"], "fig6.metric")
-    _check_methods(fig6["methods"], "fig6.methods")
+    _check_estimators(fig6["estimators"], "fig6.estimators")
     _check_pair(fig6["pair"], config["recommenders"], "fig6.pair")
     toy = config["toy"]
     from ..reproduction.toy_example import TOY_RANKS
@@ -161,7 +171,7 @@ def check_config(config: dict) -> None:
         raise ConfigError(
             f"toy.n: {toy['n']} is smaller than the toy example's largest rank {largest}"
         )
-    _check_methods(toy["fig4_methods"], "toy.fig4_methods")
+    _check_estimators(toy["fig4_estimators"], "toy.fig4_estimators")
     for key in ("m", "fig4_m"):
         if toy[key] >= toy["n"]:
             raise ConfigError(f"toy.{key}: {toy[key]} must be smaller than toy.n = {toy['n']}")
@@ -175,14 +185,14 @@ def _check_protocols(protocols: dict) -> None:
             raise ConfigError(
                 f"protocols.run: unknown protocol {name!r}; known: {', '.join(FRAMEWORK_PROTOCOLS)}"
             )
-    if HANSEN_HURWITZ in protocols["methods"]:
+    if HANSEN_HURWITZ in protocols["estimators"]:
         raise ConfigError(
-            f"protocols.methods: {HANSEN_HURWITZ} is added by itself for the protocols with "
-            "replacement; leave it out"
+            f"protocols.estimators: {HANSEN_HURWITZ} is added by itself for the protocols "
+            "with replacement; leave it out"
         )
-    _check_methods(protocols["methods"], "protocols.methods", estimators=True)
+    _check_estimators(protocols["estimators"], "protocols.estimators", learned=True)
     _check_unique(protocols["run"], "protocols.run")
-    _check_unique(protocols["methods"], "protocols.methods")
+    _check_unique(protocols["estimators"], "protocols.estimators")
 
 
 def _check_unique(names, key: str) -> None:
@@ -267,6 +277,15 @@ def _check_download(name: str, entry: dict) -> None:
             )
 
 
+# With replacement, sampling.m at most this many times the number of items. A user's
+# sampled rank is informed by at most n_u - 1 distinct items (n_u <= the number of items),
+# and ranking m > n_u draws costs more than ranking the user's n_u items exactly, which
+# informs more. A factor of 10 leaves room to study the binomial law around n (Figure 6
+# goes to n - 1) and refuses draws that only cost: the draw plan and the ranking pass
+# handle repetitions x m draws per user (m = 40,000 on 40 items ran for minutes).
+MAX_DRAWS_PER_ITEM = 10
+
+
 def check_data_sizes(
     config: dict, name: str, n_items: int, smallest_pool: int, source: str
 ) -> None:
@@ -276,10 +295,12 @@ def check_data_sizes(
     With ``smallest_pool`` the fewest items outside a user's history (train and
     held-out item), the smallest ranked set is ``n_u = smallest_pool + 1``:
 
-    * ``sampling.m`` <= smallest_pool without replacement (m distinct items);
-      a pool of at least 1 item with replacement;
-    * ``corrections.law: hypergeometric`` needs m <= n - 1 (section 4.3), n the
-      smallest n_u with ``corrections.n: per_user``, else the number of items.
+    * ``sampling.m`` <= smallest_pool with ``sampling.law: hypergeometric`` (m distinct
+      items); with ``binomial`` a pool of at least 1 item, and m at most
+      :data:`MAX_DRAWS_PER_ITEM` times the number of items
+      (:func:`check_draws_with_replacement`);
+    * ``estimation.law: hypergeometric`` needs m <= n - 1 (section 4.3), n the
+      smallest n_u with ``estimation.n: per_user``, else the number of items.
 
     What only the protocol study or Figure 6 needs stops nothing: a protocol of
     ``protocols.run`` drawing more distinct items than the smallest pool
@@ -313,30 +334,80 @@ def check_data_sizes(
     Traceback (most recent call last):
     sampled_metrics.pipeline.config.ConfigError: sampling.m: 100 is larger than the smallest
     candidate pool, 99 items (ml-1m: 120 items; split); lower sampling.m or set
-    sampling.replacement: true
+    sampling.law: binomial
     >>> config["sampling"]["m"] = 20
     >>> check_data_sizes(config, "ml-1m", 120, 99, "split")
     """
-    from ..estimation.laws import WITHOUT_REPLACEMENT, sampling_law
+    from ..estimation.laws import WITH_REPLACEMENT, WITHOUT_REPLACEMENT, sampling_law
 
-    sampling, corrections = config["sampling"], config["corrections"]
+    sampling, estimation = config["sampling"], config["estimation"]
     m = sampling["m"]
     where = f"{name}: {n_items} items; {source}"
-    if not sampling["replacement"] and m > smallest_pool:
+    with_replacement = sampling_law(sampling["law"]).replacement
+    if not with_replacement and m > smallest_pool:
         raise ConfigError(
             f"sampling.m: {m} is larger than the smallest candidate pool, {smallest_pool} "
-            f"items ({where}); lower sampling.m or set sampling.replacement: true"
+            f"items ({where}); lower sampling.m or set sampling.law: {WITH_REPLACEMENT}"
         )
     if smallest_pool < 1:
         raise ConfigError(
-            f"sampling.replacement: a user has interacted with every item ({where}), "
-            "there is nothing to sample for them"
+            f"sampling.law: {sampling['law']}: a user has interacted with every item "
+            f"({where}), there is nothing to sample for them"
         )
-    smallest_n = smallest_pool + 1 if corrections["n"] == "per_user" else n_items
-    if not sampling_law(corrections["law"]).replacement and m > smallest_n - 1:
+    check_draws_with_replacement(config, name, n_items, source)
+    smallest_n = smallest_pool + 1 if estimation["n"] == "per_user" else n_items
+    if not sampling_law(estimation["law"]).replacement and m > smallest_n - 1:
         raise ConfigError(
-            f"corrections.law: {WITHOUT_REPLACEMENT} needs sampling.m <= n - 1 = "
+            f"estimation.law: {WITHOUT_REPLACEMENT} needs sampling.m <= n - 1 = "
             f"{smallest_n - 1} for every user, got m = {m} ({where}); choose binomial"
+        )
+
+
+def check_draws_with_replacement(config: dict, name: str, n_items: int, source: str) -> None:
+    """With ``sampling.law: binomial``, ``sampling.m`` at most :data:`MAX_DRAWS_PER_ITEM`
+    times the number of items, the largest ranked set a user can have.
+
+    Parameters
+    ----------
+    config : dict
+        The validated configuration.
+    name : str
+        The data set's key of ``datasets``.
+    n_items : int
+        Its number of items (from its facts at start-up, else from its split).
+    source : str
+        Where it comes from (named in the message).
+
+    Raises
+    ------
+    ConfigError
+        Naming ``sampling.m``, the number of items and why.
+
+    Examples
+    --------
+    >>> config = load_config("config.yaml")
+    >>> config["sampling"].update(law="binomial", m=400)
+    >>> check_draws_with_replacement(config, "tiny", 40, "split")
+    >>> config["sampling"]["m"] = 40000
+    >>> check_draws_with_replacement(config, "tiny", 40, "split")
+    Traceback (most recent call last):
+    sampled_metrics.pipeline.config.ConfigError: sampling.m: 40000 draws with replacement
+    (sampling.law: binomial) are more than 10 times the 40 items of tiny (split), the largest
+    ranked set a user can have: a user's sampled rank is informed by at most that many
+    distinct items, so such draws cost more than ranking every item exactly and add almost
+    no information; lower sampling.m to at most 400
+    """
+    from ..estimation.laws import sampling_law
+
+    sampling = config["sampling"]
+    m, largest = sampling["m"], MAX_DRAWS_PER_ITEM * n_items
+    if sampling_law(sampling["law"]).replacement and m > largest:
+        raise ConfigError(
+            f"sampling.m: {m} draws with replacement (sampling.law: {sampling['law']}) are "
+            f"more than {MAX_DRAWS_PER_ITEM} times the {n_items} items of {name} ({source}), "
+            "the largest ranked set a user can have: a user's sampled rank is informed by at "
+            "most that many distinct items, so such draws cost more than ranking every item "
+            f"exactly and add almost no information; lower sampling.m to at most {largest}"
         )
 
 
@@ -415,11 +486,11 @@ def _check_pair(pair, recommenders, key: str) -> None:
         )
 
 
-def _check_methods(methods, key: str, estimators: bool = False) -> None:
-    """Known method names: the paper's corrections, and with ``estimators`` also the
-    learned estimators of sampled_metrics.estimation.estimators (they have no fixed vector, so
-    Figure 6 and the toy example take the paper's only)."""
+def _check_estimators(names, key: str, learned: bool = False) -> None:
+    """Known estimator names: the paper's corrections, and with ``learned`` also the
+    learned estimators of sampled_metrics.estimation.estimators (they have no fixed
+    vector, so Figure 6 and the toy example take the paper's only)."""
     from ..estimation.registry import parse_estimator, parse_method
 
-    for method in methods:
-        _check(parse_estimator if estimators else parse_method, method, key)
+    for name in names:
+        _check(parse_estimator if learned else parse_method, name, key)

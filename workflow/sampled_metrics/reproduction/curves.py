@@ -54,9 +54,9 @@ def largest_sample_size(
     smallest_pool : int
         The fewest items outside a user's history.
     law, correction_law : {"hypergeometric", "binomial"}
-        The laws of the curves (``fig6.law``) and of the corrections (``corrections.law``).
+        The laws of the curves (``fig6.law``) and of the corrections (``estimation.law``).
     per_user : bool
-        The corrections are built with each user's n_u (``corrections.n: per_user``).
+        The corrections are built with each user's n_u (``estimation.n: per_user``).
 
     Returns
     -------
@@ -69,14 +69,14 @@ def largest_sample_size(
     >>> largest_sample_size(3706, 1391, "binomial", "binomial", True)
     (3705, 'n - 1 = 3705 (3706 items)')
     >>> largest_sample_size(120, 99, "binomial", "hypergeometric", True)[1]
-    'n_u - 1 = 99 of the users with the fewest candidates (corrections.law: hypergeometric)'
+    'n_u - 1 = 99 of the users with the fewest candidates (estimation.law: hypergeometric)'
     """
     from ..estimation.laws import sampling_law
 
     largest, why = n_items - 1, f"n - 1 = {n_items - 1} ({n_items} items)"
     for key, name, bound in (
         ("fig6.law", law, smallest_pool),
-        ("corrections.law", correction_law, smallest_pool if per_user else n_items - 1),
+        ("estimation.law", correction_law, smallest_pool if per_user else n_items - 1),
     ):
         if not sampling_law(name).replacement and bound < largest:
             largest = bound

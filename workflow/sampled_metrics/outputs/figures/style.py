@@ -60,7 +60,7 @@ LINESTYLES = ("-", "--", ":", "-.")
 # What the figures draw beside the estimators, in black: the exact metric, and
 # Hansen-Hurwitz (no estimator of the registry: it needs each draw's probability).
 REFERENCE_COLORS = {"hansen_hurwitz": "black", "exact": "black"}
-# The CLS constraints of corrections.cls_constraint, in words.
+# The CLS constraints of estimation.cls_constraint, in words.
 CLS_CONSTRAINT_WORDS = {
     "monotone_in_range": "monotone, within the metric's range",
     "monotone": "monotone",

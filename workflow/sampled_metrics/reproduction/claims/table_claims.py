@@ -191,7 +191,7 @@ def _corrections_are_closer(run: _Run) -> list[Claim]:
         "uncorrected metric (Recall, NDCG, AP; means over repetitions)"
     )
     if not run.methods:
-        reason = "no correction in this run (corrections.methods)"
+        reason = "no correction in this run (estimation.estimators)"
         return [_not_applicable("6.3", statement, reason)]
     closer, total, misses = 0, 0, []
     metrics = run.metrics_with(TOP_HEAVY, "exact", "sampled")
@@ -247,7 +247,7 @@ def _low_bias_orders(run: _Run) -> list[Claim]:
         }
         absent = run.absent(TOP_HEAVY, candidates)
         if not candidates:
-            absent = "no correction of this kind in this run (corrections.methods)"
+            absent = "no correction of this kind in this run (estimation.estimators)"
         claims.append(
             Claim("6.3", statement, all(checks.values()), _partly(_yes_no(checks), absent))
             if checks
@@ -285,7 +285,7 @@ def _sample_size_thresholds(run: _Run) -> list[Claim]:
                 _not_applicable(
                     "6.3 / Fig 6",
                     statement,
-                    f"no Figure 6 threshold of {method} for {a} and {b} (fig6.methods)",
+                    f"no Figure 6 threshold of {method} for {a} and {b} (fig6.estimators)",
                 )
             )
         else:
