@@ -8,10 +8,12 @@ figure's ``suptitle``: data set or toy catalogue, n, m, the sampling law), and
 :func:`save_figure` writes it at :data:`DPI` dots per inch.
 
 One module per figure family: :mod:`.toy` (Figures 1-4), :mod:`.rank_distribution`
-(Figure 5), :mod:`.sample_size` (Figure 6), :mod:`.protocols` (the protocol study);
-:mod:`.style` holds what they share and :mod:`.placement` places their labels.
+(Figure 5), :mod:`.sample_size` (Figure 6), :mod:`.protocols` (the protocol study),
+:mod:`.decisions` (the design study); :mod:`.style` holds what they share and
+:mod:`.placement` places their labels.
 """
 
+from .decisions import decisions_figure
 from .protocols import protocols_figure
 from .rank_distribution import rank_buckets, rank_distribution_facts, rank_distribution_figure
 from .sample_size import sample_size_figure
@@ -27,6 +29,7 @@ __all__ = [
     "DPI",
     "STYLE",
     "corrected_ap_figure",
+    "decisions_figure",
     "expected_vs_sample_size_figure",
     "expected_vs_true_rank_figure",
     "law_description",
