@@ -22,6 +22,7 @@ from .proxy import metric_proxy
 
 __all__ = [
     "ADAPTIVE_STEPS",
+    "EQUAL_WITHIN",
     "SeedMethods",
     "adaptive_ranks",
     "interval_verdict",
@@ -33,6 +34,9 @@ __all__ = [
 # Li et al.'s sample sizes: the extra sampled items, cumulatively, of a user whose
 # held-out item still ranks first.
 ADAPTIVE_STEPS = (100, 200, 400, 800, 1600)
+# Two exact means this close are equal: the same values summed in another order (a
+# model whose ranks are another's given to other users) differ in the last bits.
+EQUAL_WITHIN = 1e-12
 
 
 def simulate_sampled_ranks(exact, n, m: int, law: str, rng) -> np.ndarray:
@@ -151,8 +155,16 @@ def method_cost(method: str, n, m_u=None, chosen=None) -> float:
 
 def truth_verdict(difference: float) -> str:
     """The verdict an exact difference A - B gives: "A better", "B better", "undecided"
-    (equal)."""
-    return VERDICTS[0] if difference > 0 else VERDICTS[1] if difference < 0 else VERDICTS[2]
+    (equal: within :data:`EQUAL_WITHIN`).
+
+    Examples
+    --------
+    >>> truth_verdict(0.002), truth_verdict(1e-17)
+    ('A better', 'undecided')
+    """
+    if abs(difference) <= EQUAL_WITHIN:
+        return VERDICTS[2]
+    return VERDICTS[0] if difference > 0 else VERDICTS[1]
 
 
 def interval_verdict(low: float, high: float) -> str:

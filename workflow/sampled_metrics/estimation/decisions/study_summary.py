@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .study_methods import EQUAL_WITHIN
+
 __all__ = ["GOALS", "SUMMARY_COLUMNS", "goals", "summarize"]
 
 # Percent points throughout: metrics, widths, errors; shares in percent.
@@ -118,9 +120,10 @@ def goals(summary: pd.DataFrame, methods) -> pd.DataFrame:
         else:
             worst = float(apart["right"].min())
             add("decided", method, worst, worst >= GOALS["decided"][1])
-        wrong = float(pairs.loc[pairs["exact"] != 0, "wrong"].max()) if len(pairs) else np.nan
+        is_equal = pairs["exact"].abs() <= 100 * EQUAL_WITHIN  # points
+        wrong = float(pairs.loc[~is_equal, "wrong"].max()) if (~is_equal).any() else np.nan
         add("wrong", method, wrong, None if np.isnan(wrong) else wrong <= GOALS["wrong"][1])
-        equal = pairs[pairs["exact"] == 0]
+        equal = pairs[is_equal]
         if equal.empty:
             add("equal", method, np.nan, None)
         else:
