@@ -9,9 +9,9 @@ populations, with the time of each part:
   without replacement, every method, the identification range on 2 seeds (its linear
   programs take about a minute a seed with six models);
 * ``synthetic``: a heavy-tailed population (no models: 6,040 users, n = 3,706, log-normal
-  ranks), three models, A and B close, C with A's ranks given to other users (the same
-  metrics exactly: the pair of equal metrics), at m = 100 and 1000, with and without
-  replacement; no range;
+  ranks), three models, A and B correlated, B worse, C with A's ranks given to other
+  users (the same metrics exactly: the pair of equal metrics), at m = 100 and 1000, with
+  and without replacement; no range;
 * ``large``: ML-20M-like sizes (138,493 users, 26,744 items, n_u the items a user has
   not trained on), synthetic ranks as above, m = 100 without replacement, fewer seeds
   (``--large-seeds``), no range and no adaptive-em (EM on a grid of 26,744 per model
@@ -40,14 +40,14 @@ BUDGETS, UNIFORM = [0.05, 0.1, 0.25], [0.1, 0.25]
 
 
 def heavy_tailed(users: int, n, seed: int = 0) -> np.ndarray:
-    """(3, U) exact ranks: A and B share a user effect (correlated), B slightly worse; C
-    is A's ranks given to other users (the same mean metric exactly when n is one)."""
+    """(3, U) exact ranks: A and B share a user effect (correlated), B worse by a third
+    of the noise; C is A's ranks given to other users (the same mean metric exactly)."""
     rng = np.random.default_rng(seed)
     n = np.broadcast_to(n, (users,))
     skill = rng.normal(0.0, 2.0, users)
     a, b = (
         np.clip(np.ceil(np.exp(3.0 + skill + rng.normal(0.0, 1.0, users) + s)), 1, n)
-        for s in (0.0, 0.1)
+        for s in (0.0, 0.3)
     )
     return np.stack([a, b, rng.permutation(a)]).astype(np.int64)
 

@@ -21,11 +21,22 @@ def _kind(method: str) -> str:
     return next(kind for kind in _KINDS if method == kind or method.startswith(f"{kind}-"))
 
 
+def _point_label(method: str, wrong: float) -> str:
+    """A point's label: its budget (a share of the users), and its worst pair's wrong
+    verdicts where they pass the study's bound of 2.5 %."""
+    _, _, budget = method.partition("-")
+    label = f"{100 * float(budget):g} %" if budget and budget[0].isdigit() else ""
+    if wrong > 2.5:
+        label += f"{chr(10) if label else ''}wrong up to {wrong:.0f} %"
+    return label
+
+
 @styled
 def decisions_figure(summary: pd.DataFrame, *, dataset: str = "", note: str = ""):
     """Pairs decided right against cost (``results/<dataset>/decisions.csv``): one panel
     per metric, a point per method at its mean cost and mean share of the pairs decided
-    right, labelled with the method and its worst pair's wrong verdicts.
+    right, the budgets of one kind joined, labelled with the budget and, above 2.5 %,
+    the worst pair's wrong verdicts.
 
     Parameters
     ----------
@@ -56,21 +67,23 @@ def decisions_figure(summary: pd.DataFrame, *, dataset: str = "", note: str = ""
     )
     fig, axes = plt.subplots(1, len(metrics), figsize=(3.6 * len(metrics), 3.4), squeeze=False)
     for ax, metric in zip(axes[0], metrics):
-        for method, row in cells.loc[metric].iterrows():
-            k = _KINDS.index(_kind(method))
-            point = method == "adaptive-em"
-            ax.plot(row["cost"], row["right"], MARKERS[k % len(MARKERS)], color=f"C{k}",
-                    markerfacecolor="none" if point else f"C{k}", label=_kind(method))  # fmt: skip
-            ax.annotate(f"{method}\nwrong {row['wrong']:.1f} %", (row["cost"], row["right"]),
-                        textcoords="offset points", xytext=(4, 3), fontsize=6)  # fmt: skip
+        points = cells.loc[metric]
+        for k, kind in enumerate(_KINDS):
+            mine = points[[_kind(method) == kind for method in points.index]]
+            if mine.empty:
+                continue
+            hollow = kind == "adaptive-em"
+            ax.plot(mine["cost"], mine["right"], "-" + MARKERS[k % len(MARKERS)], color=f"C{k}",
+                    markerfacecolor="none" if hollow else f"C{k}", label=kind)  # fmt: skip
+            for method, row in mine.iterrows():
+                ax.annotate(_point_label(method, row["wrong"]), (row["cost"], row["right"]),
+                            textcoords="offset points", xytext=(4, -9), fontsize=6.5)  # fmt: skip
         ax.set_xscale("log")
         ax.set_xlabel("cost: scored items, % of full ranking")
         ax.set_ylabel("pairs decided right, %")
         ax.set_ylim(0, 105)
         ax.set_title(metric_label(metric))
-        handles, labels = ax.get_legend_handles_labels()
-        unique = dict(zip(labels, handles))
-        ax.legend(unique.values(), unique.keys(), loc="lower right")
+        ax.legend(loc="lower right")
     subtitle(
         fig, f"{dataset}: deciding between recommenders, pairs decided right against cost", note
     )
