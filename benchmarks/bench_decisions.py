@@ -2,16 +2,16 @@
 populations, with the time of each part:
 
     python benchmarks/bench_decisions.py [--results results/ml-1m-offline] [--seeds 20]
-                                         [--large-seeds 3] [--parts ml-1m,synthetic,large]
+                                         [--large-seeds 20] [--parts ml-1m,synthetic,large]
 
 * ``ml-1m``: MovieLens 1M from a pipeline run's exact ranks (results/<dataset>/ranks/*.csv
   and its split, data/processed/<dataset>/split.npz: run the pipeline first), m = 100
   without replacement, every method, the identification range on 2 seeds (its linear
   programs take about a minute a seed with six models);
-* ``synthetic``: a heavy-tailed population (no models: 6,040 users, n = 3,706, log-normal
-  ranks), three models, A and B correlated, B worse, C with A's ranks given to other
-  users (the same metrics exactly: the pair of equal metrics), at m = 100 and 1000, with
-  and without replacement; no range;
+* ``synthetic``: a heavy-tailed population (no models: 6,040 users, n_u from 3,506 to
+  3,686, log-normal ranks), three models, A and B correlated, B worse, C with A's ranks
+  given to other users (the same metrics exactly: the pair of equal metrics), at m = 100
+  and 1000, with and without replacement; no range;
 * ``large``: ML-20M-like sizes (138,493 users, 26,744 items, n_u the items a user has
   not trained on), synthetic ranks as above, m = 100 without replacement, fewer seeds
   (``--large-seeds``), no range and no adaptive-em (EM on a grid of 26,744 per model
@@ -41,7 +41,8 @@ BUDGETS, UNIFORM = [0.05, 0.1, 0.25], [0.1, 0.25]
 
 def heavy_tailed(users: int, n, seed: int = 0) -> np.ndarray:
     """(3, U) exact ranks: A and B share a user effect (correlated), B worse by a third
-    of the noise; C is A's ranks given to other users (the same mean metric exactly)."""
+    of the noise; C is A's ranks given to other users, cut at their n (the same top-k
+    metrics exactly while every n is above k)."""
     rng = np.random.default_rng(seed)
     n = np.broadcast_to(n, (users,))
     skill = rng.normal(0.0, 2.0, users)
@@ -49,7 +50,7 @@ def heavy_tailed(users: int, n, seed: int = 0) -> np.ndarray:
         np.clip(np.ceil(np.exp(3.0 + skill + rng.normal(0.0, 1.0, users) + s)), 1, n)
         for s in (0.0, 0.3)
     )
-    return np.stack([a, b, rng.permutation(a)]).astype(np.int64)
+    return np.stack([a, b, np.minimum(rng.permutation(a), n)]).astype(np.int64)
 
 
 def part(title, exact, n, names, *, seeds, range_seeds, m, law, run, cores) -> None:
@@ -72,7 +73,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--results", type=Path, default=Path("results/ml-1m-offline"))
     parser.add_argument("--seeds", type=int, default=20)
-    parser.add_argument("--large-seeds", type=int, default=3)
+    parser.add_argument("--large-seeds", type=int, default=20)
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--parts", default="ml-1m,synthetic,large")
     args = parser.parse_args()
@@ -89,7 +90,9 @@ def main() -> None:
              seeds=args.seeds, range_seeds=2, m=100, law="hypergeometric", run=ALL,
              **common)  # fmt: skip
     if "synthetic" in parts:
-        n = np.full(6040, 3706)
+        # n_u = 3,706 items less a user's training items (20 to 200; one n would make
+        # EM use the exact hypergeometric law per (n, m), far slower at six m)
+        n = 3706 - np.random.default_rng(1).integers(20, 201, 6040)
         exact = heavy_tailed(n.size, n)
         for m in (100, 1000):
             for law in ("binomial", "hypergeometric"):

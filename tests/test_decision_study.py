@@ -141,8 +141,9 @@ def test_the_configuration_section_validates():
     config = load_config()
     assert config["decisions"]["seeds"] == 200 and "design" in config["decisions"]["run"]
     for change, match in (
-        ({"budgets": [0.1, 1.5]}, "decisions"),
-        ({"run": ["full", "oracle"]}, "decisions"),
+        ({"budgets": [0.1, 1.5]}, "decisions.budgets"),
+        ({"run": ["full", "oracle"]}, "decisions.run"),
+        ({"seeds": 1}, "decisions.seeds"),
         ({"metrics": ["recall@x"]}, "decisions.metrics"),
         ({"range_seeds": 300}, "decisions.range_seeds"),
         ({"budgets": [0.1, 0.1]}, "decisions.budgets"),

@@ -6,6 +6,7 @@ import re
 from sampled_metrics.pipeline.config import (
     datasets_to_run,
     fig6_m_values,
+    sampling_law,
     sampling_seed,
     source_file,
 )

@@ -4,11 +4,6 @@
 # adaptive sampling with EM: coverage, width, pairs decided right and wrong, cost.
 
 
-def decisions_law():
-    """The sampling law of the study: the sampling's (sampling.replacement)."""
-    return "binomial" if config["sampling"]["replacement"] else "hypergeometric"
-
-
 rule decisions:
     input:
         split=SPLIT,
@@ -30,12 +25,12 @@ rule decisions:
         runtime=60,
         mem_mb=3000,
     params:
+        **config["decisions"],
         library=LIBRARY,
         recommenders=RECOMMENDERS,
         m=config["sampling"]["m"],
-        law=decisions_law(),
+        law=sampling_law(config),
         seed=sampling_seed(config),
-        **config["decisions"],
     script:
         "../scripts/decisions.py"
 

@@ -28,6 +28,7 @@ __all__ = [
     "check_schema",
     "datasets_to_run",
     "fig6_m_values",
+    "sampling_law",
     "sampling_seed",
     "source_file",
 ]
@@ -180,6 +181,18 @@ def fig6_m_values(config: dict, name: str) -> tuple[str, list[int]]:
     if "fig6_m_values" in entry:
         return f"datasets.{name}.fig6_m_values", entry["fig6_m_values"]
     return "fig6.m_values", config["fig6"]["m_values"]
+
+
+def sampling_law(config: dict) -> str:
+    """The law of the sampled items, a name of ``estimation.laws.SAMPLING_LAWS``:
+    ``sampling.replacement`` read as binomial (with) or hypergeometric (without).
+
+    Examples
+    --------
+    >>> sampling_law({"sampling": {"replacement": False}})
+    'hypergeometric'
+    """
+    return "binomial" if config["sampling"]["replacement"] else "hypergeometric"
 
 
 def sampling_seed(config: dict) -> int:
