@@ -7,7 +7,11 @@ import time
 import numpy as np
 
 from sampled_metrics.data import split_users
-from sampled_metrics.estimation.decisions.study import method_names, run_study
+from sampled_metrics.estimation.decisions.study import (
+    left_out_methods,
+    method_names,
+    run_study,
+)
 from sampled_metrics.estimation.decisions.study_methods import ADAPTIVE_STEPS
 from sampled_metrics.estimation.decisions.study_summary import goals, summarize
 from sampled_metrics.io.forked import forked_map
@@ -22,6 +26,10 @@ users = split_users(snakemake.input.split)
 n = users.n_candidates
 exact = np.stack([read_ranks(path, users)["rank"].to_numpy() for path in snakemake.input.ranks])
 methods = method_names(p.run, p.budgets, p.uniform_budgets)
+left_out = left_out_methods(methods, n.size)
+for method, why in left_out.items():
+    log.warning("%s left out: %s", method, why)
+methods = [method for method in methods if method not in left_out]
 rows = run_study(
     exact, n, p.recommenders,
     seeds=p.seeds, range_seeds=p.range_seeds, m=p.m, law=p.law, metrics=p.metrics,
@@ -35,7 +43,7 @@ measured = goals(summary, methods)
 setup = {
     "users": n.size, "models": p.recommenders, "m": p.m, "law": p.law, "seeds": p.seeds,
     "range_seeds": min(p.range_seeds, p.seeds), "confidence": p.confidence,
-    "steps": ADAPTIVE_STEPS,
+    "steps": ADAPTIVE_STEPS, "left_out": left_out,
 }  # fmt: skip
 write_decisions(
     summary, measured, snakemake.output.csv, snakemake.output.md,

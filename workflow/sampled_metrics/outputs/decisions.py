@@ -86,6 +86,17 @@ def _goal_lines(goals: pd.DataFrame) -> list:
     return [markdown_table(frame[["says", "method", "measured", "holds"]])]
 
 
+def _left_out_lines(left_out: dict) -> list:
+    if not left_out:
+        return []
+    return [
+        "Left out, as these users cannot support them:",
+        "",
+        *(f"- {method}: {why}" for method, why in left_out.items()),
+        "",
+    ]
+
+
 def decisions_markdown(
     summary: pd.DataFrame, goals: pd.DataFrame, *, dataset: str, setup: dict
 ) -> str:
@@ -99,7 +110,8 @@ def decisions_markdown(
         :func:`sampled_metrics.estimation.decisions.study_summary.goals`'s.
     dataset : str
     setup : dict
-        users, models, m, law, seeds, range_seeds, confidence, steps.
+        users, models, m, law, seeds, range_seeds, confidence, steps; optionally
+        left_out, {method: why} of the methods the data set cannot support.
 
     Returns
     -------
@@ -129,6 +141,7 @@ def decisions_markdown(
         "interval (about users like these), so it leaves close pairs undecided but is "
         "never wrong. Metrics and widths in percent points, shares in percent.",
         "",
+        *_left_out_lines(s.get("left_out", {})),
         "## Per method",
         "",
         markdown_table(method_table(summary), digits=2),

@@ -42,6 +42,7 @@ import pandas as pd
 
 from ..laws import WITH_REPLACEMENT
 from ..metrics import metric_by_name
+from .defaults import DECISION_DEFAULTS
 from .estimate import VERDICTS
 from .study_methods import (
     ADAPTIVE_STEPS,
@@ -50,7 +51,14 @@ from .study_methods import (
     truth_verdict,
 )
 
-__all__ = ["METHOD_KINDS", "STUDY_COLUMNS", "method_names", "run_study", "study_seed"]
+__all__ = [
+    "METHOD_KINDS",
+    "STUDY_COLUMNS",
+    "left_out_methods",
+    "method_names",
+    "run_study",
+    "study_seed",
+]
 
 METHOD_KINDS = ("full", "uniform", "design", "range", "adaptive-em")
 # One row per seed, method, model or pair, and metric.
@@ -80,6 +88,32 @@ def method_names(run, budgets, uniform_budgets) -> list:
         else:
             names.append(kind)
     return names
+
+
+def left_out_methods(methods, users: int) -> dict:
+    """{method: why} of the methods that ``users`` users cannot support: a design whose
+    budget cannot give every possible stratum (one per bin of
+    ``DECISION_DEFAULTS["edges"]``) its floor of users, a subset of fewer than 2.
+
+    Examples
+    --------
+    >>> left_out_methods(["full", "design-0.05", "design-0.5", "uniform-0.01"], 90)
+    {'design-0.05': 'its budget ranks 4 of the 90 users, fewer than the 30 its strata need (5 in each of 6)', 'uniform-0.01': 'its budget ranks 1 of the 90 users, fewer than 2'}
+    """  # noqa: E501
+    strata = len(DECISION_DEFAULTS["edges"]) + 1
+    needed = DECISION_DEFAULTS["floor"] * strata
+    out = {}
+    for method in methods:
+        kind, budget = _parsed(method)
+        chosen = 0 if budget is None else round(budget * users)
+        if kind == "design" and chosen < needed:
+            out[method] = (
+                f"its budget ranks {chosen} of the {users} users, fewer than the {needed} its "
+                f"strata need ({DECISION_DEFAULTS['floor']} in each of {strata})"
+            )
+        elif kind == "uniform" and chosen < 2:
+            out[method] = f"its budget ranks {chosen} of the {users} users, fewer than 2"
+    return out
 
 
 def _row(seed, method, target, name, metric, exact, low, high, estimate, verdict, cost):
