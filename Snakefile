@@ -48,6 +48,7 @@ include: "workflow/rules/sampling.smk"
 include: "workflow/rules/analytic.smk"
 include: "workflow/rules/report.smk"
 include: "workflow/rules/protocols.smk"
+include: "workflow/rules/decisions.smk"
 include: "workflow/rules/provenance.smk"
 
 

@@ -44,6 +44,8 @@ DATASET_TARGET_RULES = (
     "estimators",
     "protocols",
     "protocols_figure",
+    "decisions",
+    "decisions_figure",
     "claims",
     "fig6",
     "provenance",

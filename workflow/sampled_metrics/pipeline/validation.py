@@ -159,6 +159,7 @@ def check_config(config: dict) -> None:
     ):
         _check_unique(names, key)
     _check_protocols(config["protocols"])
+    _check_decisions(config["decisions"])
     fig6 = config["fig6"]
     _check(metric_by_name, fig6["metric"], "fig6.metric")
     _check_estimators(fig6["estimators"], "fig6.estimators")
@@ -193,6 +194,20 @@ def _check_protocols(protocols: dict) -> None:
     _check_estimators(protocols["estimators"], "protocols.estimators", learned=True)
     _check_unique(protocols["run"], "protocols.run")
     _check_unique(protocols["estimators"], "protocols.estimators")
+
+
+def _check_decisions(decisions: dict) -> None:
+    from ..estimation.metrics import metric_by_name
+
+    for metric in decisions["metrics"]:
+        _check(metric_by_name, metric, "decisions.metrics")
+    for key in ("metrics", "run", "budgets", "uniform_budgets"):
+        _check_unique(decisions[key], f"decisions.{key}")
+    if decisions["range_seeds"] > decisions["seeds"]:
+        raise ConfigError(
+            f"decisions.range_seeds: {decisions['range_seeds']} is more than decisions.seeds "
+            f"= {decisions['seeds']}"
+        )
 
 
 def _check_unique(names, key: str) -> None:

@@ -94,7 +94,9 @@ def _likelihood_rows(distinct: np.ndarray, grid: int, exact_n: bool) -> np.ndarr
     return rows
 
 
-@lru_cache(maxsize=4)
+# Adaptive sampling (Li et al. 2023) gives six sample sizes a user: every one of them
+# kept, so that EM over many evaluations of those sizes builds each table once.
+@lru_cache(maxsize=8)
 def _binomial_on_grid(m: int, grid: int) -> np.ndarray:
     """p(r~ | theta_j) = Binomial(r~ - 1; m, theta_j) for r~ = 1..m + 1 (rows), read-only:
     the binomial law at n = grid (theta_j = (j - 1)/(grid - 1) is eq 15's (r - 1)/(n - 1)

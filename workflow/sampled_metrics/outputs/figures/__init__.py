@@ -8,8 +8,9 @@ figure's ``suptitle``: data set or toy catalogue, n, m, the sampling law), and
 :func:`save_figure` writes it at :data:`DPI` dots per inch.
 
 One module per figure family: :mod:`.toy` (Figures 1-4), :mod:`.rank_distribution`
-(Figure 5), :mod:`.sample_size` (Figure 6), :mod:`.protocols` (the protocol study);
-:mod:`.style` holds what they share and :mod:`.placement` places their labels.
+(Figure 5), :mod:`.sample_size` (Figure 6), :mod:`.protocols` (the protocol study),
+:mod:`.decisions` (the design study); :mod:`.style` holds what they share and
+:mod:`.placement` places their labels.
 """
 
 from ...io.optional import optional_import
@@ -17,6 +18,7 @@ from ...io.optional import optional_import
 # Before the figure modules, each of which imports matplotlib: one error naming the extra.
 optional_import("matplotlib", "the figures (sampled_metrics.outputs.figures)")
 
+from .decisions import decisions_figure  # noqa: E402
 from .protocols import protocols_figure  # noqa: E402
 from .rank_distribution import (  # noqa: E402
     rank_buckets,
@@ -36,6 +38,7 @@ __all__ = [
     "DPI",
     "STYLE",
     "corrected_ap_figure",
+    "decisions_figure",
     "expected_vs_sample_size_figure",
     "expected_vs_true_rank_figure",
     "law_description",

@@ -1,0 +1,155 @@
+"""The design study (sampled_metrics.estimation.decisions.study, study_summary;
+outputs.decisions): the simulation against closed forms, coverage near the nominal level
+on a population with known truth, full ranking exact, the cost accounting, the outputs
+and the configuration."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sampled_metrics.estimation.decisions.study import method_names, run_study
+from sampled_metrics.estimation.decisions.study_methods import (
+    adaptive_ranks,
+    simulate_sampled_ranks,
+)
+from sampled_metrics.estimation.decisions.study_summary import SUMMARY_COLUMNS, goals, summarize
+from sampled_metrics.outputs.decisions import write_decisions
+from sampled_metrics.pipeline.config import ConfigError
+from sampled_metrics.pipeline.validation import load_config, validate_config
+
+N = 400  # every user's ranked-set size
+
+
+def population(users=1500, seed=0):
+    """Three correlated models' exact ranks, heavy-tailed (a log-normal relative rank):
+    A and B close, C worse."""
+    rng = np.random.default_rng(seed)
+    skill = rng.normal(0.0, 1.6, users)
+    ranks = [
+        np.clip(np.ceil(np.exp(2.0 + skill + rng.normal(0.0, 0.8, users) + shift)), 1, N)
+        for shift in (0.0, 0.15, 0.8)
+    ]
+    return np.stack(ranks).astype(np.int64), np.full(users, N)
+
+
+@pytest.mark.parametrize("law", ["binomial", "hypergeometric"])
+def test_the_sampled_ranks_have_the_laws_mean(law):
+    # E[r~ - 1] = m (r - 1)/(n - 1) under either law (eq 15, section 4.4)
+    rng = np.random.default_rng(1)
+    r = np.repeat([[1, 40, 200, 400]], 20000, axis=0).T
+    sampled = simulate_sampled_ranks(r, N, 30, law, rng)
+    expected = 30 * (r[:, 0] - 1) / (N - 1)
+    assert np.allclose(sampled.mean(axis=1) - 1, expected, atol=0.05)
+    assert sampled.min() >= 1 and sampled.max() <= 31
+
+
+def test_adaptive_sampling_grows_only_the_users_ranked_first():
+    rng = np.random.default_rng(2)
+    exact = np.array([1, 1, 300, 2])
+    # rank 1 never meets an item above it: every step taken (capped at n - 1 = 399)
+    ranks, m_u = adaptive_ranks(exact, N, [1, 1, 5, 1], 50, "hypergeometric", rng, (100, 1000))
+    assert m_u.tolist()[:3] == [399, 399, 50] and ranks.tolist()[:3] == [1, 1, 5]
+    # rank 2: the one item above is found by the time all 399 are drawn
+    assert ranks[3] == 2 and m_u[3] in (150, 399)
+    ranks, m_u = adaptive_ranks(exact, N, [1, 1, 5, 1], 50, "binomial", rng, (100, 1000))
+    assert m_u[0] == 1050 and ranks[0] == 1
+
+
+def test_method_names_and_an_unknown_method():
+    assert method_names(["design", "full"], [0.1], [0.25]) == ["design-0.1", "full"]
+    with pytest.raises(ValueError, match="unknown methods"):
+        method_names(["full", "oracle"], [0.1], [0.25])
+
+
+@pytest.fixture(scope="module")
+def study():
+    exact, n = population()
+    methods = ["full", "uniform-0.25", "design-0.25", "adaptive-em"]
+    rows = run_study(
+        exact, n, ["A", "B", "C"], seeds=40, range_seeds=0, m=30, law="hypergeometric",
+        metrics=["recall@10", "ndcg@10"], methods=methods, base_seed=7,
+    )  # fmt: skip
+    return exact, n, methods, rows
+
+
+def test_intervals_cover_near_the_nominal_level(study):
+    _, _, _, rows = study
+    for method in ("uniform-0.25", "design-0.25"):
+        covered = rows.loc[rows["method"] == method, "covered"]
+        # 40 seeds x 12 cells at 95 %: the mean within a few standard errors
+        assert 0.89 <= covered.mean() <= 0.995, (method, covered.mean())
+
+
+def test_full_ranking_is_exact_and_never_wrong(study):
+    exact, n, _, rows = study
+    full = rows[rows["method"] == "full"]
+    assert (full["width"] == 0).all() and (full["covered"] == 1).all()
+    assert (full["cost"] == 1).all()
+    pairs = full[full["target"] == "pair"]
+    assert (pairs["wrong"] == 0).all()
+    # C is far worse than A: the paired t-test decides it, right, at every seed
+    far = pairs[pairs["name"] == "A-C"]
+    assert (far["right"] == 1).all()
+    recall_a = np.mean(exact[0] <= 10)
+    model_a = full[(full["name"] == "A") & (full["metric"] == "recall@10")]
+    assert np.allclose(model_a["estimate"], recall_a)
+
+
+def test_the_cost_of_the_design_is_phase_1_plus_its_users(study):
+    _, n, _, rows = study
+    users = n.size
+    design = rows.loc[rows["method"] == "design-0.25", "cost"]
+    # one n for all: (m + 1)/n of phase 1, then round(b U) users of n items each
+    assert np.allclose(design, (30 + 1) / N + round(0.25 * users) / users)
+    uniform = rows.loc[rows["method"] == "uniform-0.25", "cost"]
+    assert np.allclose(uniform, round(0.25 * users) / users)
+    adaptive = rows.loc[rows["method"] == "adaptive-em", "cost"]
+    assert ((adaptive > (30 + 1) / N) & (adaptive < 1)).all()
+
+
+def test_the_summary_counts_verdicts_against_the_truth(study):
+    _, _, methods, rows = study
+    summary = summarize(rows)
+    assert list(summary.columns) == SUMMARY_COLUMNS
+    pairs = summary[summary["target"] == "pair"]
+    total = pairs["right"] + pairs["wrong"] + pairs["undecided"]
+    assert np.allclose(total, 100)
+    measured = goals(summary, methods)
+    assert set(measured["goal"]) >= {"cost", "coverage", "decided", "wrong", "equal"}
+
+
+def test_the_outputs_are_written_whole_with_their_columns(study, tmp_path):
+    _, _, methods, rows = study
+    summary = summarize(rows)
+    measured = goals(summary, methods)
+    setup = {"users": 1500, "models": ["A", "B", "C"], "m": 30, "law": "hypergeometric",
+             "seeds": 40, "range_seeds": 0, "confidence": 0.95, "steps": (100, 200)}  # fmt: skip
+    csv, md = tmp_path / "decisions.csv", tmp_path / "decisions.md"
+    write_decisions(summary, measured, csv, md, dataset="toy", setup=setup)
+    assert list(pd.read_csv(csv).columns) == [*SUMMARY_COLUMNS, "dataset"]
+    text = md.read_text()
+    assert "## Per method" in text and "## Goals" in text and "independently" in text
+    # a failure while rendering leaves the files as they were
+    before = csv.read_bytes(), md.read_bytes()
+    with pytest.raises(KeyError):
+        write_decisions(summary, measured, csv, md, dataset="other", setup={})
+    assert (csv.read_bytes(), md.read_bytes()) == before
+    assert sorted(p.name for p in tmp_path.glob("decisions*")) == ["decisions.csv", "decisions.md"]
+
+
+def test_the_configuration_section_validates():
+    config = load_config()
+    assert config["decisions"]["seeds"] == 200 and "design" in config["decisions"]["run"]
+    for change, match in (
+        ({"budgets": [0.1, 1.5]}, "decisions.budgets"),
+        ({"run": ["full", "oracle"]}, "decisions.run"),
+        ({"seeds": 1}, "decisions.seeds"),
+        ({"metrics": ["recall@x"]}, "decisions.metrics"),
+        ({"range_seeds": 300}, "decisions.range_seeds"),
+        ({"budgets": [0.1, 0.1]}, "decisions.budgets"),
+    ):
+        config = load_config()
+        config["decisions"].update(change)
+        with pytest.raises(ConfigError, match=match) as error:
+            validate_config(config)
+        assert "\n" not in str(error.value).strip()

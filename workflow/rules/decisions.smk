@@ -1,0 +1,57 @@
+# The design study (docs/decisions_study.md): deciding between every pair of recommenders,
+# simulated from their exact ranks decisions.seeds times; full ranking, uniform subsets,
+# the two-phase design at decisions.budgets, the identification range, Li et al.'s
+# adaptive sampling with EM: coverage, width, pairs decided right and wrong, cost.
+
+
+rule decisions:
+    input:
+        split=SPLIT,
+        ranks=expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
+    output:
+        csv="results/{dataset}/decisions.csv",
+        md=report(
+            "results/{dataset}/decisions.md",
+            caption="../report/decisions.rst",
+            category="Data set {dataset}",
+            subcategory="Tables",
+        ),
+    log:
+        "logs/{dataset}/decisions.log",
+    benchmark:
+        "results/{dataset}/benchmarks/decisions.tsv"
+    threads: 2  # seeds in parallel
+    resources:
+        runtime=60,
+        mem_mb=3000,
+    params:
+        **config["decisions"],
+        library=LIBRARY,
+        recommenders=RECOMMENDERS,
+        m=config["sampling"]["m"],
+        law=config["sampling"]["law"],
+        seed=sampling_seed(config),
+    script:
+        "../scripts/decisions.py"
+
+
+rule decisions_figure:
+    input:
+        csv="results/{dataset}/decisions.csv",
+    output:
+        pdf="figures/{dataset}/decisions.pdf",
+        png=report(
+            "figures/{dataset}/decisions.png",
+            caption="../report/decisions_figure.rst",
+            category="Data set {dataset}",
+            subcategory="Figures",
+        ),
+    log:
+        "logs/{dataset}/decisions_figure.log",
+    resources:
+        runtime=5,
+        mem_mb=1000,
+    params:
+        library=LIBRARY,
+    script:
+        "../scripts/decisions_figure.py"

@@ -1,0 +1,172 @@
+"""The design study's report, decisions.md: what was simulated, per method and metric
+its cost, coverage, width and verdicts, per pair the verdicts right and wrong of every
+method, and the study's goals, each measured and said to hold or not."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..io.atomic import write_csv, write_text
+from .labels import metric_label
+from .tables import markdown_table
+
+__all__ = ["decisions_markdown", "method_table", "pair_table", "write_decisions"]
+
+
+def method_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per method and metric: mean cost; coverage, worst and mean over the models and
+    pairs; mean width of the pairs' intervals; pairs decided right (mean) and wrong (worst
+    pair); RMSE of the models' estimates (mean).
+
+    Examples
+    --------
+    >>> s = pd.DataFrame({"method": "full", "target": ["model", "pair"], "name": ["A", "A-B"],
+    ...     "metric": "recall@10", "seeds": 2, "exact": [5.0, 1.0], "coverage": 100.0,
+    ...     "width": 0.0, "right": [np.nan, 100.0], "wrong": [np.nan, 0.0],
+    ...     "undecided": [np.nan, 0.0], "rmse": 0.0, "cost": 100.0})
+    >>> row = method_table(s).iloc[0]
+    >>> row[["method", "metric", "cost %", "right % (mean)"]].astype(str).tolist()
+    ['full', 'Recall@10', '100.0', '100.0']
+    """
+    rows = []
+    for (method, metric), cell in summary.groupby(["method", "metric"], sort=False):
+        pairs = cell[cell["target"] == "pair"]
+        models = cell[cell["target"] == "model"]
+        rows.append({
+            "method": method,
+            "metric": metric_label(metric),
+            "cost %": cell["cost"].mean(),
+            "coverage % (worst)": cell["coverage"].min(),
+            "coverage % (mean)": cell["coverage"].mean(),
+            "pair width (points)": pairs["width"].mean(),
+            "right % (mean)": pairs["right"].mean(),
+            "wrong % (worst)": pairs["wrong"].max(),
+            "undecided % (mean)": pairs["undecided"].mean(),
+            "model RMSE (points)": models["rmse"].mean(),
+            "seeds": int(cell["seeds"].max()),
+        })  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def pair_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per pair and metric: the exact difference (points) and every method's verdicts
+    "right/wrong" in percent of the seeds.
+
+    Examples
+    --------
+    >>> s = pd.DataFrame({"method": ["full", "design-0.1"], "target": "pair",
+    ...     "name": "A-B", "metric": "recall@10", "exact": 1.234, "right": [100.0, 87.5],
+    ...     "wrong": [0.0, 0.5]})
+    >>> pair_table(s).iloc[0].astype(str).tolist()
+    ['A-B', 'Recall@10', '1.234', '100/0', '88/0.5']
+    """
+    pairs = summary[summary["target"] == "pair"]
+    methods = list(dict.fromkeys(pairs["method"]))
+    rows = []
+    for (name, metric), cell in pairs.groupby(["name", "metric"], sort=False):
+        by_method = cell.set_index("method")
+        row = {"pair": name, "metric": metric_label(metric), "exact A - B": cell["exact"].iloc[0]}
+        for method in methods:
+            right, wrong = by_method.loc[method, ["right", "wrong"]]
+            row[method] = f"{right:.0f}/{wrong:.2g}"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _goal_lines(goals: pd.DataFrame) -> list:
+    words = {True: "holds", False: "does not hold", None: "no cell applies"}
+    frame = goals.assign(
+        measured=goals["measured"].round(2),
+        holds=[
+            words[None if h is None or (isinstance(h, float) and np.isnan(h)) else bool(h)]
+            for h in goals["holds"]
+        ],  # fmt: skip
+    )
+    return [markdown_table(frame[["says", "method", "measured", "holds"]])]
+
+
+def _left_out_lines(left_out: dict) -> list:
+    if not left_out:
+        return []
+    return [
+        "Left out, as these users cannot support them:",
+        "",
+        *(f"- {method}: {why}" for method, why in left_out.items()),
+        "",
+    ]
+
+
+def decisions_markdown(
+    summary: pd.DataFrame, goals: pd.DataFrame, *, dataset: str, setup: dict
+) -> str:
+    """decisions.md.
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        :func:`sampled_metrics.estimation.decisions.study_summary.summarize`'s.
+    goals : pandas.DataFrame
+        :func:`sampled_metrics.estimation.decisions.study_summary.goals`'s.
+    dataset : str
+    setup : dict
+        users, models, m, law, seeds, range_seeds, confidence, steps; optionally
+        left_out, {method: why} of the methods the data set cannot support.
+
+    Returns
+    -------
+    str
+    """
+    s = setup
+    lines = [
+        f"# Deciding between models: the design study on {dataset}",
+        "",
+        f"{s['users']:,} users, the models {', '.join(s['models'])}; phase 1 simulated "
+        f"{s['seeds']} times from the exact ranks: each model's sampled rank among m = {s['m']} "
+        f"sampled items ({s['law']}), drawn given its exact rank, **independently of the "
+        "other models** (the law the corrections assume; a real paired protocol scores one "
+        "shared draw under every model, which the exact ranks alone cannot simulate). "
+        f"Intervals at {100 * s['confidence']:g} % about these users (finite population). "
+        f"The identification range ran on the first {s['range_seeds']} seeds only (its "
+        "linear programs are slow). adaptive-em: Li et al. (AAAI 2023), a user whose "
+        f"held-out item beats every sampled item gets up to {', '.join(map(str, s['steps']))} "
+        "more sampled items until one ranks above it, then EM over the sampled ranks with "
+        "their own m_u: a point estimate, no interval; its pairs ordered by the sign.",
+        "",
+        "Cost: scored items as a share of full ranking's (sum of n_u): phase 1 scores m + 1 "
+        "items a user, an exact ranking n_u; the design's cost includes its phase 1, a "
+        "uniform subset ranks its users and nothing else. Verdicts of a pair A-B: right (it "
+        "names the model whose exact metric over these users is higher), wrong (the other, "
+        "or any verdict on equal metrics), undecided; `full` reads the paired t-test's "
+        "interval (about users like these), so it leaves close pairs undecided but is "
+        "never wrong. Metrics and widths in percent points, shares in percent.",
+        "",
+        *_left_out_lines(s.get("left_out", {})),
+        "## Per method",
+        "",
+        markdown_table(method_table(summary), digits=2),
+        "## Per pair: verdicts right/wrong, % of the seeds",
+        "",
+        markdown_table(pair_table(summary), digits=2),
+        "## Goals",
+        "",
+        *_goal_lines(goals),
+    ]
+    return "\n".join(lines)
+
+
+def write_decisions(summary, goals, csv_path, md_path, *, dataset: str, setup: dict) -> None:
+    """decisions.csv (the summary and its data set) and decisions.md, each written
+    atomically, and only once both are rendered: a failure leaves neither half-written.
+
+    Parameters
+    ----------
+    summary, goals : pandas.DataFrame
+    csv_path, md_path : str or Path
+    dataset : str
+    setup : dict
+        As :func:`decisions_markdown`'s.
+    """
+    text = decisions_markdown(summary, goals, dataset=dataset, setup=setup)
+    write_csv(summary.assign(dataset=dataset), csv_path)
+    write_text(text, md_path)

@@ -1,0 +1,53 @@
+"""Rule decisions: the design study (docs/decisions_study.md) on every recommender's exact
+ranks: phase 1 simulated decisions.seeds times, every method of decisions.run, the
+summary (decisions.csv), the report with its goals (decisions.md)."""
+
+import time
+
+import numpy as np
+
+from sampled_metrics.data import split_users
+from sampled_metrics.estimation.decisions.study import (
+    left_out_methods,
+    method_names,
+    run_study,
+)
+from sampled_metrics.estimation.decisions.study_methods import ADAPTIVE_STEPS
+from sampled_metrics.estimation.decisions.study_summary import goals, summarize
+from sampled_metrics.io.forked import forked_map
+from sampled_metrics.outputs.decisions import write_decisions
+from sampled_metrics.pipeline.intermediates import read_ranks
+from sampled_metrics.pipeline.runs import start_job
+
+log = start_job(snakemake)
+p = snakemake.params
+started = time.perf_counter()
+users = split_users(snakemake.input.split)
+n = users.n_candidates
+exact = np.stack([read_ranks(path, users)["rank"].to_numpy() for path in snakemake.input.ranks])
+methods = method_names(p.run, p.budgets, p.uniform_budgets)
+left_out = left_out_methods(methods, n.size)
+for method, why in left_out.items():
+    log.warning("%s left out: %s", method, why)
+methods = [method for method in methods if method not in left_out]
+rows = run_study(
+    exact, n, p.recommenders,
+    seeds=p.seeds, range_seeds=p.range_seeds, m=p.m, law=p.law, metrics=p.metrics,
+    methods=methods, confidence=p.confidence, base_seed=p.seed,
+    mapper=lambda one, seeds: forked_map(
+        lambda _, seed: one(seed), None, list(seeds), snakemake.threads, progress="seeds"
+    ),
+)  # fmt: skip
+summary = summarize(rows)
+measured = goals(summary, methods)
+setup = {
+    "users": n.size, "models": p.recommenders, "m": p.m, "law": p.law, "seeds": p.seeds,
+    "range_seeds": min(p.range_seeds, p.seeds), "confidence": p.confidence,
+    "steps": ADAPTIVE_STEPS, "left_out": left_out,
+}  # fmt: skip
+write_decisions(
+    summary, measured, snakemake.output.csv, snakemake.output.md,
+    dataset=snakemake.wildcards.dataset, setup=setup,
+)  # fmt: skip
+seconds = time.perf_counter() - started
+log.info("%d seeds, %d methods in %.0f s\n%s", p.seeds, len(methods), seconds, measured)
