@@ -29,7 +29,8 @@ from sampled_metrics.data import leave_last_out_split
 from sampled_metrics.passes.ranking import exact_ranks, rank_from_scores
 from sampled_metrics.passes.sampling import excluded_items, sampled_ranks
 from sampled_metrics.pipeline.config import ConfigError, check_config_files
-from sampled_metrics.pipeline.validation import check_data_sizes, load_config, validate_config
+from sampled_metrics.pipeline.data_checks import check_data_sizes
+from sampled_metrics.pipeline.validation import load_config, validate_config
 from sampled_metrics.recommenders import PrecomputedScores, all_scores, fit_recommender
 
 # --------------------------------------------------------------------------
@@ -246,7 +247,7 @@ def test_unseen_held_out_item_is_ranked_by_every_recommender():
 # --------------------------------------------------------------------------
 
 
-# Sizes the data must allow (validation.check_data_sizes): tiny has 45 items and at most 19
+# Sizes the data must allow (data_checks.check_data_sizes): tiny has 45 items and at most 19
 # events a user, so the smallest pool of items outside a history is 26 or more.
 SIZE_ERRORS = {
     "m_above_a_pool": (

@@ -6,6 +6,7 @@ and the configuration."""
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import CONFIG_FILE
 
 from sampled_metrics.estimation.decisions.study import method_names, run_study
 from sampled_metrics.estimation.decisions.study_methods import (
@@ -138,7 +139,7 @@ def test_the_outputs_are_written_whole_with_their_columns(study, tmp_path):
 
 
 def test_the_configuration_section_validates():
-    config = load_config()
+    config = load_config(CONFIG_FILE)
     assert config["decisions"]["seeds"] == 200 and "design" in config["decisions"]["run"]
     for change, match in (
         ({"budgets": [0.1, 1.5]}, "decisions.budgets"),
@@ -148,7 +149,7 @@ def test_the_configuration_section_validates():
         ({"range_seeds": 300}, "decisions.range_seeds"),
         ({"budgets": [0.1, 0.1]}, "decisions.budgets"),
     ):
-        config = load_config()
+        config = load_config(CONFIG_FILE)
         config["decisions"].update(change)
         with pytest.raises(ConfigError, match=match) as error:
             validate_config(config)

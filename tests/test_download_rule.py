@@ -60,7 +60,7 @@ def run_download(
                 "facts": {"n_users": 6, "n_events": 18},
             }
         },
-        # sizes the tiny archive allows (validation.check_data_sizes runs on the split)
+        # sizes the tiny archive allows (data_checks.check_data_sizes runs on the split)
         "sampling": {"m": 1},
         "fig6": {"m_values": [1]},
         "protocols": {"run": ["recbole-uni100"]},

@@ -328,10 +328,10 @@ def test_the_configuration_of_the_study_is_checked():
 
 
 def test_a_protocol_larger_than_the_pool_is_left_out_not_an_error():
-    """The sizes that only the study needs stop nothing (validation.check_data_sizes);
+    """The sizes that only the study needs stop nothing (data_checks.check_data_sizes);
     rule protocol_ranks leaves out what left_out_reason names (tests/test_small_data.py)."""
     from sampled_metrics.frameworks.simulate import left_out_reason
-    from sampled_metrics.pipeline.validation import check_data_sizes
+    from sampled_metrics.pipeline.data_checks import check_data_sizes
 
     config = load_config(CONFIG_FILE)
     check_data_sizes(config, "ml-1m", 3706, 1391, "split")

@@ -9,7 +9,7 @@ from sampled_metrics.pipeline.config import (
     sampling_seed,
     source_file,
 )
-from sampled_metrics.pipeline.validation import check_data_sizes, check_fit_memory
+from sampled_metrics.pipeline.data_checks import check_data_sizes, check_fit_memory
 from sampled_metrics.data import split_users
 from sampled_metrics.frameworks.beaten_files import study_layers
 from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
@@ -136,8 +136,8 @@ def rank_priority(wildcards):
 def check_known_sizes():
     """Before any job: where a data set's sizes are known (a split made earlier, or a
     synthetic entry's keys), what the configuration asks of them is checked now:
-    sampling.m, sampling.law and estimation.law (validation.check_data_sizes; a
-    synthetic entry's, and a catalogue size given in facts, are checked with the config) and each model's memory (validation.check_fit_memory).
+    sampling.m, sampling.law and estimation.law (data_checks.check_data_sizes; a
+    synthetic entry's, and a catalogue size given in facts, are checked with the config) and each model's memory (data_checks.check_fit_memory).
     The split rule checks a new split. Protocols of the study and Figure 6 sample sizes
     the data set cannot support stop nothing: their rules leave them out, saying so."""
     for name in DATASETS:

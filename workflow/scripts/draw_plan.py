@@ -11,7 +11,7 @@ from sampled_metrics.pipeline.runs import start_job
 log = start_job(snakemake)
 p = snakemake.params
 split = load_split(snakemake.input[0])
-# sampling.m fits every pool: validation.check_data_sizes ran at start-up or after the split.
+# sampling.m fits every pool: data_checks.check_data_sizes ran at start-up or after the split.
 pool = pool_sizes(excluded_items(split.train, split.test_items))
 replacement = sampling_law(p.law).replacement
 plan = draw_plan(

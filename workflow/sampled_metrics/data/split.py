@@ -257,7 +257,7 @@ def split_users(path) -> SplitUsers:
     """The user ids, candidate counts and number of items of a saved split, read
     without its training pairs (cheap at any size): what a later stage checks its
     per-user files against, and the sizes checked at start-up
-    (``sampled_metrics.pipeline.validation.check_data_sizes``).
+    (``sampled_metrics.pipeline.data_checks.check_data_sizes``).
 
     Parameters
     ----------

@@ -5,7 +5,7 @@ fitted, naming the model and the memory it needs.
 ``fit``: the interpreter and libraries, the training split, the fit, the stored model)
 from the sizes of the data and the model's spec; :func:`fit_memory_shortfalls` names
 every model of a configuration whose fit needs more than a given memory
-(``pipeline.validation.check_fit_memory`` gives it what ``data.compressed`` reads:
+(``pipeline.data_checks.check_fit_memory`` gives it what ``data.compressed`` reads:
 ``MemAvailable``, cut to the cgroup's room). The estimates are the measured costs
 of each fit (benchmarks/bench_fit_memory.py; tests/test_fit_memory.py checks them
 against measured peaks at two sizes), rounded up, per event, per item x item entry and
