@@ -10,7 +10,10 @@ each model's mean metric and each pair's difference over these users:
 * ``uniform-<b>``: a simple random subset of round(b U) users ranked exactly, their
   mean with the finite-population correction (the design of one stratum, no proxy);
 * ``design-<b>``: two-phase sampling (:func:`.draw_design`, :func:`.estimate_metric`,
-  :func:`.estimate_difference`) at a budget of b of the users;
+  :func:`.estimate_difference`) at a budget of b of the users, one design for every
+  model (strata from all their sampled ranks);
+* ``pair-design-<b>``: the same planned for one pair (strata from its two models'
+  sampled ranks), as a comparison of two models would be: pairs only;
 * ``range``: the identification interval from the sampled ranks alone
   (:func:`..estimators.identification_intervals`; pairs as
   :func:`..estimators.difference_interval`, Bonferroni over the two models);
@@ -60,7 +63,7 @@ __all__ = [
     "study_seed",
 ]
 
-METHOD_KINDS = ("full", "uniform", "design", "range", "adaptive-em")
+METHOD_KINDS = ("full", "uniform", "design", "pair-design", "range", "adaptive-em")
 # One row per seed, method, model or pair, and metric.
 STUDY_COLUMNS = [
     "seed", "method", "target", "name", "metric", "exact", "estimate", "low", "high",
@@ -83,8 +86,8 @@ def method_names(run, budgets, uniform_budgets) -> list:
     for kind in run:
         if kind == "uniform":
             names += [f"uniform-{b:g}" for b in uniform_budgets]
-        elif kind == "design":
-            names += [f"design-{b:g}" for b in budgets]
+        elif kind in ("design", "pair-design"):
+            names += [f"{kind}-{b:g}" for b in budgets]
         else:
             names.append(kind)
     return names
@@ -106,7 +109,7 @@ def left_out_methods(methods, users: int) -> dict:
     for method in methods:
         kind, budget = _parsed(method)
         chosen = 0 if budget is None else round(budget * users)
-        if kind == "design" and chosen < needed:
+        if kind in ("design", "pair-design") and chosen < needed:
             out[method] = (
                 f"its budget ranks {chosen} of the {users} users, fewer than the {needed} its "
                 f"strata need ({DECISION_DEFAULTS['floor']} in each of {strata})"
@@ -243,7 +246,7 @@ def _rows(seed, method, names, values, cost, model_of, pair_of) -> list:
     rows = []
     for metric, v in values.items():
         truth = v.mean(axis=1)
-        for k, name in enumerate(names):
+        for k, name in enumerate(names if model_of is not None else []):
             low, high, point = model_of(metric, k)
             rows.append(
                 _row(seed, method, "model", name, metric, truth[k], low, high, point, None, cost)
@@ -259,7 +262,7 @@ def _rows(seed, method, names, values, cost, model_of, pair_of) -> list:
 
 def _parsed(method: str) -> tuple:
     """(kind, budget or None) of a name of :func:`method_names`."""
-    for kind in ("uniform", "design"):
+    for kind in ("uniform", "design", "pair-design"):
         if method.startswith(f"{kind}-"):
             return kind, float(method[len(kind) + 1 :])
     if method not in METHOD_KINDS:

@@ -6,6 +6,8 @@ a method's cost (:func:`method_cost`).
 
 from __future__ import annotations
 
+from itertools import combinations
+
 import numpy as np
 
 from ..estimators import (
@@ -247,6 +249,35 @@ class SeedMethods:
 
         m_u = np.full(self.n.size, self.m)
         return method_cost("design", self.n, m_u=m_u, chosen=design.chosen), model_of, pair_of
+
+    def pair_design(self, budget: float) -> tuple:
+        """Two-phase sampling planned for one pair at a time: each pair's own design,
+        strata from its two models' sampled ranks and Neyman's allocation on their
+        predicted spread, at a budget of ``budget`` of the users; no model's metric
+        alone (the cost: the pairs' mean)."""
+        first = next(iter(self.values))
+        pairs = list(combinations(range(len(self.exact)), 2))
+        designs = {
+            (a, b): draw_design(
+                self.sampled[[a, b]], self.m, self.n, budget=budget, metric=first,
+                law=self.law, seed=self.rng,
+                spread=self.proxies[first][a].variance + self.proxies[first][b].variance,
+            )
+            for a, b in pairs
+        }  # fmt: skip
+        options = {"law": self.law, "confidence": self.confidence}
+
+        def pair_of(metric, a, b):
+            g = self.proxies[metric][a].mean - self.proxies[metric][b].mean
+            e = estimate_difference(
+                designs[a, b], self.exact[[a, b]], self.sampled[[a, b]], self.m, self.n,
+                metric, proxy=g, **options,
+            )  # fmt: skip
+            return e.low, e.high, e.value, e.verdict
+
+        m_u = np.full(self.n.size, self.m)
+        costs = [method_cost("design", self.n, m_u=m_u, chosen=d.chosen) for d in designs.values()]
+        return float(np.mean(costs)), None, pair_of
 
     def range(self) -> tuple:
         """Identification intervals: each model's at the confidence, each pair's from

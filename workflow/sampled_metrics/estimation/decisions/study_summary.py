@@ -85,9 +85,10 @@ def goals(summary: pd.DataFrame, methods) -> pd.DataFrame:
     """Each goal of :data:`GOALS` measured: goal, method, measured (its worst cell, or
     the share decided), holds (True, False, or None when no cell applies).
 
-    The design's goals are measured at every design budget; ``decisive`` compares the
-    design at 10 % of the users with the uniform subset of 25 %, by the share of the
-    pairs decided right (every pair and metric, mean over the seeds).
+    The design's goals are measured at every budget of both designs (one for every model,
+    one per pair); ``decisive`` compares each design at 10 % of the users with the uniform
+    subset of 25 %, by the share of the pairs decided right (every pair and metric, mean
+    over the seeds).
 
     Examples
     --------
@@ -105,11 +106,11 @@ def goals(summary: pd.DataFrame, methods) -> pd.DataFrame:
         found.append({"goal": goal, "says": GOALS[goal][0], "method": method,
                       "measured": measured, "holds": holds})  # fmt: skip
 
-    designs = [m for m in methods if m.startswith("design-")]
+    designs = [m for m in methods if m.startswith(("design-", "pair-design-"))]
     for method in designs:
         rows = summary[summary["method"] == method]
         pairs = _pairs(summary, method)
-        if method == "design-0.25":
+        if method.endswith("design-0.25"):
             cost = float(rows["cost"].mean())
             add("cost", method, cost, cost <= GOALS["cost"][1])
         coverage = float(rows["coverage"].min())
@@ -129,8 +130,9 @@ def goals(summary: pd.DataFrame, methods) -> pd.DataFrame:
         else:
             any_verdict = float(equal["wrong"].max())
             add("equal", method, any_verdict, any_verdict <= GOALS["equal"][1])
-    if "design-0.1" in methods and "uniform-0.25" in methods:
-        design = float(_pairs(summary, "design-0.1")["right"].mean())
-        uniform = float(_pairs(summary, "uniform-0.25")["right"].mean())
-        add("decisive", "design-0.1 vs uniform-0.25", design - uniform, design > uniform)
+    for design in ("design-0.1", "pair-design-0.1"):
+        if design in methods and "uniform-0.25" in methods:
+            right = float(_pairs(summary, design)["right"].mean())
+            uniform = float(_pairs(summary, "uniform-0.25")["right"].mean())
+            add("decisive", f"{design} vs uniform-0.25", right - uniform, right > uniform)
     return pd.DataFrame(found, columns=["goal", "says", "method", "measured", "holds"])

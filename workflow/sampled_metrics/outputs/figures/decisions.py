@@ -14,7 +14,7 @@ __all__ = ["decisions_figure"]
 
 # The methods' kinds in the figure's legend order; an interval's verdicts are filled
 # markers, a point estimate's (adaptive-em) hollow.
-_KINDS = ("full", "uniform", "design", "range", "adaptive-em")
+_KINDS = ("full", "uniform", "design", "pair-design", "range", "adaptive-em")
 
 
 def _kind(method: str) -> str:
@@ -24,7 +24,7 @@ def _kind(method: str) -> str:
 def _point_label(method: str, wrong: float) -> str:
     """A point's label: its budget (a share of the users), and its worst pair's wrong
     verdicts where they pass the study's bound of 2.5 %."""
-    _, _, budget = method.partition("-")
+    budget = method.rsplit("-", 1)[-1]
     label = f"{100 * float(budget):g} %" if budget and budget[0].isdigit() else ""
     if wrong > 2.5:
         label += f"{chr(10) if label else ''}wrong up to {wrong:.0f} %"
