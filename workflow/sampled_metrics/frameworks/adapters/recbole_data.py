@@ -1,0 +1,102 @@
+"""RecBole's data for the adapter (:mod:`.recbole`): whether RecBole is here, a test
+loader of another eval mode on the same split (:func:`eval_loader`), and the test data
+of some users only (:func:`chosen_users`), so that a full ranking scores only them.
+
+recbole and torch are imported inside the functions (the module imports without them).
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from . import FrameworkNotInstalled, UnknownUser
+from .quiet import quiet
+
+__all__ = ["chosen_users", "eval_loader", "require_recbole"]
+
+_NOT_INSTALLED = (
+    "sampled-metrics recbole needs RecBole and torch: run it in your RecBole environment, "
+    "where `pip install --no-deps sampled-metrics` adds this package (docs/recbole.md)"
+)
+
+
+def require_recbole() -> None:
+    """Raise :class:`FrameworkNotInstalled` unless recbole and torch import."""
+    try:
+        import recbole  # noqa: F401
+        import torch  # noqa: F401
+    except ModuleNotFoundError as error:
+        if (error.name or "").split(".")[0] not in ("recbole", "torch"):
+            raise
+        raise FrameworkNotInstalled(_NOT_INSTALLED) from None
+
+
+def _neg_sample_args(mode: str) -> dict:
+    """RecBole's ``test_neg_sample_args`` of an eval mode (Config's
+    ``_set_eval_neg_sample_args``: ``full``, ``uniN``, ``popN``).
+
+    Examples
+    --------
+    >>> _neg_sample_args("pop50")
+    {'distribution': 'popularity', 'sample_num': 50}
+    >>> _neg_sample_args("uni-100")
+    Traceback (most recent call last):
+    ValueError: RecBole eval mode 'uni-100': give full, uniN or popN, N > 0 (uni100, pop50)
+    """
+    if mode == "full":
+        return {"distribution": "uniform", "sample_num": "none"}
+    kinds = {"uni": "uniform", "pop": "popularity"}
+    match = re.fullmatch(r"(uni|pop)([1-9][0-9]*)", mode) if isinstance(mode, str) else None
+    if match:
+        return {"distribution": kinds[match[1]], "sample_num": int(match[2])}
+    raise ValueError(f"RecBole eval mode {mode!r}: give full, uniN or popN, N > 0 (uni100, pop50)")
+
+
+def eval_loader(config, dataset, train_data, valid_data, test_data, mode: str, users=None):
+    """A test loader of another eval mode (``full``, ``uniN``, ``popN``) on the same
+    split (the three loaders' datasets), built as RecBole's ``data_preparation`` builds
+    one (``create_samplers``, ``get_dataloader``); ``dataset`` is the whole data set
+    (``create_dataset(config)``). Sets ``config["eval_args"]["mode"]["test"]`` to ``mode``.
+
+    ``users`` (RecBole's internal user ids) keeps only those users' test interactions
+    (:func:`chosen_users`): the sampler still sees every split, so a kept user's history,
+    held-out items and pool are those of the whole evaluation."""
+    neg_sample_args = _neg_sample_args(mode)
+    require_recbole()
+    from recbole.data.utils import create_samplers, get_dataloader
+
+    config["eval_args"]["mode"]["test"] = mode
+    config["test_neg_sample_args"] = neg_sample_args
+    built = [loader._dataset for loader in (train_data, valid_data, test_data)]
+    with quiet():
+        _, _, sampler = create_samplers(config, dataset, built)
+        test = built[2] if users is None else _of_users(built[2], users)
+        return get_dataloader(config, "test")(config, test, sampler, shuffle=False)
+
+
+def chosen_users(test_dataset, tokens) -> np.ndarray:
+    """RecBole's internal ids of the user ``tokens``, each a user of ``test_dataset``
+    (:class:`~sampled_metrics.frameworks.adapters.UnknownUser` names the first that is not)."""
+    field = test_dataset.uid_field
+    known = set(test_dataset.inter_feat[field].numpy().tolist())
+    ids = []
+    for token in tokens:
+        try:
+            user = int(test_dataset.token2id(field, str(token)))
+        except ValueError:
+            raise UnknownUser(token) from None
+        if user not in known:
+            raise UnknownUser(token)
+        ids.append(user)
+    return np.array(ids, dtype=np.int64)
+
+
+def _of_users(test_dataset, users):
+    """The test dataset with only ``users``' interactions (the same fields and id maps)."""
+    import torch
+
+    field = test_dataset.uid_field
+    keep = torch.as_tensor(np.isin(test_dataset.inter_feat[field].numpy(), users))
+    return test_dataset.copy(test_dataset.inter_feat[keep])
