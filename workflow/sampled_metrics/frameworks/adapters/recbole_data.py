@@ -60,9 +60,12 @@ def eval_loader(config, dataset, train_data, valid_data, test_data, mode: str, u
     one (``create_samplers``, ``get_dataloader``); ``dataset`` is the whole data set
     (``create_dataset(config)``). Sets ``config["eval_args"]["mode"]["test"]`` to ``mode``.
 
-    ``users`` (RecBole's internal user ids) keeps only those users' test interactions
-    (:func:`chosen_users`): the sampler still sees every split, so a kept user's history,
-    held-out items and pool are those of the whole evaluation."""
+    ``users`` (RecBole's internal user ids, :func:`chosen_users`) keeps only those users'
+    interactions in the three splits, ``full`` only: a kept user's history (its items of
+    the splits but the test set's), held-out items and pool are those of the whole
+    evaluation, and neither the sampler nor the loader goes through the other users."""
+    if users is not None and mode != "full":
+        raise ValueError(f"users= ranks exactly: eval mode full, not {mode}")
     neg_sample_args = _neg_sample_args(mode)
     require_recbole()
     from recbole.data.utils import create_samplers, get_dataloader
@@ -70,10 +73,11 @@ def eval_loader(config, dataset, train_data, valid_data, test_data, mode: str, u
     config["eval_args"]["mode"]["test"] = mode
     config["test_neg_sample_args"] = neg_sample_args
     built = [loader._dataset for loader in (train_data, valid_data, test_data)]
+    if users is not None:  # a user's used items are its items of the three splits
+        built = [_of_users(split, users) for split in built]
     with quiet():
         _, _, sampler = create_samplers(config, dataset, built)
-        test = built[2] if users is None else _of_users(built[2], users)
-        return get_dataloader(config, "test")(config, test, sampler, shuffle=False)
+        return get_dataloader(config, "test")(config, built[2], sampler, shuffle=False)
 
 
 def chosen_users(test_dataset, tokens) -> np.ndarray:
