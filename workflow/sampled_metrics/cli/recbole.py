@@ -92,14 +92,12 @@ def run(args) -> int:
     users = read_chosen_users(args.users) if args.users else None
     if not Path(args.checkpoint).is_file():
         raise ValueError(f"{args.checkpoint}: no such file")
+    options = {"name": args.name, "ties": args.ties, "seed": args.tie_seed, "users": users}
     try:
-        found = recbole.ranks_from_checkpoint(
-            args.checkpoint, protocols, name=args.name, ties=args.ties, seed=args.tie_seed,
-            users=users,
-        )  # fmt: skip
+        found = recbole.ranks_from_checkpoint(args.checkpoint, protocols, **options)
     except UnknownUser as error:
-        raise ValueError(f"{args.users}: user {error.user} is not a test user of the "
-                         f"checkpoint's data set") from None  # fmt: skip
+        where = f"{args.users}: user {error.user}"
+        raise ValueError(f"{where} is not a test user of the checkpoint's data set") from None
     subset = None if users is None else {"file": Path(args.users).name, "count": len(users)}
     for protocol, (result, frame) in found.items():
         column = frame.columns[1]
