@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -105,6 +106,17 @@ def main(argv=None) -> int:
             ".envs/recbole/bin/python benchmarks/bench_recbole_users.py (.ci/envs/recbole.sh)"
         )
         return 2
+    torch.set_num_threads(1)
+    work = Path(tempfile.mkdtemp(prefix="bench-recbole-users-"))
+    os.chdir(work)  # RecBole writes log/ where it runs
+    try:
+        return _run(args, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _run(args, work: Path) -> int:
+    """Write the data, train, time and compare (the module's docstring)."""
     from recbole.config import Config
     from recbole.data import create_dataset, data_preparation
     from recbole.utils import get_model, get_trainer, init_logger, init_seed
@@ -112,9 +124,6 @@ def main(argv=None) -> int:
     from sampled_metrics.frameworks.adapters.quiet import quiet
     from sampled_metrics.frameworks.adapters.recbole import eval_loader, record_ranks
 
-    torch.set_num_threads(1)
-    work = Path(tempfile.mkdtemp(prefix="bench-recbole-users-"))
-    os.chdir(work)  # RecBole writes log/ where it runs
     write_interactions(work / "data" / "bench", args.users, args.items)
     config = Config(model="BPR", dataset="bench", config_dict=config_dict(work))
     with quiet():
