@@ -130,8 +130,9 @@ def tied_model(config, dataset, trainer, loaders, work: Path) -> None:
     orders the ties). One JSON line per mode, with the share of held-out items that tie
     with another ranked item in full sorting (``tied``). In full sorting also the ranks
     with the held-out item before (``ties-full-optimistic.csv``) and after
-    (``ties-full-pessimistic.csv``) the items it ties with below the top k, and, from
-    the scores, each user's items scored above it and tied with it
+    (``ties-full-pessimistic.csv``) the items it ties with below the top k, the ranks of
+    every third user ranked alone (``eval_loader``'s ``users``: ``ties-full-some.csv``),
+    and, from the scores, each user's items scored above it and tied with it
     (``ties-full-counts.csv``)."""
     import torch
     from recbole.data.interaction import Interaction
@@ -164,6 +165,11 @@ def tied_model(config, dataset, trainer, loaders, work: Path) -> None:
                     trainer, loader, name="BPR_ties", ties=ties, load_best_model=False
                 )
                 other.to_csv(work / "ranks" / f"ties-full-{ties}.csv", index=False)
+            # every third user alone (users=): each must rank as among all
+            some = np.unique(loader.uid_list.numpy())[::3]
+            alone = eval_loader(config, dataset, *loaders, "full", users=some)
+            _, other = record_ranks(trainer, alone, name="BPR_ties", load_best_model=False)
+            other.to_csv(work / "ranks" / "ties-full-some.csv", index=False)
             users = torch.as_tensor(loader.uid_list)
             uid = config["USER_ID_FIELD"]
             with torch.no_grad():

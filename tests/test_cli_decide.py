@@ -23,6 +23,7 @@ from scipy.special import ndtr
 from sampled_metrics.cli import main
 from sampled_metrics.estimation.metrics import metric_by_name
 from sampled_metrics.frameworks.rank_files import exact_rank_frame, rank_files
+from sampled_metrics.frameworks.rank_meta import rank_meta, write_rank_file
 
 USERS, M, N = 2000, 100, 3000
 READ = ["--rank-column", "A", "--rank-column", "B", "--law", "hypergeometric"]
@@ -130,6 +131,31 @@ def test_identical_models_are_undecided_with_difference_zero(capsys, population,
     assert len(pairs) == 2  # recall@10 and ndcg@10
     for r in pairs:
         assert (r["difference"], r["low"], r["high"], r["verdict"]) == (0, 0, 0, "undecided")
+
+
+def test_every_user_chosen_gives_the_exact_metric_of_the_column_named_after_the_model(
+    capsys, population, tmp_path
+):
+    """With every user chosen (probability 1) the estimate is the exact metric itself
+    (sum g + sum (y - g) = sum y). EXACT's sidecar maps two columns to each model, as
+    cornac's full file does (its order, and every tie above): the one named after the
+    model is read, whatever the order of the sidecar's keys."""
+    chosen = tmp_path / "chosen.csv"
+    plan(capsys, population, 1, chosen, budget=1.0)
+    assert len(pd.read_csv(chosen)) == USERS
+    truth = population["truth"]
+    exact = truth.assign(A_pessimistic=N, B_pessimistic=N)[
+        ["user", "A", "B", "A_pessimistic", "B_pessimistic", "n"]
+    ]
+    columns = {"A": "A", "B": "B", "A_pessimistic": "A", "B_pessimistic": "B"}
+    write_rank_file(exact, tmp_path / "exact.csv", rank_meta("full", rank_columns=columns,
+                    writer="test"))  # fmt: skip
+    status, out, err = cli(capsys, "correct", population["ranks"], *READ, "--exact",
+                           tmp_path / "exact.csv", "--design", chosen, "--metrics",
+                           "recall@10", "--json")  # fmt: skip
+    assert status == 0, err
+    estimates = {r["model"]: r["estimate"] for r in json.loads(out) if r["kind"] == "estimate"}
+    assert estimates == pytest.approx({m: truth_of(population, m) for m in "AB"}, abs=1e-12)
 
 
 def test_the_records_and_the_text(capsys, population):

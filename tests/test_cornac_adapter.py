@@ -5,7 +5,8 @@ with cornac's Experiment and ranking_eval, and writes the adapter's rank files; 
 in the project's environment, the metrics of those ranks must be cornac's, user by
 user, and ``sampled-metrics correct`` must read the sampled file. ``sampled-metrics
 cornac`` (run in .envs/cornac on the case's data files) must write the same exact ranks
-and files that ``sampled-metrics correct`` reads by their sidecars alone.
+and files that ``sampled-metrics correct`` reads by their sidecars alone; with
+``--users chosen.csv`` (``sampled-metrics plan``'s) the rows of those users alone.
 
 Without .envs/cornac the tests are skipped, except under CI (CI set), where they fail.
 """
@@ -69,6 +70,8 @@ def case(tmp_path_factory):
     )  # fmt: skip
     assert command.returncode == 0, command.stderr[-3000:]
     return {
+        "env": env,
+        "data": [str(out / "train.tsv"), "--test", str(out / "test.tsv")],
         "command": [json.loads(line) for line in command.stdout.splitlines()],
         "ranks": out / "ranks",
         "cornac": json.loads((out / "cornac.json").read_text()),
@@ -293,3 +296,55 @@ def test_without_cornac_the_command_says_so_in_one_line(capsys, tmp_path):
         "sampled-metrics cornac: error: cornac is not installed in this environment: run "
         "this in cornac's environment (docs/cornac.md: .ci/envs/cornac.sh)\n"
     )
+
+
+def run_command(case, *argv) -> subprocess.CompletedProcess:
+    """``sampled-metrics cornac`` in cornac's environment on the case's data files."""
+    return subprocess.run(
+        [str(COMMAND), "cornac", *case["data"], "--seed", "2020", *argv],
+        env=case["env"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_users_ranks_the_chosen_users_as_among_all_and_decides(case, capsys, tmp_path):
+    """plan on the ncf file, then the command with --users: the full file of the chosen
+    users is the rows of the all-users full file, its sidecar says the subset, and
+    correct --exact --design reads it."""
+    ranks, chosen = case["ranks"], tmp_path / "chosen.csv"
+    argv = ["plan", str(ranks / "cornac-ncf.csv"), "--budget", "0.5", "--seed", "1"]
+    assert main([*argv, "--out", str(chosen)]) == 0
+    users = pd.read_csv(chosen, dtype={"user": str})["user"]
+    models = [arg for spec in MODELS_CLI for arg in ("--model", spec)]
+    done = run_command(case, *models, "--users", str(chosen), "--out", str(tmp_path / "c"))
+    assert done.returncode == 0, done.stderr[-3000:]
+    subset = pd.read_csv(tmp_path / "c" / "cornac-full.csv", dtype={"user": str, "item": str})
+    full = pd.read_csv(ranks / "cornac-full.csv", dtype={"user": str, "item": str})
+    assert 0 < len(subset) == len(users) < len(full)
+    expected = full[full["user"].isin(set(users))].reset_index(drop=True)
+    pd.testing.assert_frame_equal(subset, expected)
+    meta = json.loads((tmp_path / "c" / "cornac-full.csv.meta.json").read_text())
+    assert meta["users"] == {"file": "chosen.csv", "count": len(users)}
+    capsys.readouterr()
+    exact = tmp_path / "c" / "cornac-full.csv"
+    argv = ["correct", str(ranks / "cornac-ncf.csv"), "--exact", str(exact), "--design",
+            str(chosen), "--metrics", "recall@10", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    found = json.loads(capsys.readouterr().out)
+    estimates = {r["model"]: r for r in found if r["kind"] == "estimate"}
+    assert set(estimates) == set(MODELS)
+    assert all(r["low"] < r["estimate"] < r["high"] for r in estimates.values())
+
+
+def test_an_unknown_chosen_user_is_one_line_naming_the_file(case, tmp_path):
+    chosen = tmp_path / "chosen.csv"
+    chosen.write_text("user,probability,stratum\nu3,1,0\nnobody,1,0\n")
+    done = run_command(case, "--model", "MostPop", "--users", str(chosen), "--out",
+                       str(tmp_path / "c"))  # fmt: skip
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (
+        f"sampled-metrics cornac: error: {chosen}: user nobody is not a test user of the split\n"
+    )
+    assert not (tmp_path / "c").exists()

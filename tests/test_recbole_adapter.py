@@ -4,9 +4,10 @@ gives rank files whose Hit@k, NDCG@k and MRR@k are RecBole's printed metrics (to
 four decimals, ties included), in the command line's format, with m and n as RecBole
 drew them and a sidecar naming the protocol; ``sampled-metrics correct`` reads the
 recbole-uni20 file by its sidecar alone and gives ranges that hold the exact metrics of
-the full-sort file; and ``sampled-metrics recbole`` in an environment without RecBole
-says so in one line. Without .envs/recbole the tests are skipped, and fail under CI
-(which builds it).
+the full-sort file; ``--users chosen.csv`` (``sampled-metrics plan``'s) ranks those
+users alone, each as among all, and ``correct --exact --design`` decides from them;
+and ``sampled-metrics recbole`` in an environment without RecBole says so in one line.
+Without .envs/recbole the tests are skipped, and fail under CI (which builds it).
 """
 
 from __future__ import annotations
@@ -275,3 +276,53 @@ def test_below_the_top_k_a_tied_item_takes_a_random_place_among_its_ties(example
         ranks["pessimistic"] - ranks["optimistic"]
     )[spread]
     assert 0.2 < share.mean() < 0.8, share
+
+
+def test_users_ranked_alone_rank_as_among_all_ties_included(example):
+    """The rounded model (most held-out items tied) in full sorting, every third user
+    ranked alone (eval_loader's users): their rows of the file of every user, the
+    random order below the top k included (its keys are the user's and item's ids)."""
+    work, _ = example
+    every = pd.read_csv(work / "ranks" / "ties-full.csv", dtype={"user": str})
+    some = pd.read_csv(work / "ranks" / "ties-full-some.csv", dtype={"user": str})
+    assert 0 < len(some) < len(every) and (some["BPR_ties"] > 10).sum() >= 5
+    expected = every[every["user"].isin(set(some["user"]))].reset_index(drop=True)
+    pd.testing.assert_frame_equal(some, expected)
+
+
+def test_plan_then_users_then_correct_decides_from_the_chosen_users(example, capsys):
+    """plan on the uni20 file, the command with --protocol full --users chosen.csv,
+    correct --exact --design: the chosen users' rows of the all-users full file, a
+    sidecar that says the subset, and an interval from them."""
+    work, _ = example
+    sampled = work / "ranks" / "BPR-recbole-uni20.csv"
+    exact = work / "chosen-ranks" / "BPR-full.csv"
+    argv = ["plan", str(sampled), "--budget", "0.5", "--seed", "1"]
+    assert main([*argv, "--out", str(work / "chosen.csv")]) == 0
+    command = (
+        f"{ENV / 'bin' / 'sampled-metrics'} recbole saved/BPR.pth --protocol full "
+        "--users chosen.csv --out chosen-ranks"
+    )
+    done = subprocess.run(["bash", "-c", command], cwd=work, capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    chosen = pd.read_csv(work / "chosen.csv", dtype={"user": str})["user"]
+    some = pd.read_csv(work / "chosen-ranks" / "BPR-full.csv", dtype={"user": str})
+    every = pd.read_csv(work / "ranks" / "BPR-full.csv", dtype={"user": str})
+    assert len(some) == len(chosen) == 30
+    expected = every[every["user"].isin(set(chosen))].reset_index(drop=True)
+    pd.testing.assert_frame_equal(some, expected)
+    meta = json.loads((work / "chosen-ranks" / "BPR-full.csv.meta.json").read_text())
+    assert meta["users"] == {"file": "chosen.csv", "count": 30}
+    capsys.readouterr()
+    sampled, exact = (
+        work / "ranks" / "BPR-recbole-uni20.csv",
+        work / "chosen-ranks" / "BPR-full.csv",
+    )
+    argv = ["correct", str(sampled), "--exact", str(exact), "--design", str(work / "chosen.csv")]
+    assert main([*argv, "--metrics", "recall@10"]) == 0
+    (row,) = [line.split() for line in capsys.readouterr().out.splitlines()
+              if line.startswith("BPR ")]  # fmt: skip
+    model, metric, estimate, low, high = row
+    assert (model, metric) == ("BPR", "recall@10")
+    assert 0 <= float(low) < float(estimate) < float(high) <= 1

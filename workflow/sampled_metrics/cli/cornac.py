@@ -10,7 +10,9 @@ with literal keyword arguments (``BPR``, ``"BPR(k=8, max_iter=200)"``), seeded w
 ``--seed`` when it takes a seed and none is given. The files are the adapter's
 (:func:`sampled_metrics.frameworks.adapters.cornac.rank_files`, on cornac's full sort):
 ``<out>/cornac-full.csv`` (each model's rank in cornac's order and with every tie
-above) and ``<out>/cornac-<protocol>.csv``.
+above) and ``<out>/cornac-<protocol>.csv``. With ``--users chosen.csv``
+(``sampled-metrics plan``'s) only the full file, of those users alone, each ranked as
+in the evaluation of every user; its sidecar's ``users`` says so (docs/deciding.md).
 
 Not covered: saved models (``Recommender.load`` gives no data split to rank), a
 validation set, cross-validation, models that need side information (text, images,
@@ -26,10 +28,11 @@ import inspect
 import json
 from pathlib import Path
 
-from ..frameworks.adapters import FrameworkNotInstalled
+from ..frameworks.adapters import FrameworkNotInstalled, UnknownUser
 from ..frameworks.rank_meta import rank_meta, write_rank_file
 from ..frameworks.registry import FULL, protocol_by_name
 from .arguments import protocol_name
+from .design_file import read_chosen_users
 
 __all__ = ["add_parser", "model_spec", "run"]
 
@@ -111,6 +114,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     parser.add_argument("--skip-lines", type=int, default=0, help="header lines to skip (0)")
     parser.add_argument("--seed", type=int, default=0, help="the split's, models' and draws'")
     parser.add_argument("--out", default="ranks", help="folder of the rank files (ranks)")
+    parser.add_argument(
+        "--users",
+        metavar="CHOSEN",
+        help="rank exactly only the users of this file's column user (sampled-metrics "
+        f"plan's chosen.csv); with --protocol {FULL} alone (its default)",
+    )
     return parser
 
 
@@ -147,9 +156,13 @@ def run(args) -> int:
     """Split, train, write ``<out>/cornac-<protocol>.csv`` per protocol with its sidecar;
     one JSON line per file."""
     cornac = _cornac()
-    from ..frameworks.adapters.cornac import rank_files
-
-    protocols = list(dict.fromkeys(args.protocols or ["ncf", FULL]))
+    protocols = list(dict.fromkeys(args.protocols or ([FULL] if args.users else ["ncf", FULL])))
+    if args.users and protocols != [FULL]:
+        raise ValueError(
+            f"--users ranks the chosen users exactly: give --protocol {FULL} alone (a sampled "
+            "file draws from every user's ranking)"
+        )
+    users = read_chosen_users(args.users) if args.users else None
     sampled = [name for name in protocols if protocol_by_name(name) is not None] or ["ncf"]
     data = _read(cornac, args.data, args)
     common = {"rating_threshold": args.rating_threshold, "seed": args.seed, "verbose": False}
@@ -168,20 +181,42 @@ def run(args) -> int:
         model.fit(split.train_set, split.val_set)
         models[label] = model
     framework = f"cornac {cornac.__version__}"
+    if users is not None:
+        subset = {"file": Path(args.users).name, "count": len(users)}
+        table = _chosen(models, split, users, args.users)
+        _write(args, FULL, table, list(models), framework, subset)
+        return 0
+    from ..frameworks.adapters.cornac import rank_files
+
     for protocol in sampled:
         exact, frame = rank_files(models, split, protocol, k=-1, seed=args.seed)
         files = {FULL: exact} if FULL in protocols and protocol == sampled[0] else {}
         if protocol in protocols:
             files[protocol] = frame
         for name, table in files.items():
-            path = Path(args.out) / f"cornac-{name}.csv"
-            write_rank_file(table, path, _meta(name, list(models), framework, args.seed))
-            record = {"protocol": name, "file": str(path), "rows": len(table)}
-            print(json.dumps({**record, "models": list(models)}), flush=True)
+            _write(args, name, table, list(models), framework)
     return 0
 
 
-def _meta(protocol: str, models: list, framework: str, seed: int) -> dict:
+def _chosen(models: dict, split, users: list, source: str):
+    """The full file of the chosen users alone."""
+    from ..frameworks.adapters.cornac import exact_rank_table
+
+    try:
+        return exact_rank_table(models, split, k=-1, users=users)
+    except UnknownUser as error:
+        raise ValueError(f"{source}: user {error.user} is not a test user of the split") from None
+
+
+def _write(args, protocol: str, table, models: list, framework: str, users=None) -> None:
+    """``<out>/cornac-<protocol>.csv`` with its sidecar, and its JSON line."""
+    path = Path(args.out) / f"cornac-{protocol}.csv"
+    write_rank_file(table, path, _meta(protocol, models, framework, args.seed, users))
+    record = {"protocol": protocol, "file": str(path), "rows": len(table)}
+    print(json.dumps({**record, "models": models}), flush=True)
+
+
+def _meta(protocol: str, models: list, framework: str, seed: int, users=None) -> dict:
     """The sidecar: cornac's order; in the full file each model's ``_pessimistic``
     column too (every tie above: what cornac's AUC and MAP read)."""
     columns = {model: model for model in models}
@@ -196,6 +231,7 @@ def _meta(protocol: str, models: list, framework: str, seed: int) -> dict:
         ties="framework",
         ties_detail=TIES,
         column_ties=column_ties,
+        users=users,
         writer="sampled-metrics cornac",
         framework=f"{framework}, seed {seed}",
     )

@@ -77,8 +77,12 @@ def _exact_ranks(path, models: list, ranks: RankFile, design: Design, design_pat
             f"{path}: its sidecar says protocol {meta.protocol}: --exact needs a full "
             "ranking's exact ranks (protocol full)"
         )
-    # a column per model: the one its sidecar gives the model, else the model's name
-    column_of = {model: column for column, model in (meta.rank_columns if meta else {}).items()}
+    # a column per model: the one its sidecar gives the model (the one named after it,
+    # where several rank it: cornac's _pessimistic columns), else the model's name
+    column_of = {}
+    for column, model in (meta.rank_columns if meta else {}).items():
+        if column == model or model not in column_of:
+            column_of[model] = column
     columns = [column_of.get(model, model) for model in models]
     exact = read_rank_file(
         path, rank_columns=columns, n_column=meta.n_column if meta else None, full=True, meta=meta

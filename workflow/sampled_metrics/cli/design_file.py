@@ -36,7 +36,7 @@ from ..estimation.decisions import Design, design_from_table, design_strata, des
 from ..io.atomic import write_csv, write_text
 from .rank_file import InputError, RankFile, _integers, _read_table
 
-__all__ = ["DESIGN_COLUMNS", "design_sidecar", "read_design", "write_design"]
+__all__ = ["DESIGN_COLUMNS", "design_sidecar", "read_chosen_users", "read_design", "write_design"]
 
 DESIGN_COLUMNS = ("user", "probability", "stratum")
 SIDECAR_SUFFIX = ".design.json"
@@ -67,6 +67,45 @@ def write_design(path, design: Design, user_ids, record: dict) -> None:
     # every digit: the stratum sizes n_h / pi_h come back exactly
     write_csv(frame, path, float_format="%.17g")
     write_text(json.dumps(meta, indent=1) + "\n", design_sidecar(path))
+
+
+def read_chosen_users(path) -> list[str]:
+    """The users of a design file's column ``user`` (``--users chosen.csv`` of the
+    adapters' commands, which rank exactly only them), in the file's order.
+
+    Raises
+    ------
+    InputError
+        One line naming the file: no such file, no column ``user``, no row, a user twice.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "chosen.csv"
+    >>> _ = path.write_text("user,probability,stratum\\nu7,0.5,0\\n u2 ,1,1\\n")
+    >>> read_chosen_users(path)
+    ['u7', 'u2']
+    >>> _ = path.write_text("user\\nu7\\nu7\\n")
+    >>> try:
+    ...     read_chosen_users(path)
+    ... except InputError as error:
+    ...     print(str(error).split("chosen.csv: ")[1])
+    line 3: user u7 is there twice
+    """
+    path = Path(path)
+    table, what = _read_table(path, None)
+    table.columns = [str(c).strip() for c in table.columns]
+    if "user" not in table.columns:
+        have = ", ".join(map(str, table.columns))
+        raise InputError(f"{path}: no column 'user'; the file has: {have}")
+    users = table["user"].astype(str).str.strip()
+    if users.empty:
+        raise InputError(f"{path}: no user: nothing to rank")
+    twice = users.duplicated()
+    if twice.any():
+        k = int(np.flatnonzero(twice.to_numpy())[0])
+        raise InputError(f"{path}: {what} {table.index[k]}: user {users.iloc[k]} is there twice")
+    return users.tolist()
 
 
 def _sidecar(path: Path) -> dict:

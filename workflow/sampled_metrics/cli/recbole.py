@@ -5,6 +5,9 @@ It runs the adapter (:mod:`sampled_metrics.frameworks.adapters.recbole`), which 
 recbole and torch only when it runs: in an environment without them the command says
 so in one line. Per protocol it writes ``<out>/<model>-<protocol>.csv`` (and its
 ``.meta.json``) and prints one JSON line with RecBole's metrics of that evaluation.
+With ``--users chosen.csv`` (``sampled-metrics plan``'s) the full ranking scores only
+those users, each ranked as in the evaluation of every user; the sidecar's ``users``
+says so (docs/deciding.md).
 """
 
 from __future__ import annotations
@@ -13,10 +16,12 @@ import argparse
 import json
 from pathlib import Path
 
+from ..frameworks.adapters import UnknownUser
 from ..frameworks.adapters.topk import TIES
 from ..frameworks.rank_meta import write_rank_file
 from ..frameworks.registry import FULL
 from .arguments import protocol_name, remove_options
+from .design_file import read_chosen_users
 
 __all__ = ["add_parser", "run"]
 
@@ -46,6 +51,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         f"for several (default: recbole-uni100 and {FULL})",
     )
     parser.add_argument("--out", default="ranks", help="folder of the rank files (ranks)")
+    parser.add_argument(
+        "--users",
+        metavar="CHOSEN",
+        help="rank exactly only the users of this file's column user (RecBole tokens: "
+        f"sampled-metrics plan's chosen.csv); with --protocol {FULL} alone (its default)",
+    )
     parser.add_argument("--name", help="the rank column (default: the model's name)")
     parser.add_argument(
         "--ties",
@@ -69,20 +80,30 @@ def run(args) -> int:
     JSON line per protocol with RecBole's metrics and the file (RecBole logs to stderr)."""
     from ..frameworks.adapters import recbole
 
-    protocols = list(dict.fromkeys(args.protocols or ["recbole-uni100", FULL]))
+    default = [FULL] if args.users else ["recbole-uni100", FULL]
+    protocols = list(dict.fromkeys(args.protocols or default))
     for protocol in protocols:
         recbole.recbole_mode(protocol)  # a protocol RecBole lacks stops before loading
+    if args.users and protocols != [FULL]:
+        raise ValueError(
+            f"--users ranks the chosen users exactly: give --protocol {FULL} alone (a sampled "
+            "evaluation of fewer users would draw other items)"
+        )
+    users = read_chosen_users(args.users) if args.users else None
     if not Path(args.checkpoint).is_file():
         raise ValueError(f"{args.checkpoint}: no such file")
-    found = recbole.ranks_from_checkpoint(
-        args.checkpoint, protocols, name=args.name, ties=args.ties, seed=args.tie_seed
-    )
+    options = {"name": args.name, "ties": args.ties, "seed": args.tie_seed, "users": users}
+    try:
+        found = recbole.ranks_from_checkpoint(args.checkpoint, protocols, **options)
+    except UnknownUser as error:
+        where = f"{args.users}: user {error.user}"
+        raise ValueError(f"{where} is not a test user of the checkpoint's data set") from None
+    subset = None if users is None else {"file": Path(args.users).name, "count": len(users)}
     for protocol, (result, frame) in found.items():
         column = frame.columns[1]
         path = Path(args.out) / f"{column}-{protocol}.csv"
-        write_rank_file(
-            frame, path, recbole.rank_file_meta(protocol, column, frame.attrs["tie_order"])
-        )
+        meta = recbole.rank_file_meta(protocol, column, frame.attrs["tie_order"], users=subset)
+        write_rank_file(frame, path, meta)
         record = {"protocol": protocol, "file": str(path), "column": column, "rows": len(frame)}
         record["recbole"] = {key: float(value) for key, value in result.items()}
         print(json.dumps(record), flush=True)

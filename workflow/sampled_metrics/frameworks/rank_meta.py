@@ -28,8 +28,10 @@ ranking), ``law`` (the law that reads the sampled ranks exactly,
 ``ties`` (the order among tied scores: ``order`` one of :data:`TIE_ORDERS`, ``seed``
 for ``random``, ``detail`` where more needs saying: the framework's own sort, or the
 order within a framework's top k), optionally ``column_ties`` (rank column
--> its order, where it is not the file's), and ``produced_by`` (the writer, the
-framework and its version, this package's version).
+-> its order, where it is not the file's), optionally ``users`` (the file holds only
+some users' ranks: ``{"file": "chosen.csv", "count": 300}``, the file that chose them
+and how many; absent: every user of the evaluation), and ``produced_by`` (the writer,
+the framework and its version, this package's version).
 """
 
 from __future__ import annotations
@@ -96,6 +98,7 @@ def rank_meta(
     tie_seed: int | None = None,
     ties_detail: str | None = None,
     column_ties: dict | None = None,
+    users: dict | None = None,
     writer: str,
     framework: str | None = None,
 ) -> dict:
@@ -122,6 +125,9 @@ def rank_meta(
         What the ``framework`` order is.
     column_ties : dict, optional
         Rank column -> its order, for columns whose order is not ``ties``.
+    users : dict, optional
+        The file ranks only some users: ``{"file": name, "count": N}``, the file that
+        chose them (``sampled-metrics plan``'s) and their number.
     writer : str
         What wrote the file (``sampled-metrics recbole``, a module, a rule).
     framework : str, optional
@@ -143,6 +149,9 @@ def rank_meta(
     (99, 'hypergeometric', {'order': 'random', 'seed': 3})
     >>> sorted(rank_meta("full", rank_columns=["A"], writer="test"))[:4]
     ['n_column', 'produced_by', 'protocol', 'rank_base']
+    >>> rank_meta("full", rank_columns=["A"], users={"file": "chosen.csv", "count": 30},
+    ...           writer="test")["users"]
+    {'file': 'chosen.csv', 'count': 30}
     """
     columns = dict(rank_columns) if isinstance(rank_columns, dict) else {c: c for c in rank_columns}
     meta = {FORMAT_KEY: FORMAT, "protocol": protocol}
@@ -156,6 +165,8 @@ def rank_meta(
         for order in column_ties.values():
             _ties(order, tie_seed, ties_detail)
         meta["column_ties"] = dict(column_ties)
+    if users is not None:
+        meta["users"] = {"file": str(users["file"]), "count": int(users["count"])}
     produced = {"writer": writer, "framework": framework, "sampled_metrics": _package_version()}
     meta["produced_by"] = {key: value for key, value in produced.items() if value is not None}
     return meta

@@ -14,7 +14,7 @@ Each adapter imports its framework inside its functions: it imports without it, 
 raises :class:`FrameworkNotInstalled` when the framework is missing.
 """
 
-__all__ = ["FrameworkNotInstalled"]
+__all__ = ["FrameworkNotInstalled", "UnknownUser"]
 
 
 class FrameworkNotInstalled(ImportError):
@@ -26,3 +26,19 @@ class FrameworkNotInstalled(ImportError):
     >>> str(FrameworkNotInstalled("cornac is not installed here: run it in .envs/cornac"))
     'cornac is not installed here: run it in .envs/cornac'
     """
+
+
+class UnknownUser(ValueError):
+    """A user asked for (``users=``) that the framework's evaluation does not have:
+    ``user`` is its id as given.
+
+    Examples
+    --------
+    >>> error = UnknownUser("u9")
+    >>> error.user, str(error)
+    ('u9', 'user u9 is not a test user of the evaluation')
+    """
+
+    def __init__(self, user):
+        super().__init__(f"user {user} is not a test user of the evaluation")
+        self.user = user

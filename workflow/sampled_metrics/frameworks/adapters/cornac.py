@@ -41,10 +41,18 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ..rank_files import rank_files as _generic_rank_files
-from . import FrameworkNotInstalled
+from . import FrameworkNotInstalled, UnknownUser
+from .cornac_split import evaluation_split, max_cutoff
 from .quiet import quiet
 
-__all__ = ["cornac_order", "evaluation_split", "exact_ranks", "max_cutoff", "rank_files"]
+__all__ = [
+    "cornac_order",
+    "evaluation_split",
+    "exact_rank_table",
+    "exact_ranks",
+    "max_cutoff",
+    "rank_files",
+]
 
 
 _NOT_INSTALLED = (
@@ -62,75 +70,6 @@ def _require_cornac() -> None:
         if (error.name or "").split(".")[0] != "cornac":
             raise
         raise FrameworkNotInstalled(_NOT_INSTALLED) from None
-
-
-def max_cutoff(k) -> int:
-    """The ``k`` that cornac's ``ranking_eval`` passes to ``model.rank``.
-
-    Parameters
-    ----------
-    k : int or iterable of cornac metrics
-        A cut-off (-1: a full sort), or the metric list of the evaluation, whose
-        largest ``.k`` it is (``max(m.k for m in metrics)``; AUC, MAP and MRR have -1).
-
-    Returns
-    -------
-    int
-
-    Examples
-    --------
-    >>> class Metric:
-    ...     def __init__(self, k):
-    ...         self.k = k
-    >>> max_cutoff(10), max_cutoff([Metric(-1), Metric(5), Metric(20)]), max_cutoff([Metric(-1)])
-    (10, 20, -1)
-    """
-    if isinstance(k, int | np.integer):
-        cutoff = int(k)
-    else:
-        cutoffs = [int(metric.k) for metric in k if getattr(metric, "type", "ranking") == "ranking"]
-        if not cutoffs:
-            raise ValueError("no ranking metric in the list: give k or cornac ranking metrics")
-        cutoff = max(cutoffs)
-    if cutoff != -1 and cutoff < 1:
-        raise ValueError(f"k must be -1 (a full sort) or positive, not {cutoff}")
-    return cutoff
-
-
-def evaluation_split(eval_method, on: str = "test") -> dict:
-    """The data sets and settings cornac's ``BaseMethod.evaluate`` evaluates with.
-
-    On the test set the validation positives are excluded too; on the validation set
-    (``on="validation"``) cornac passes no other set, so the test items are negatives.
-
-    Parameters
-    ----------
-    eval_method : cornac.eval_methods.BaseMethod
-        A built evaluation method (``RatioSplit``, ``BaseMethod.from_splits``, ...).
-    on : {"test", "validation"}, default "test"
-
-    Returns
-    -------
-    dict
-        ``train_set``, ``test_set``, ``val_set``, ``rating_threshold``,
-        ``exclude_unknowns``: the keyword arguments of :func:`exact_ranks`.
-    """
-    if on not in ("test", "validation"):
-        raise ValueError(f"on must be 'test' or 'validation', not {on!r}")
-    if eval_method.train_set is None or eval_method.test_set is None:
-        raise ValueError("the evaluation method is not built: no train_set or test_set")
-    if on == "validation" and eval_method.val_set is None:
-        raise ValueError("the evaluation method has no validation set")
-    test, val = (
-        (eval_method.test_set, eval_method.val_set) if on == "test" else (eval_method.val_set, None)
-    )
-    return {
-        "train_set": eval_method.train_set,
-        "test_set": test,
-        "val_set": val,
-        "rating_threshold": eval_method.rating_threshold,
-        "exclude_unknowns": eval_method.exclude_unknowns,
-    }
 
 
 @dataclass
@@ -166,8 +105,9 @@ class _Pools:
         return np.flatnonzero(candidate[: self.n_columns])
 
 
-def _pools(train_set, test_set, val_set, rating_threshold, exclude_unknowns) -> _Pools:
-    """What ``ranking_eval`` (cornac/eval_methods/base_method.py) ranks for each user."""
+def _pools(train_set, test_set, val_set, rating_threshold, exclude_unknowns, users=None) -> _Pools:
+    """What ``ranking_eval`` (cornac/eval_methods/base_method.py) ranks for each user, or
+    for ``users`` (raw ids) alone, in the same order."""
     matrices = (
         test_set.csr_matrix,
         train_set.csr_matrix,
@@ -178,9 +118,14 @@ def _pools(train_set, test_set, val_set, rating_threshold, exclude_unknowns) -> 
         np.empty(0, dtype=np.int64), [], n_columns, {}, {}, matrices, test_set.num_items,
         rating_threshold,
     )  # fmt: skip
+    pools.user_ids.update({index: raw for raw, index in test_set.uid_map.items()})
+    evaluated = np.unique(np.asarray(test_set.uir_tuple[0]))
+    chosen = None if users is None else _indices(test_set.uid_map, evaluated, users)
     users = []
-    for user in np.unique(np.asarray(test_set.uir_tuple[0])).tolist():
+    for user in evaluated.tolist() if chosen is None else chosen:
         pos = pools.positive(matrices[0], user)
+        if pos.size == 0 and chosen is not None:
+            raise UnknownUser(pools.user_ids[user])  # not evaluated: no positive test item
         if pos.size == 0:
             continue  # ranking_eval: a user without positive test items is skipped
         users.append(user)
@@ -191,8 +136,18 @@ def _pools(train_set, test_set, val_set, rating_threshold, exclude_unknowns) -> 
     for dataset in (train_set, test_set, val_set):
         if dataset is not None:
             pools.item_ids.update({index: raw for raw, index in dataset.iid_map.items()})
-    pools.user_ids.update({index: raw for raw, index in test_set.uid_map.items()})
     return pools
+
+
+def _indices(uid_map: dict, evaluated, users) -> list:
+    """cornac's indices of the raw user ids ``users``, in the evaluation's order."""
+    found = []
+    for raw in users:
+        index = uid_map.get(raw, uid_map.get(str(raw)))
+        if index is None or index not in evaluated:
+            raise UnknownUser(raw)
+        found.append(int(index))
+    return sorted(found)
 
 
 def cornac_order(model, user_idx: int, item_indices, k: int = -1) -> tuple:
@@ -244,6 +199,7 @@ def exact_ranks(
     exclude_unknowns: bool = True,
     k=-1,
     name: str | None = None,
+    users=None,
 ) -> pd.DataFrame:
     """Every held-out item's exact rank as cornac's ``ranking_eval`` ranks it.
 
@@ -266,6 +222,9 @@ def exact_ranks(
         its largest k) of the evaluation you reproduce.
     name : str, optional
         The rank column's name (default ``model.name``).
+    users : iterable, optional
+        Raw user ids: rank only those users (each as in the evaluation of every user);
+        :class:`~.UnknownUser` names one cornac does not evaluate.
 
     Returns
     -------
@@ -282,7 +241,7 @@ def exact_ranks(
     _require_cornac()
     cutoff = max_cutoff(k)
     with quiet():
-        pools = _pools(train_set, test_set, val_set, rating_threshold, exclude_unknowns)
+        pools = _pools(train_set, test_set, val_set, rating_threshold, exclude_unknowns, users)
         return _exact_ranks(model, pools, cutoff, model.name if name is None else name)
 
 
@@ -389,35 +348,59 @@ def rank_files(
         :func:`exact_ranks`: the sampled ranks would not be cornac's.
     """
     _require_cornac()
-    if split is None:
-        if eval_method is None:
-            raise ValueError("give eval_method or split")
-        split = evaluation_split(eval_method, on)
-    cutoff = max_cutoff(k)
-    if not isinstance(models, dict):
-        models = {model.name: model for model in models}
-    if not models:
-        raise ValueError("models is empty")
+    models, split, cutoff = _checked(models, eval_method, k, on, split)
     with quiet():
         return _rank_files(models, split, protocol, cutoff, seed, memory_mb)
 
 
-def _rank_files(models: dict, split: dict, protocol, cutoff: int, seed: int, memory_mb: float):
-    """:func:`rank_files` once its arguments are checked."""
-    pools = _pools(
+def exact_rank_table(models, eval_method=None, *, k=-1, on="test", users=None, split=None):
+    """The exact file of :func:`rank_files` alone (no sampled ranks), of every evaluated
+    user or of ``users`` (raw ids) only: only they are ranked, each as in the evaluation
+    of every user (:func:`exact_ranks`; ``models``, ``eval_method``, ``k``, ``on``,
+    ``split``: :func:`rank_files`')."""
+    _require_cornac()
+    models, split, cutoff = _checked(models, eval_method, k, on, split)
+    with quiet():
+        return _exact_table(models, _split_pools(split, users), cutoff)
+
+
+def _checked(models, eval_method, k, on, split) -> tuple:
+    if split is None:
+        if eval_method is None:
+            raise ValueError("give eval_method or split")
+        split = evaluation_split(eval_method, on)
+    if not isinstance(models, dict):
+        models = {model.name: model for model in models}
+    if not models:
+        raise ValueError("models is empty")
+    return models, split, max_cutoff(k)
+
+
+def _split_pools(split: dict, users=None) -> _Pools:
+    return _pools(
         split["train_set"],
         split["test_set"],
         split.get("val_set"),
         split.get("rating_threshold", 1.0),
         split.get("exclude_unknowns", True),
+        users,
     )
+
+
+def _exact_table(models: dict, pools: _Pools, cutoff: int) -> pd.DataFrame:
+    """``user``, ``item``, each model's two rank columns, ``n``: one row per held-out item."""
     exact = None
     for name, model in models.items():
         frame = _exact_ranks(model, pools, cutoff, name)
         exact = frame if exact is None else exact.merge(frame, on=["user", "item", "n"])
-    exact = exact[
-        ["user", "item", *[c for c in exact.columns if c not in ("user", "item", "n")], "n"]
-    ]
+    ranks = [c for c in exact.columns if c not in ("user", "item", "n")]
+    return exact[["user", "item", *ranks, "n"]]
+
+
+def _rank_files(models: dict, split: dict, protocol, cutoff: int, seed: int, memory_mb: float):
+    """:func:`rank_files` once its arguments are checked."""
+    pools = _split_pools(split)
+    exact = _exact_table(models, pools, cutoff)
     rows_user, targets, train = _held_out_rows(pools)
     scorers = {
         name: _OrderScores(model, pools, rows_user, cutoff) for name, model in models.items()

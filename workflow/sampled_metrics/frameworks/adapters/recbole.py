@@ -34,7 +34,6 @@ recbole and torch are imported inside the functions: the module imports without 
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 import numpy as np
@@ -42,12 +41,13 @@ import pandas as pd
 
 from ..rank_meta import rank_meta, write_rank_file
 from ..registry import FULL, protocol_by_name
-from . import FrameworkNotInstalled
 from .quiet import quiet
+from .recbole_data import chosen_users, eval_loader, require_recbole
 from .topk import check_ties, held_out_ranks
 
 __all__ = [
     "RankRecorder",
+    "chosen_users",
     "eval_loader",
     "protocol_of",
     "rank_file_meta",
@@ -56,25 +56,9 @@ __all__ = [
     "record_ranks",
 ]
 
-_NOT_INSTALLED = (
-    "sampled-metrics recbole needs RecBole and torch: run it in your RecBole environment, "
-    "where `pip install --no-deps sampled-metrics` adds this package (docs/recbole.md)"
-)
-
-
-def _require_recbole() -> None:
-    """Raise :class:`FrameworkNotInstalled` unless recbole and torch import."""
-    try:
-        import recbole  # noqa: F401
-        import torch  # noqa: F401
-    except ModuleNotFoundError as error:
-        if (error.name or "").split(".")[0] not in ("recbole", "torch"):
-            raise
-        raise FrameworkNotInstalled(_NOT_INSTALLED) from None
-
 
 def _recbole_version() -> str:
-    _require_recbole()
+    require_recbole()
     import recbole
 
     return recbole.__version__
@@ -119,7 +103,7 @@ class RankRecorder:
     """
 
     def __init__(self, trainer, eval_data, name: str | None = None, *, ties="random", seed=None):
-        _require_recbole()
+        require_recbole()
         from recbole.data.dataloader import FullSortEvalDataLoader
         from recbole.utils import EvaluatorType
 
@@ -323,10 +307,11 @@ def recbole_mode(protocol: str) -> str:
     )
 
 
-def rank_file_meta(protocol: str, column: str, tie_order: dict) -> dict:
+def rank_file_meta(protocol: str, column: str, tie_order: dict, users=None) -> dict:
     """The sidecar of a rank file of this adapter (``frameworks.rank_meta``): m is each
     row's distinct items drawn; ``tie_order`` is :attr:`RankRecorder.tie_order` (RecBole's
-    torch.topk order within its top k, ``ties`` below it)."""
+    torch.topk order within its top k, ``ties`` below it); ``users``: rank_meta's (a
+    file of some users)."""
     return rank_meta(
         protocol,
         rank_columns=[column],
@@ -336,6 +321,7 @@ def rank_file_meta(protocol: str, column: str, tie_order: dict) -> dict:
         tie_seed=tie_order["seed"],
         ties_detail=f"within RecBole's top {tie_order['top_k']}: torch.topk's order, as "
         f"RecBole's metrics read it; below it: {tie_order['ties']}",
+        users=users,
         writer="sampled_metrics.frameworks.adapters.recbole",
         framework=f"recbole {_recbole_version()}",
     )
@@ -367,44 +353,6 @@ def record_ranks(
     return dict(result), recorder.frame()
 
 
-def _neg_sample_args(mode: str) -> dict:
-    """RecBole's ``test_neg_sample_args`` of an eval mode (Config's
-    ``_set_eval_neg_sample_args``: ``full``, ``uniN``, ``popN``).
-
-    Examples
-    --------
-    >>> _neg_sample_args("pop50")
-    {'distribution': 'popularity', 'sample_num': 50}
-    >>> _neg_sample_args("uni-100")
-    Traceback (most recent call last):
-    ValueError: RecBole eval mode 'uni-100': give full, uniN or popN, N > 0 (uni100, pop50)
-    """
-    if mode == "full":
-        return {"distribution": "uniform", "sample_num": "none"}
-    kinds = {"uni": "uniform", "pop": "popularity"}
-    match = re.fullmatch(r"(uni|pop)([1-9][0-9]*)", mode) if isinstance(mode, str) else None
-    if match:
-        return {"distribution": kinds[match[1]], "sample_num": int(match[2])}
-    raise ValueError(f"RecBole eval mode {mode!r}: give full, uniN or popN, N > 0 (uni100, pop50)")
-
-
-def eval_loader(config, dataset, train_data, valid_data, test_data, mode: str):
-    """A test loader of another eval mode (``full``, ``uniN``, ``popN``) on the same
-    split (the three loaders' datasets), built as RecBole's ``data_preparation`` builds
-    one (``create_samplers``, ``get_dataloader``); ``dataset`` is the whole data set
-    (``create_dataset(config)``). Sets ``config["eval_args"]["mode"]["test"]`` to ``mode``."""
-    neg_sample_args = _neg_sample_args(mode)
-    _require_recbole()
-    from recbole.data.utils import create_samplers, get_dataloader
-
-    config["eval_args"]["mode"]["test"] = mode
-    config["test_neg_sample_args"] = neg_sample_args
-    built = [loader._dataset for loader in (train_data, valid_data, test_data)]
-    with quiet():
-        _, _, sampler = create_samplers(config, dataset, built)
-        return get_dataloader(config, "test")(config, built[2], sampler, shuffle=False)
-
-
 def ranks_from_checkpoint(
     checkpoint,
     protocols=("recbole-uni100", FULL),
@@ -412,6 +360,7 @@ def ranks_from_checkpoint(
     name: str | None = None,
     ties: str = "random",
     seed: int | None = None,
+    users=None,
 ):
     """Load a RecBole checkpoint (its config, data and model) and run RecBole's test
     evaluation under each protocol, recording the ranks (``name``, ``ties``, ``seed``:
@@ -430,6 +379,10 @@ def ranks_from_checkpoint(
         RecBole's eval modes).
     name : str, optional
         The rank column (default: the model's name).
+    users : sequence of str, optional
+        RecBole user tokens: the full ranking ranks only them (:func:`eval_loader`),
+        each as in the evaluation of every user; only with ``full`` alone (a sampled
+        evaluation of fewer users draws other items).
 
     Returns
     -------
@@ -439,12 +392,14 @@ def ranks_from_checkpoint(
     """
     modes = [recbole_mode(protocol) for protocol in protocols]  # bad names stop here
     check_ties(ties, 0 if seed is None else seed)
-    _require_recbole()
+    if users is not None and set(modes) != {FULL}:
+        raise ValueError(f"users= ranks exactly: give protocol {FULL} alone, not {protocols}")
+    require_recbole()
     with quiet():
-        return _ranks_from_checkpoint(checkpoint, modes, name, ties, seed)
+        return _ranks_from_checkpoint(checkpoint, modes, name, ties, seed, users)
 
 
-def _ranks_from_checkpoint(checkpoint, modes, name, ties, seed) -> dict:
+def _ranks_from_checkpoint(checkpoint, modes, name, ties, seed, users) -> dict:
     """:func:`ranks_from_checkpoint` once its arguments are checked."""
     from recbole.quick_start import load_data_and_model
     from recbole.utils import get_trainer, init_seed
@@ -465,9 +420,11 @@ def _ranks_from_checkpoint(checkpoint, modes, name, ties, seed) -> dict:
     config.compatibility_settings()
     config["save_dataloaders"] = False  # never overwrite the user's saved loaders
     trainer = get_trainer(config["MODEL_TYPE"], config["model"])(config, model)
+    if users is not None:
+        users = chosen_users(test_data._dataset, users)
     found = {}
     for mode in modes:
-        loader = eval_loader(config, dataset, train_data, valid_data, test_data, mode)
+        loader = eval_loader(config, dataset, train_data, valid_data, test_data, mode, users)
         init_seed(config["seed"], config["reproducibility"])
         found[protocol_of(loader)] = record_ranks(
             trainer, loader, name=name, ties=ties, seed=seed, load_best_model=False
