@@ -12,6 +12,7 @@ chosen user must be in it, and no other; its n must be RANKS'.
 from __future__ import annotations
 
 import json
+import sys
 from itertools import combinations
 from pathlib import Path
 
@@ -25,8 +26,9 @@ from ..estimation.decisions import (
     estimate_metric,
     metric_proxy,
 )
+from ..estimation.metrics import metric_by_name
 from ..frameworks.rank_meta import read_rank_meta
-from .arguments import DEFAULT_METRICS
+from .arguments import DEFAULT_METRICS, PROG
 from .design_file import read_design
 from .rank_file import InputError, RankFile, read_rank_file
 from .report import _fmt, _heading, _table, _verdict
@@ -188,6 +190,35 @@ def _text(how, ranks: RankFile, design: Design, args, records) -> str:
     return "\n".join(lines)
 
 
+def silent_strata(design: Design, exact: np.ndarray, n, metrics, models) -> list[str]:
+    """Where the interval can be too narrow: a stratum ranked only in part whose chosen
+    users all have one value of a metric under a model. Its variance is then estimated
+    as 0, though the users not chosen may differ (a rare value unseen in a small sample).
+
+    Examples
+    --------
+    >>> d = Design(np.array([0, 0, 0, 1]), np.array([2 / 3, 2 / 3, 2 / 3, 1.0]),
+    ...            np.array([True, True, False, True]), np.array([3, 1]))
+    >>> exact = np.array([[1.0, 2.0, np.nan, 50.0]])
+    >>> silent_strata(d, exact, np.full(4, 100), ["recall@10"], ["A"])
+    ['stratum 0 (2 of 3 users ranked exactly): every chosen user has recall@10 1 under A']
+    """
+    found = []
+    counts = np.bincount(design.stratum[design.chosen], minlength=design.stratum_sizes.size)
+    for metric in metrics:
+        values = metric_by_name(metric)
+        for k, model in enumerate(models):
+            for h in np.flatnonzero((counts > 1) & (counts < design.stratum_sizes)):
+                users = design.chosen & (design.stratum == h)
+                y = values(exact[k, users].astype(np.int64), np.asarray(n)[users])
+                if np.ptp(y) == 0:
+                    found.append(
+                        f"stratum {h} ({counts[h]} of {design.stratum_sizes[h]} users ranked "
+                        f"exactly): every chosen user has {metric} {y[0]:.3g} under {model}"
+                    )
+    return found
+
+
 def run_decision(args, how, ranks: RankFile) -> int:
     """``correct`` with ``--exact`` and ``--design``: read both, print the records."""
     if args.exact is None or args.design is None:
@@ -205,4 +236,10 @@ def run_decision(args, how, ranks: RankFile) -> int:
     metrics = args.metrics or list(DEFAULT_METRICS)
     records = decision_records(ranks, design, exact, metrics, options)
     print(json.dumps(records, indent=1) if args.json else _text(how, ranks, design, args, records))
+    for where in silent_strata(design, exact, ranks.first.n, metrics, list(ranks.evaluations)):
+        print(
+            f"{PROG} correct: note: {where}: its variance is estimated as 0, so the interval "
+            "may be too narrow; rank more users (a larger plan --budget)",
+            file=sys.stderr,
+        )
     return 0
