@@ -192,8 +192,9 @@ def _text(how, ranks: RankFile, design: Design, args, records) -> str:
 
 def silent_strata(design: Design, exact: np.ndarray, n, metrics, models) -> list[str]:
     """Where the interval can be too narrow: a stratum ranked only in part whose chosen
-    users all have one value of a metric under a model. Its variance is then estimated
-    as 0, though the users not chosen may differ (a rare value unseen in a small sample).
+    users all have one value of a metric under a model. The sample met one value only;
+    if some users not chosen differ (a rare value a small sample misses), the stratum's
+    variance is underestimated.
 
     Examples
     --------
@@ -238,8 +239,8 @@ def run_decision(args, how, ranks: RankFile) -> int:
     print(json.dumps(records, indent=1) if args.json else _text(how, ranks, design, args, records))
     for where in silent_strata(design, exact, ranks.first.n, metrics, list(ranks.evaluations)):
         print(
-            f"{PROG} correct: note: {where}: its variance is estimated as 0, so the interval "
-            "may be too narrow; rank more users (a larger plan --budget)",
+            f"{PROG} correct: note: {where}: if users not chosen there differ, the interval "
+            "is too narrow; rank more users (a larger plan --budget)",
             file=sys.stderr,
         )
     return 0
