@@ -153,7 +153,7 @@ def test_html_report_is_self_contained_with_every_caption(finished_run):
     assert not (finished_run / "report").exists()  # one file, no side folder
     html = report.read_text()
     assert 'src="http' not in html and '<link rel="stylesheet" href' not in html
-    assert html.count("data:image/png;") == 7  # fig1-4, fig5, fig6, the protocol study
+    assert html.count("data:image/png;") == 8  # fig1-4, fig5, fig6, the protocol study, decisions
     assert html.count("data:text/csv;") == 5  # tables 1-4, exact metrics: unrounded, to download
     # captions sit in JS strings
     text = " ".join(unescape(html.replace("\\n", " ").replace("\\u00b1", "±")).split())
@@ -173,6 +173,8 @@ def test_html_report_is_self_contained_with_every_caption(finished_run):
         "Protocol sensitivity on tiny",
         "The sampling protocols of common frameworks on tiny",
         "The protocol study on tiny",
+        "Deciding between recommenders on tiny: the design study",
+        "Pairs decided right against cost on tiny.",
         "Reproduction of <strong>On Sampled Metrics for Item Recommendation</strong>",
     ]
     assert [c for c in captions if c not in text] == []
@@ -187,8 +189,9 @@ def test_html_report_is_self_contained_with_every_caption(finished_run):
     # the claims file is included verbatim, and every table readable in its caption: the
     # paper's layout, then ours beside the paper's numbers (rounded; "±"; no "-0.00")
     assert "Claims of the paper on tiny" in html
-    # the paper's tables, ours beside them, protocol sensitivity, estimators, protocols
-    assert html.count('<pre class=\\"result-table literal-block\\">') == 10
+    # the paper's tables, ours beside them, protocol sensitivity, estimators, protocols,
+    # the design study
+    assert html.count('<pre class=\\"result-table literal-block\\">') == 11
     readable = [
         r"\| A \| 100, 100, 100, 100, 100 \| 0\.990 \| 0\.010 \| 0\.150 \| 0\.000 \|",
         r"\| C \| Recall@10 \| 0\.200 \| 0\.200 \| 0\.000 \|",
