@@ -18,6 +18,7 @@ from scipy.special import ndtr
 
 from sampled_metrics.estimation.decisions import (
     VERDICTS,
+    Design,
     design_from_table,
     design_table,
     draw_design,
@@ -129,6 +130,50 @@ def test_the_interval_covers_at_its_confidence(metric, models):
         for e in [estimate_mean(d, y, g)]
     ]
     assert np.mean(covered) >= within(draws, 0.95)
+
+
+@pytest.mark.parametrize(("users", "budget"), [(100, 0.5), (200, 0.5), (300, 0.25)])
+def test_the_interval_covers_in_a_small_population(users, budget):
+    """A hundred users: a stratum holds a hit or two the sample can miss (its variance
+    estimated as 0) and a few chosen users carry the variance; the floor and the t
+    quantile must keep the interval's coverage."""
+    pop, draws, kept = population(), 1000, slice(0, users)
+    n, sampled, exact = pop["n"][kept], pop["sampled"][:2, kept], pop["exact"][:2, kept]
+    y = truth("recall@10", 0, pop)[kept] - truth("recall@10", 1, pop)[kept]
+    pair = [metric_proxy(row, M, n, "recall@10") for row in sampled]
+    spread = pair[0].variance + pair[1].variance
+    covered = []
+    for seed in range(draws):
+        d = draw_design(sampled, M, n, budget=budget, spread=spread, seed=seed)
+        e = estimate_difference(d, exact, sampled, M, n, "recall@10", proxy=pair)
+        covered.append(e.low <= y.mean() <= e.high)
+    assert np.mean(covered) >= within(draws, 0.95)
+
+
+def test_one_stratum_gives_the_t_interval_with_the_finite_population_correction():
+    rng = np.random.default_rng(3)
+    y, chosen = rng.exponential(size=400), np.zeros(400, bool)
+    chosen[rng.choice(400, 25, replace=False)] = True
+    d = Design(np.zeros(400, int), np.full(400, 25 / 400), chosen, np.array([400]))
+    e = estimate_mean(d, y, np.zeros(400))
+    sample = y[chosen]
+    half = stats.t.ppf(0.975, 24) * np.sqrt((1 - 25 / 400) * sample.var(ddof=1) / 25)
+    assert e.degrees_of_freedom == pytest.approx(24)
+    assert (e.value, e.low, e.high) == pytest.approx(
+        (sample.mean(), sample.mean() - half, sample.mean() + half), rel=1e-12
+    )
+
+
+def test_a_stratum_that_saw_one_value_keeps_the_predicted_variance():
+    # stratum 0: 4 of 8 chosen, all with y = 0; the model predicts a variance of 0.1
+    d = Design(np.zeros(8, int), np.full(8, 0.5), np.arange(8) < 4, np.array([8]))
+    e = estimate_mean(d, np.zeros(8), np.zeros(8), predicted_variance=np.full(8, 0.1))
+    assert e.value == 0.0
+    assert e.standard_error == pytest.approx(np.sqrt((1 - 4 / 8) * 0.1 / 4))
+    # where the sample saw more than predicted, the sample's variance stands
+    y = np.array([0.0, 1, 0, 1, 0, 0, 0, 0])
+    seen = estimate_mean(d, y, np.zeros(8), predicted_variance=np.full(8, 0.1))
+    assert seen.standard_error == pytest.approx(np.sqrt((1 - 4 / 8) * np.var(y[:4], ddof=1) / 4))
 
 
 def test_every_user_ranked_gives_the_exact_metric_and_zero_width():
@@ -268,10 +313,11 @@ def test_full_ranking_paired_test_is_the_paired_t_test():
     assert t.p_value == pytest.approx(reference.pvalue, rel=1e-9)
     low, high = reference.confidence_interval(0.95)
     assert (t.low, t.high) == pytest.approx((low, high), rel=1e-9)
-    # the design's interval about users like them, every user ranked: the z interval
+    # the design's interval about users like them, every user ranked: the same t interval
+    # (one variance part, the users' own, with U - 1 degrees of freedom)
     design = draw_design(pop["sampled"][:2], M, pop["n"], budget=1.0, seed=0)
     e = estimate_difference(
         design, exact, pop["sampled"][:2], M, pop["n"], "ndcg@10", population="superpopulation"
     )
-    z = paired_test(exact, pop["n"], "ndcg@10", distribution="normal")
-    assert (e.low, e.high) == pytest.approx((z.low, z.high), abs=1e-10)
+    assert e.degrees_of_freedom == pytest.approx(exact.shape[1] - 1)
+    assert (e.low, e.high) == pytest.approx((low, high), rel=1e-9)

@@ -12,7 +12,6 @@ chosen user must be in it, and no other; its n must be RANKS'.
 from __future__ import annotations
 
 import json
-import sys
 from itertools import combinations
 from pathlib import Path
 
@@ -26,9 +25,8 @@ from ..estimation.decisions import (
     estimate_metric,
     metric_proxy,
 )
-from ..estimation.metrics import metric_by_name
 from ..frameworks.rank_meta import read_rank_meta
-from .arguments import DEFAULT_METRICS, PROG
+from .arguments import DEFAULT_METRICS
 from .design_file import read_design
 from .rank_file import InputError, RankFile, read_rank_file
 from .report import _fmt, _heading, _table, _verdict
@@ -129,9 +127,7 @@ def decision_records(
     records, differences = [], []
     for metric in metrics:
         proxy = {
-            model: metric_proxy(
-                ranks.evaluations[model].ranks, data.m, data.n, metric, law=law
-            ).mean
+            model: metric_proxy(ranks.evaluations[model].ranks, data.m, data.n, metric, law=law)
             for model in models
         }
         for k, model in enumerate(models):
@@ -144,9 +140,9 @@ def decision_records(
             )  # fmt: skip
         for (i, first), (j, second) in combinations(enumerate(models), 2):
             sampled = [ranks.evaluations[first].ranks, ranks.evaluations[second].ranks]
-            g = proxy[first] - proxy[second]
+            pair = [proxy[first], proxy[second]]
             e = estimate_difference(design, exact[[i, j]], sampled, data.m, data.n, metric,
-                                    law=law, proxy=g, **options)  # fmt: skip
+                                    law=law, proxy=pair, **options)  # fmt: skip
             differences.append(
                 {"kind": "comparison", "first": first, "second": second, "metric": metric,
                  "estimator": ESTIMATOR, "difference": e.value, "low": e.low, "high": e.high,
@@ -190,36 +186,6 @@ def _text(how, ranks: RankFile, design: Design, args, records) -> str:
     return "\n".join(lines)
 
 
-def silent_strata(design: Design, exact: np.ndarray, n, metrics, models) -> list[str]:
-    """Where the interval can be too narrow: a stratum ranked only in part whose chosen
-    users all have one value of a metric under a model. The sample met one value only;
-    if some users not chosen differ (a rare value a small sample misses), the stratum's
-    variance is underestimated.
-
-    Examples
-    --------
-    >>> d = Design(np.array([0, 0, 0, 1]), np.array([2 / 3, 2 / 3, 2 / 3, 1.0]),
-    ...            np.array([True, True, False, True]), np.array([3, 1]))
-    >>> exact = np.array([[1.0, 2.0, np.nan, 50.0]])
-    >>> silent_strata(d, exact, np.full(4, 100), ["recall@10"], ["A"])
-    ['stratum 0 (2 of 3 users ranked exactly): every chosen user has recall@10 1 under A']
-    """
-    found = []
-    counts = np.bincount(design.stratum[design.chosen], minlength=design.stratum_sizes.size)
-    for metric in metrics:
-        values = metric_by_name(metric)
-        for k, model in enumerate(models):
-            for h in np.flatnonzero((counts > 1) & (counts < design.stratum_sizes)):
-                users = design.chosen & (design.stratum == h)
-                y = values(exact[k, users].astype(np.int64), np.asarray(n)[users])
-                if np.ptp(y) == 0:
-                    found.append(
-                        f"stratum {h} ({counts[h]} of {design.stratum_sizes[h]} users ranked "
-                        f"exactly): every chosen user has {metric} {y[0]:.3g} under {model}"
-                    )
-    return found
-
-
 def run_decision(args, how, ranks: RankFile) -> int:
     """``correct`` with ``--exact`` and ``--design``: read both, print the records."""
     if args.exact is None or args.design is None:
@@ -237,10 +203,4 @@ def run_decision(args, how, ranks: RankFile) -> int:
     metrics = args.metrics or list(DEFAULT_METRICS)
     records = decision_records(ranks, design, exact, metrics, options)
     print(json.dumps(records, indent=1) if args.json else _text(how, ranks, design, args, records))
-    for where in silent_strata(design, exact, ranks.first.n, metrics, list(ranks.evaluations)):
-        print(
-            f"{PROG} correct: note: {where}: if users not chosen there differ, the interval "
-            "is too narrow; rank more users (a larger plan --budget)",
-            file=sys.stderr,
-        )
     return 0

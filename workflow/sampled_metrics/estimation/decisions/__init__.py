@@ -8,8 +8,9 @@ the metric is predicted to vary (for a top-k metric, users whose held-out item b
 (almost) every sampled one), users drawn without replacement within strata
 (:mod:`.design`). The difference estimator (1/U) sum_u g_u + (1/U) sum_{chosen} (y_u -
 g_u) / pi_u, y_u the exact metric, g_u its posterior mean given r~_u (:mod:`.proxy`), is
-unbiased over the design whatever the proxy; a normal interval follows from the
-stratified variance, for one model's metric or the paired difference of two on the same
+unbiased over the design whatever the proxy; an interval follows from the stratified
+variance (floored by the proxy's predicted variance; Student's t at Satterthwaite's
+degrees of freedom), for one model's metric or the paired difference of two on the same
 users, and a verdict from whether it excludes 0 (:mod:`.estimate`; Sarndal, Swensson and
 Wretman 1992, ch. 9; prediction-powered inference, Angelopoulos et al. 2023). When every
 user is ranked exactly, the paired t-test over users (:mod:`.full_ranking`).

@@ -16,11 +16,28 @@ variance under stratified sampling without replacement is
     V = sum_h (N_h / U)^2 (1 - n_h / N_h) S_h^2 / n_h,
 
 estimated with s_h^2, the sample variance of the residuals y - lambda g among the chosen
-users of stratum h (Cochran 1977, section 5.3). The normal interval theta^ +- z V^(1/2) is
-about these U users (``population="finite"``); ``"superpopulation"`` adds the phase-1
-term S_y^2 / U (S_y^2 estimated with weights 1/pi) for the mean over users like them:
-the U users are then a sample too, and the estimator's variance about the population
-mean is Var(mean of y over the U users) + E[V].
+users of stratum h (Cochran 1977, section 5.3).
+
+A few chosen users can miss a stratum's rare values (a hit among users the proxy calls
+misses) and estimate its variance near 0. Given each user's predicted variance
+Var[y_u | phase 1] under the proxy's model, s_h^2 is floored at its chosen users' mean
+of it: the sample decides where it saw more, the model where the sample may have missed
+what is rare. The estimator and its unbiasedness are unchanged; the interval is wider
+only where the sample saw less than the model predicts.
+
+The interval theta^ +- t V^(1/2) takes Student's t quantile at Satterthwaite's
+effective degrees of freedom of the estimated V,
+
+    nu = (sum_h a_h)^2 / sum_h a_h^2 / (n_h - 1),   a_h the term of stratum h in V
+
+(Satterthwaite, Biometrics Bulletin 1946; Cochran 1977, eq. 5.16): where a few chosen
+users carry most of the variance it widens, with many it is the normal interval.
+
+It is about these U users (``population="finite"``); ``"superpopulation"`` adds the
+phase-1 term S_y^2 / U (S_y^2 estimated with weights 1/pi, its degrees of freedom the
+chosen users less one) for the mean over users like them: the U users are then a sample
+too, and the estimator's variance about the population mean is Var(mean of y over the
+U users) + E[V].
 
 lambda: ``tuning="fixed"`` (the default) takes lambda = 1, exactly design-unbiased, and
 the best lambda when g is the posterior mean E[y | phase 1] under the right prior;
@@ -41,13 +58,15 @@ from ..laws import WITH_REPLACEMENT
 from ..metrics import metric_by_name
 from .defaults import DECISION_DEFAULTS
 from .design import Design
-from .proxy import metric_proxy, model_ranks
+from .proxy import Proxy, metric_proxy, model_ranks
 
 __all__ = [
     "POPULATIONS",
     "TUNINGS",
     "VERDICTS",
     "Estimate",
+    "difference_variance",
+    "effective_degrees_of_freedom",
     "estimate_difference",
     "estimate_mean",
     "estimate_metric",
@@ -62,7 +81,7 @@ VERDICTS = ("A better", "B better", "undecided")
 
 @dataclass(frozen=True)
 class Estimate:
-    """An estimate of a mean over users with its normal interval.
+    """An estimate of a mean over users with its interval.
 
     ``verdict`` reads the interval of a difference A - B (:func:`verdict`).
 
@@ -80,6 +99,7 @@ class Estimate:
     confidence: float
     weight: float  # lambda, the proxy's weight
     n_chosen: int
+    degrees_of_freedom: float = math.inf  # of the interval's t quantile
 
     @property
     def verdict(self) -> str:
@@ -129,6 +149,23 @@ def _chosen(design: Design, values, name: str) -> np.ndarray:
     )
 
 
+def effective_degrees_of_freedom(parts, degrees) -> float:
+    """Satterthwaite's degrees of freedom of a sum of variance estimates, part i with
+    ``degrees[i]`` of its own: (sum a_i)^2 / sum a_i^2 / d_i; inf where the sum is 0.
+
+    Examples
+    --------
+    One part keeps its own; k equal parts of d add up to k d:
+
+    >>> effective_degrees_of_freedom([0.3], [4]), effective_degrees_of_freedom([1, 1, 1], [4, 4, 4])
+    (4.0, 12.0)
+    """
+    parts = np.asarray(parts, dtype=float)
+    degrees = np.asarray(degrees, dtype=float)
+    spread = np.sum(parts**2 / degrees, where=parts > 0, initial=0.0)
+    return float(np.sum(parts) ** 2 / spread) if spread > 0 else math.inf
+
+
 def _by_stratum(stratum: np.ndarray, counts: np.ndarray, x: np.ndarray, y: np.ndarray):
     """The sample covariance of x and y within each stratum (0 where fewer than 2)."""
     strata = counts.size
@@ -146,9 +183,11 @@ def estimate_mean(
     confidence: float = DECISION_DEFAULTS["confidence"],
     tuning: str = DECISION_DEFAULTS["tuning"],
     population: str = DECISION_DEFAULTS["population"],
+    predicted_variance=None,
 ) -> Estimate:
     """The difference estimator of (1/U) sum_u y_u from the chosen users' y and every
-    user's proxy g (the module's formula), with its normal interval.
+    user's proxy g (the module's formula), with its interval (Student's t at
+    Satterthwaite's degrees of freedom).
 
     Parameters
     ----------
@@ -163,6 +202,10 @@ def estimate_mean(
         lambda = 1, or PPI++'s power-tuned lambda.
     population : {"finite", "superpopulation"}, default "finite"
         The mean over these U users, or over users like them.
+    predicted_variance : array_like of float, optional
+        Var[y_u | phase 1] of every user (or of the chosen ones) under the proxy's
+        model: each stratum's residual variance is then at least its chosen users' mean
+        of it (the module's floor).
 
     Returns
     -------
@@ -215,14 +258,26 @@ def estimate_mean(
             weight = float(np.sum(c * _by_stratum(stratum, counts, y, gc)) / spread)
     residual = y - weight * gc
     value = float(weight * g.mean() + np.sum(residual / pi) / users)
-    variance = float(np.sum(c * _by_stratum(stratum, counts, residual, residual)))
+    parts = c * _by_stratum(stratum, counts, residual, residual)
+    degrees = np.maximum(counts - 1, 1)
+    if predicted_variance is not None:
+        v = _chosen(design, predicted_variance, "predicted_variance")
+        if np.any(~np.isfinite(v)) or np.any(v < 0):
+            raise ValueError("predicted_variance must be finite and non-negative")
+        floor = np.bincount(stratum, v, minlength=sizes.size) / np.maximum(counts, 1)
+        parts = np.maximum(parts, c * floor)
     if population == "superpopulation" and users > 1:
         w = 1.0 / pi
         centre = np.sum(w * y) / np.sum(w)
-        variance += float(np.sum(w * (y - centre) ** 2) / np.sum(w)) / (users - 1)
-    error = math.sqrt(max(variance, 0.0))
-    half = float(special.ndtri(0.5 + confidence / 2)) * error
-    return Estimate(value, error, value - half, value + half, confidence, weight, design.n_chosen)
+        phase_one = float(np.sum(w * (y - centre) ** 2) / np.sum(w)) / (users - 1)
+        parts = np.append(parts, phase_one)
+        degrees = np.append(degrees, max(design.n_chosen - 1, 1))
+    error = math.sqrt(max(float(np.sum(parts)), 0.0))
+    freedom = effective_degrees_of_freedom(parts, degrees)
+    half = float(special.stdtrit(freedom, 0.5 + confidence / 2)) * error
+    return Estimate(
+        value, error, value - half, value + half, confidence, weight, design.n_chosen, freedom
+    )
 
 
 def _exact_metric(design: Design, exact_ranks, n, fn, name: str) -> np.ndarray:
@@ -264,8 +319,10 @@ def estimate_metric(
     law : {"binomial", "hypergeometric"}, default "binomial"
     prior : {"em", "uniform"} or array_like, default "em"
         The proxy's prior (:func:`.proxy.metric_proxy`).
-    proxy : array_like, optional
-        g_u of every user instead of the posterior mean under ``prior``.
+    proxy : array_like or Proxy, optional
+        g_u of every user instead of the posterior mean under ``prior``; a
+        :class:`.proxy.Proxy` brings its variance as the floor (``predicted_variance``
+        of :func:`estimate_mean`), as the default does.
     **options
         ``confidence``, ``tuning``, ``population`` of :func:`estimate_mean`.
 
@@ -288,7 +345,10 @@ def estimate_metric(
     fn = metric_by_name(metric)
     y = _exact_metric(design, exact_ranks, n_u, fn, "exact_ranks")
     if proxy is None:
-        proxy = metric_proxy(ranks[0], m_u, n_u, metric, law=law, prior=prior).mean
+        proxy = metric_proxy(ranks[0], m_u, n_u, metric, law=law, prior=prior)
+    if isinstance(proxy, Proxy):
+        options = {"predicted_variance": proxy.variance, **options}
+        proxy = proxy.mean
     return estimate_mean(design, y, proxy, **options)
 
 
@@ -318,8 +378,10 @@ def estimate_difference(
         (2, U): A's and B's sampled ranks of every user.
     m, n, metric, law, prior
         As :func:`estimate_metric`.
-    proxy : array_like, optional
-        (U,): g_A - g_B of every user, instead of the posterior means' difference.
+    proxy : array_like or (Proxy, Proxy), optional
+        (U,): g_A - g_B of every user, instead of the posterior means' difference; or
+        A's and B's :class:`.proxy.Proxy`, whose variances give the floor
+        (:func:`difference_variance`), as the default does.
     **options
         ``confidence``, ``tuning``, ``population`` of :func:`estimate_mean`.
 
@@ -342,9 +404,48 @@ def estimate_difference(
             f"got {ranks.shape} and {exact.shape}"
         )
     fn = metric_by_name(metric)
-    y = _exact_metric(design, exact[0], n_u, fn, "exact_ranks of A")
-    y = y - _exact_metric(design, exact[1], n_u, fn, "exact_ranks of B")
+    ya = _exact_metric(design, exact[0], n_u, fn, "exact_ranks of A")
+    yb = _exact_metric(design, exact[1], n_u, fn, "exact_ranks of B")
     if proxy is None:
-        a, b = (metric_proxy(row, m_u, n_u, metric, law=law, prior=prior).mean for row in ranks)
-        proxy = a - b
-    return estimate_mean(design, y, proxy, **options)
+        proxy = [metric_proxy(row, m_u, n_u, metric, law=law, prior=prior) for row in ranks]
+    if isinstance(proxy, (tuple, list)) and all(isinstance(p, Proxy) for p in proxy):
+        a, b = proxy
+        options = {
+            "predicted_variance": difference_variance(design, ya - a.mean[design.chosen],
+                                                      yb - b.mean[design.chosen], a, b),
+            **options,
+        }  # fmt: skip
+        proxy = a.mean - b.mean
+    return estimate_mean(design, ya - yb, proxy, **options)
+
+
+def difference_variance(design: Design, residual_a, residual_b, a: Proxy, b: Proxy) -> np.ndarray:
+    """Each user's predicted variance of y_A - y_B given phase 1,
+
+        v_A + v_B - 2 rho (v_A v_B)^(1/2),
+
+    v the proxies' posterior variances and rho the correlation of the two models'
+    residuals y - g, pooled within strata over the chosen users: each proxy's model
+    takes its own exact rank alone, and two models ranking one user's held-out item are
+    correlated (0 where either residual never varies).
+
+    Examples
+    --------
+    >>> d = Design(np.zeros(3, int), np.ones(3), np.ones(3, bool), np.array([3]))
+    >>> p = Proxy(np.zeros(3), np.full(3, 0.25))
+    >>> difference_variance(d, [0.0, 1, 2], [0.0, 1, 2], p, p).tolist()  # identical models
+    [0.0, 0.0, 0.0]
+    >>> difference_variance(d, [0.0, 1, 2], [0.0, 0, 0], p, p).tolist()
+    [0.5, 0.5, 0.5]
+    """
+    stratum = design.stratum[design.chosen]
+    counts = np.bincount(stratum, minlength=design.stratum_sizes.size)
+    pooled = np.maximum(counts - 1, 0)
+    ra, rb = np.asarray(residual_a, dtype=float), np.asarray(residual_b, dtype=float)
+    ab, aa, bb = (np.sum(pooled * _by_stratum(stratum, counts, x, y)) for x, y in
+                  ((ra, rb), (ra, ra), (rb, rb)))  # fmt: skip
+    rho = min(ab / np.sqrt(aa * bb), 1.0) if aa > 0 and bb > 0 else 0.0
+    total = a.variance + b.variance
+    v = total - 2 * rho * np.sqrt(a.variance) * np.sqrt(b.variance)  # no underflow
+    # what a correlation of 1 leaves of equal variances is the cancellation's rounding
+    return np.where(v > 1e-12 * total, v, 0.0)

@@ -233,17 +233,17 @@ class SeedMethods:
         options = {"law": self.law, "confidence": self.confidence}
 
         def model_of(metric, k):
-            g = self.proxies[metric][k].mean
             e = estimate_metric(
-                design, self.exact[k], self.sampled[k], self.m, self.n, metric, proxy=g, **options
-            )
+                design, self.exact[k], self.sampled[k], self.m, self.n, metric,
+                proxy=self.proxies[metric][k], **options,
+            )  # fmt: skip
             return e.low, e.high, e.value
 
         def pair_of(metric, a, b):
-            g = self.proxies[metric][a].mean - self.proxies[metric][b].mean
+            pair = [self.proxies[metric][a], self.proxies[metric][b]]
             e = estimate_difference(
                 design, self.exact[[a, b]], self.sampled[[a, b]], self.m, self.n, metric,
-                proxy=g, **options,
+                proxy=pair, **options,
             )  # fmt: skip
             return e.low, e.high, e.value, e.verdict
 
@@ -268,10 +268,10 @@ class SeedMethods:
         options = {"law": self.law, "confidence": self.confidence}
 
         def pair_of(metric, a, b):
-            g = self.proxies[metric][a].mean - self.proxies[metric][b].mean
+            pair = [self.proxies[metric][a], self.proxies[metric][b]]
             e = estimate_difference(
                 designs[a, b], self.exact[[a, b]], self.sampled[[a, b]], self.m, self.n,
-                metric, proxy=g, **options,
+                metric, proxy=pair, **options,
             )  # fmt: skip
             return e.low, e.high, e.value, e.verdict
 
