@@ -1,8 +1,10 @@
 """The design study's table (results/<dataset>/decisions.md's "Per method") on three
 populations, with the time of each part:
 
-    python benchmarks/bench_decisions.py [--results results/ml-1m-offline] [--seeds 20]
-                                         [--large-seeds 20] [--parts ml-1m,synthetic,large]
+    python benchmarks/bench_decisions.py [--results results/ml-1m-offline] [--seeds 200]
+                                         [--synthetic-seeds 1000] [--small-seeds 1000]
+                                         [--large-seeds 200]
+                                         [--parts ml-1m,synthetic,small,large]
 
 * ``ml-1m``: MovieLens 1M from a pipeline run's exact ranks (results/<dataset>/ranks/*.csv
   and its split, data/processed/<dataset>/split.npz: run the pipeline first), m = 100
@@ -12,6 +14,9 @@ populations, with the time of each part:
   3,686, log-normal ranks), three models, A and B correlated, B worse, C with A's ranks
   given to other users (the same metrics exactly: the pair of equal metrics), at m = 100
   and 1000, with and without replacement; no range;
+* ``small``: the same population with 100 users at a budget of 0.5 and 300 at 0.25,
+  n_u about 370 and m = 99 (cornac's example's sizes), many seeds (``--small-seeds``):
+  the design, the design per pair and the uniform subset;
 * ``large``: ML-20M-like sizes (138,493 users, 26,744 items, n_u the items a user has
   not trained on), synthetic ranks as above, m = 100 without replacement, fewer seeds
   (``--large-seeds``), no range and no adaptive-em (EM on a grid of 26,744 per model
@@ -35,7 +40,7 @@ from sampled_metrics.outputs.tables import markdown_table
 from sampled_metrics.pipeline.intermediates import read_ranks
 
 RECOMMENDERS = ["X", "Y", "Z", "Pop", "EASE", "BPR"]
-ALL = ["full", "uniform", "design", "range", "adaptive-em"]
+ALL = ["full", "uniform", "design", "pair-design", "range", "adaptive-em"]
 BUDGETS, UNIFORM = [0.05, 0.1, 0.25], [0.1, 0.25]
 
 
@@ -53,8 +58,9 @@ def heavy_tailed(users: int, n, seed: int = 0) -> np.ndarray:
     return np.stack([a, b, np.minimum(rng.permutation(a), n)]).astype(np.int64)
 
 
-def part(title, exact, n, names, *, seeds, range_seeds, m, law, run, cores) -> None:
-    methods = method_names(run, BUDGETS, UNIFORM)
+def part(title, exact, n, names, *, seeds, range_seeds, m, law, run, cores,
+         budgets=BUDGETS, uniform=UNIFORM) -> None:  # fmt: skip
+    methods = method_names(run, budgets, uniform)
     started = time.perf_counter()
     rows = run_study(
         exact, n, names, seeds=seeds, range_seeds=range_seeds, m=m, law=law,
@@ -72,10 +78,12 @@ def part(title, exact, n, names, *, seeds, range_seeds, m, law, run, cores) -> N
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--results", type=Path, default=Path("results/ml-1m-offline"))
-    parser.add_argument("--seeds", type=int, default=20)
-    parser.add_argument("--large-seeds", type=int, default=20)
+    parser.add_argument("--seeds", type=int, default=200)
+    parser.add_argument("--synthetic-seeds", type=int, default=1000)
+    parser.add_argument("--large-seeds", type=int, default=200)
+    parser.add_argument("--small-seeds", type=int, default=1000)
     parser.add_argument("--cores", type=int, default=2)
-    parser.add_argument("--parts", default="ml-1m,synthetic,large")
+    parser.add_argument("--parts", default="ml-1m,synthetic,small,large")
     args = parser.parse_args()
     parts = args.parts.split(",")
     common = {"cores": args.cores}
@@ -96,9 +104,18 @@ def main() -> None:
         exact = heavy_tailed(n.size, n)
         for m in (100, 1000):
             for law in ("binomial", "hypergeometric"):
-                part("heavy-tailed synthetic", exact, n, ["A", "B", "C"], seeds=args.seeds,
-                     range_seeds=0, m=m, law=law, run=[k for k in ALL if k != "range"],
-                     **common)  # fmt: skip
+                part("heavy-tailed synthetic", exact, n, ["A", "B", "C"],
+                     seeds=args.synthetic_seeds, range_seeds=0, m=m, law=law,
+                     run=[k for k in ALL if k != "range"], **common)  # fmt: skip
+    if "small" in parts:
+        # a hundred to a few hundred users and a few hundred items, as cornac's example:
+        # a stratum holds a rare hit that a handful of chosen users can miss
+        for users, budget in ((100, 0.5), (300, 0.25)):
+            n = 380 - np.random.default_rng(1).integers(0, 20, users)
+            part("small heavy-tailed synthetic", heavy_tailed(users, n), n, ["A", "B", "C"],
+                 seeds=args.small_seeds, range_seeds=0, m=99, law="hypergeometric",
+                 run=["uniform", "design", "pair-design"], budgets=[budget],
+                 uniform=[budget], **common)  # fmt: skip
     if "large" in parts:
         rng = np.random.default_rng(1)
         # training items a user: long-tailed between 20 and 9254, as ML-20M's
@@ -106,8 +123,8 @@ def main() -> None:
         n = 26_744 - trained
         exact = heavy_tailed(n.size, n)
         part("ML-20M-like (synthetic ranks)", exact, n, ["A", "B", "C"], seeds=args.large_seeds,
-             range_seeds=0, m=100, law="hypergeometric", run=["full", "uniform", "design"],
-             **common)  # fmt: skip
+             range_seeds=0, m=100, law="hypergeometric",
+             run=["full", "uniform", "design", "pair-design"], **common)  # fmt: skip
 
 
 if __name__ == "__main__":

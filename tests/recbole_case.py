@@ -7,7 +7,8 @@ each, with timestamps), trains BPR on it for two epochs on the CPU with a leave-
 split by time (eval mode: full on the validation set, uni20 on the test set), saves the
 checkpoint as WORK/saved/BPR.pth, then runs RecBole's own test evaluation (uni20) with
 the ranks recorded (``RankRecorder``): WORK/ranks/inprocess-recbole-uni20.csv and its
-sidecar, and one JSON line on stdout with RecBole's metrics of that evaluation. Run it
+sidecar, and one JSON line on stdout with RecBole's metrics of that evaluation; last,
+RecBole's Pop on the same data, saved as WORK/saved/Pop.pth. Run it
 in an empty folder: RecBole writes log/ and log_tensorboard/ where it runs.
 
 recbole is imported inside ``main``: this module imports without it (pytest collects
@@ -121,7 +122,24 @@ def main(argv=None) -> int:
     record["tie_order"] = recorder.tie_order
     print(json.dumps({**record, "recbole": {k: float(v) for k, v in result.items()}}))
     tied_model(config, dataset, trainer, (train_data, valid_data, test_data), work)
+    second_model(work)
     return 0
+
+
+def second_model(work: Path) -> None:
+    """RecBole's Pop on the same data and config (one epoch: it counts), saved as
+    WORK/saved/Pop.pth: a second checkpoint to compare BPR with."""
+    from recbole.config import Config
+    from recbole.data import create_dataset, data_preparation
+    from recbole.utils import get_model, get_trainer, init_seed
+
+    config = Config(model="Pop", dataset="tiny", config_dict={**config_dict(work), "epochs": 1})
+    init_seed(config["seed"], config["reproducibility"])
+    train_data, valid_data, _ = data_preparation(config, create_dataset(config))
+    model = get_model(config["model"])(config, train_data._dataset).to(config["device"])
+    trainer = get_trainer(config["MODEL_TYPE"], config["model"])(config, model)
+    trainer.saved_model_file = str(work / "saved" / "Pop.pth")
+    trainer.fit(train_data, valid_data, saved=True, show_progress=False)
 
 
 def tied_model(config, dataset, trainer, loaders, work: Path) -> None:

@@ -329,3 +329,69 @@ def test_the_doc_shows_what_every_command_prints(tmp_path):
     for command, output in shown:  # in order: each reads what the ones before wrote
         got = script.run(command, tmp_path)
         assert same_output(got, output), f"docs/deciding.md is stale for: {command}"
+
+
+def one_file_per_model(pop, folder) -> dict:
+    """ranks.csv split into one file per model, as two frameworks' evaluations write
+    them (elliot-100: m = 100 without replacement), each with its sidecar; rows of B's
+    file in another order."""
+    table = pd.read_csv(pop["ranks"])
+    files = {}
+    for k, model in enumerate(("A", "B")):
+        frame = table[["user", model, "m", "n"]]
+        frame = frame.iloc[::-1] if k else frame
+        files[model] = folder / f"{model}.csv"
+        write_rank_file(frame, files[model],
+                        rank_meta("elliot-100", rank_columns=[model], writer="test"))  # fmt: skip
+    return files
+
+
+def test_one_file_per_model_decides_as_one_file_of_both(capsys, population, tmp_path):
+    """plan and correct on A.csv and B.csv print what they print on one file holding both
+    models: the same design, estimates, intervals and verdicts."""
+    files = one_file_per_model(population, tmp_path)
+    both = tmp_path / "both.csv"
+    pd.read_csv(population["ranks"]).to_csv(both, index=False)
+    write_rank_file(pd.read_csv(both), both,
+                    rank_meta("elliot-100", rank_columns=["A", "B"], writer="test"))  # fmt: skip
+    records = []
+    for ranks, name in (([both], "one"), ([files["A"], files["B"]], "two")):
+        chosen = tmp_path / f"chosen-{name}.csv"
+        status, _, err = cli(capsys, "plan", *ranks, "--budget", 0.25, "--seed", 3, "--out", chosen)
+        assert status == 0, err
+        exact = []
+        for model in ("A", "B") if name == "two" else ("AB",):
+            path = tmp_path / f"exact-{name}-{model}.csv"
+            exact_file(population, chosen, path, columns=list(model))
+            meta = rank_meta("full", rank_columns=list(model), m_column=None, writer="test")
+            write_rank_file(pd.read_csv(path), path, meta)
+            exact.append(path)
+        status, out, err = cli(capsys, "correct", *ranks, "--exact", *exact, "--design", chosen,
+                               "--json")  # fmt: skip
+        assert status == 0, err
+        records.append(json.loads(out))
+    one, two = (pd.read_csv(tmp_path / f"chosen-{name}.csv") for name in ("one", "two"))
+    pd.testing.assert_frame_equal(one, two)
+    assert records[0] == records[1]
+    verdicts = [r["verdict"] for r in records[1] if r["kind"] == "comparison"]
+    assert verdicts and set(verdicts) == {"A better"}
+
+
+def test_files_that_do_not_join_are_one_line_naming_the_file(capsys, population, tmp_path):
+    files = one_file_per_model(population, tmp_path)
+    table = pd.read_csv(files["B"])
+    cases = {
+        "a user missing": (table.iloc[1:], f"no row for user {table['user'].iloc[0]}"),
+        "another n": (table.assign(n=table["n"] + 1), "n = 3001, but"),
+        "the same model": (table.rename(columns={"B": "A"}), "model A is in another file too"),
+    }
+    for spoiled, named in cases.values():
+        columns = [c for c in spoiled.columns if c not in ("user", "m", "n")]
+        write_rank_file(spoiled, files["B"],
+                        rank_meta("elliot-100", rank_columns=columns, writer="test"))  # fmt: skip
+        status, out, err = cli(capsys, "plan", files["A"], files["B"], "--out", tmp_path / "c.csv")
+        assert (status, out) == (2, "") and err.count("\n") == 1 and named in err, err
+        assert not (tmp_path / "c.csv").exists()
+    status, _, err = cli(capsys, "plan", files["A"], files["A"], "--rank-column", "A",
+                         "--out", tmp_path / "c.csv")  # fmt: skip
+    assert status == 2 and "--rank-column picks columns of one file" in err

@@ -326,3 +326,42 @@ def test_plan_then_users_then_correct_decides_from_the_chosen_users(example, cap
     model, metric, estimate, low, high = row
     assert (model, metric) == ("BPR", "recall@10")
     assert 0 <= float(low) < float(estimate) < float(high) <= 1
+
+
+def test_two_checkpoints_are_compared_from_their_two_files(example, capsys):
+    """BPR's and Pop's checkpoints, each evaluated by the command (the config's seed: the
+    same items drawn for both), plan on both files, each checkpoint ranking the chosen
+    users, correct on both: every interval holds the exact metric of the full files, and
+    a verdict, if any, names BPR, whose exact Recall@10 is higher (60 users at a budget of
+    a half: the design decides the pair for some seeds, not all)."""
+    work, _ = example
+    command = ENV / "bin" / "sampled-metrics"
+
+    def run(line: str) -> None:
+        done = subprocess.run(["bash", "-c", f"{command} {line}"], cwd=work, text=True,
+                              capture_output=True, timeout=600,
+                              env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+
+    run("recbole saved/Pop.pth --protocol recbole-uni20 --protocol full --out ranks")
+    files = [str(work / "ranks" / f"{m}-recbole-uni20.csv") for m in MODELS]
+    chosen = str(work / "both.csv")
+    assert main(["plan", *files, "--budget", "0.5", "--seed", "2", "--out", chosen]) == 0
+    for model in MODELS:
+        run(f"recbole saved/{model}.pth --users both.csv --out both")
+    capsys.readouterr()
+    exact = [str(work / "both" / f"{m}-full.csv") for m in MODELS]
+    argv = ["correct", *files, "--exact", *exact, "--design", chosen]
+    assert main([*argv, "--metrics", "recall@10", "--json"]) == 0
+    records = json.loads(capsys.readouterr().out)
+    truth = {m: float(np.mean(pd.read_csv(work / "ranks" / f"{m}-full.csv")[m] <= 10))
+             for m in MODELS}  # fmt: skip
+    assert truth["BPR"] > truth["Pop"]
+    (pair,) = [r for r in records if r["kind"] == "comparison"]
+    assert pair["verdict"] in ("BPR better", "undecided")
+    assert pair["low"] <= truth["BPR"] - truth["Pop"] <= pair["high"]
+    for record in [r for r in records if r["kind"] == "estimate"]:
+        assert record["low"] <= truth[record["model"]] <= record["high"]
+
+
+MODELS = ("BPR", "Pop")

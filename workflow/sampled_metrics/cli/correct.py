@@ -30,7 +30,7 @@ from .arguments import (
     remove_options,
 )
 from .decide import add_decision_options, run_decision, uses_design
-from .rank_file import InputError, read_rank_file
+from .rank_file import InputError, RankFile, join_rank_files, read_rank_file
 from .report import exact_records, print_report, sampled_records
 
 __all__ = ["Reading", "add_parser", "add_reading_options", "read_ranks", "reading", "run"]
@@ -73,7 +73,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "(FILE.meta.json, written by the adapters) needs no option. See docs/cli.md.",
     )
     parser.add_argument(
-        "file", help="a .csv or .tsv file (optionally compressed, e.g. .csv.gz) or .parquet"
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="a .csv or .tsv file (optionally compressed, e.g. .csv.gz) or .parquet; "
+        "several files of the same users are read as one, their models side by side",
     )
     add_reading_options(parser)
     _add_estimate_options(parser)
@@ -260,10 +264,30 @@ def _from_options(args) -> Reading:
                    columns, largest_m=protocol.m)  # fmt: skip
 
 
-def reading(args) -> tuple[Reading, RankMeta | None]:
-    """How to read ``args.file``: by its sidecar when it has one, else by the options."""
-    meta = read_rank_meta(args.file)
+def reading(args, path) -> tuple[Reading, RankMeta | None]:
+    """How to read the file ``path``: by its sidecar when it has one, else by the options."""
+    meta = read_rank_meta(path)
     return (_from_sidecar(args, meta) if meta is not None else _from_options(args)), meta
+
+
+def read_files(args) -> tuple[Reading, RankFile]:
+    """Every file of ``args.files`` read as :func:`reading` says, joined by user
+    (:func:`.rank_file.join_rank_files`); the first file's reading."""
+    if len(args.files) > 1 and args.rank_columns:
+        raise InputError("--rank-column picks columns of one file; with several files, "
+                         "each brings all its models")  # fmt: skip
+    readings, files = [], []
+    for path in args.files:
+        how, meta = reading(args, path)
+        readings.append(how)
+        files.append(read_ranks(args, how, meta, path))
+    first = readings[0]
+    for path, how in zip(args.files[1:], readings[1:]):
+        if (how.full, how.protocol, how.law) != (first.full, first.protocol, first.law):
+            said = how.protocol or f"the {how.law} law"
+            raise InputError(f"{path}: {said}, but {args.files[0]} has "
+                             f"{first.protocol or f'the {first.law} law'}")  # fmt: skip
+    return first, join_rank_files(files)
 
 
 def _check_largest_m(how: Reading, ranks) -> None:
@@ -293,13 +317,12 @@ def _named_by_model(ranks, meta: RankMeta | None):
 
 def run(args) -> int:
     """Read the file as :func:`reading` says and print the report (``report``)."""
-    how, meta = reading(args)
+    how, ranks = read_files(args)
     if how.full and (args.estimators is not None or args.no_range):
         raise InputError(
-            f"{args.file}: a full ranking's metrics are exact: nothing to estimate "
+            f"{ranks.path}: a full ranking's metrics are exact: nothing to estimate "
             "(leave out --estimators and --no-range)"
         )
-    ranks = read_ranks(args, how, meta)
     if uses_design(args):
         return run_decision(args, how, ranks)
     metrics = args.metrics or list(DEFAULT_METRICS)
@@ -314,10 +337,10 @@ def run(args) -> int:
     return 0
 
 
-def read_ranks(args, how: Reading, meta: RankMeta | None):
-    """``args.file`` read as ``how`` says (:func:`reading`), its m checked."""
+def read_ranks(args, how: Reading, meta: RankMeta | None, path) -> RankFile:
+    """``path`` read as ``how`` says (:func:`reading`), its m checked."""
     ranks = read_rank_file(
-        args.file,
+        path,
         rank_columns=how.rank_columns,
         user_column=args.user_column,
         m=how.m,

@@ -43,9 +43,11 @@ def add_decision_options(parser) -> None:
     group = parser.add_argument_group("deciding with a few users ranked exactly (docs/deciding.md)")
     group.add_argument(
         "--exact",
+        nargs="+",
         metavar="EXACT",
         help="the exact ranks of the users the design chose: user, a column per model "
-        "named as in FILE, n (a full ranking's file); with --design",
+        "named as in FILE, n (a full ranking's file), or one file per model (each named "
+        "by its sidecar); with --design",
     )
     group.add_argument(
         "--design", metavar="CHOSEN", help="the design sampled-metrics plan wrote (chosen.csv)"
@@ -68,9 +70,34 @@ def uses_design(args) -> bool:
     return True
 
 
-def _exact_ranks(path, models: list, ranks: RankFile, design: Design, design_path) -> np.ndarray:
-    """(models, U) exact ranks of the chosen users from EXACT (nan for the others),
-    checked: every chosen user once, no other, RANKS' n."""
+def _exact_ranks(paths, models: list, ranks: RankFile, design: Design, design_path) -> np.ndarray:
+    """(models, U) exact ranks of the chosen users from the EXACT files (nan for the
+    others): one file holds every model, or each file the models its sidecar names."""
+    if len(paths) == 1:
+        return _exact_file(Path(paths[0]), models, ranks, design, design_path)
+    values = np.full((len(models), design.n_users), np.nan)
+    found = {}
+    for path in map(Path, paths):
+        meta = read_rank_meta(path)
+        if meta is None:
+            raise InputError(f"{path}: no sidecar ({path.name}.meta.json): with several "
+                             "--exact files, each names its models in its sidecar")  # fmt: skip
+        held = [model for model in models if model in meta.rank_columns.values()]
+        for model in held:
+            if model in found:
+                raise InputError(f"{path}: model {model} is in {found[model]} too")
+            found[model] = path
+        rows = [models.index(model) for model in held]
+        values[rows] = _exact_file(path, held, ranks, design, design_path)
+    missing = [model for model in models if model not in found]
+    if missing:
+        raise InputError(f"no --exact file holds model {missing[0]}: give its exact ranks")
+    return values
+
+
+def _exact_file(path, models: list, ranks: RankFile, design: Design, design_path) -> np.ndarray:
+    """(models, U) exact ranks of the chosen users from one EXACT file (nan for the
+    others), checked: every chosen user once, no other, RANKS' n."""
     meta = read_rank_meta(path)
     if meta is not None and not meta.full:
         raise InputError(
@@ -161,7 +188,7 @@ def _text(how, ranks: RankFile, design: Design, args, records) -> str:
     lines = [
         _heading(how, ranks),
         f"design {args.design}: {design.n_chosen} of {design.n_users} users ranked exactly "
-        f"({args.exact}), {int(np.count_nonzero(design.stratum_sizes))} strata",
+        f"({', '.join(args.exact)}), {int(np.count_nonzero(design.stratum_sizes))} strata",
         "",
         f"estimates from every user's sampled rank and the chosen users' exact ranks "
         f"({level} intervals about {about}; docs/deciding.md):",
@@ -192,12 +219,12 @@ def run_decision(args, how, ranks: RankFile) -> int:
         given, needed = ("--exact", "--design") if args.design is None else ("--design", "--exact")
         raise InputError(f"{given} needs {needed}: the exact ranks and the design that chose them")
     if how.full:
-        raise InputError(f"{args.file}: --exact and --design read a file of sampled ranks")
+        raise InputError(f"{ranks.path}: --exact and --design read a file of sampled ranks")
     if args.estimators is not None or args.no_range:
         raise InputError("--exact and --design print the design's estimates: leave out "
                          "--estimators and --no-range")  # fmt: skip
     design = read_design(args.design, ranks)
-    exact = _exact_ranks(Path(args.exact), list(ranks.evaluations), ranks, design, args.design)
+    exact = _exact_ranks(args.exact, list(ranks.evaluations), ranks, design, args.design)
     population = args.population or DECISION_DEFAULTS["population"]
     options = {"confidence": args.confidence, "population": population}
     metrics = args.metrics or list(DEFAULT_METRICS)

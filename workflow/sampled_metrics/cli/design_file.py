@@ -5,7 +5,7 @@ design was drawn from and with::
 
     {
      "sampled_metrics_design": 1,
-     "rank_file": "ranks.csv",
+     "rank_files": ["ranks.csv"],
      "rank_columns": ["A", "B"],
      "users": 3000,
      "strata_sizes": [205, 71, 37, ...],

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..estimation.decisions import DECISION_DEFAULTS, UNITS, draw_design
 from .arguments import PROG, metric
-from .correct import add_reading_options, read_ranks, reading
+from .correct import add_reading_options, read_files
 from .design_file import design_sidecar, write_design
 from .rank_file import InputError
 from .report import _table
@@ -47,7 +47,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "exactly and give their ranks to correct --exact EXACT --design CHOSEN. See "
         "docs/deciding.md.",
     )
-    parser.add_argument("file", help="the file of sampled ranks (as for correct)")
+    parser.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="the file of sampled ranks (as for correct); several files of the same users "
+        "(e.g. one per RecBole checkpoint) are read as one",
+    )
     add_reading_options(parser)
     design = parser.add_argument_group("design")
     design.add_argument(
@@ -103,23 +109,25 @@ def _summary(args, ranks, design, seed: int, rows) -> str:
     ]
     header = ["stratum", "best sampled rank", "users", "chosen", "probability"]
     lines.append(_table(header, rows, {2, 3, 4}))
-    lines += ["", f"next: rank the chosen users exactly, then {PROG} correct {args.file} "
+    files = " ".join(args.files)
+    lines += ["", f"next: rank the chosen users exactly, then {PROG} correct {files} "
               f"--exact EXACT --design {args.out} (docs/deciding.md)"]  # fmt: skip
     return "\n".join(lines)
 
 
 def run(args) -> int:
     """Read RANKS as ``correct`` does, draw the design, write it, print a summary."""
-    how, meta = reading(args)
+    how, ranks = read_files(args)
     if how.full:
-        raise InputError(f"{args.file}: a full ranking's ranks are exact: there is nothing to plan")
-    ranks = read_ranks(args, how, meta)
+        raise InputError(
+            f"{ranks.path}: a full ranking's ranks are exact: there is nothing to plan"
+        )
     if ranks.users is None:
-        raise InputError(f"{args.file}: no user column: the design names the users it chooses")
+        raise InputError(f"{ranks.path}: no user column: the design names the users it chooses")
     if len(set(ranks.users)) != len(ranks.users):
         seen = set()
         twice = next(u for u in ranks.users if u in seen or seen.add(u))
-        raise InputError(f"{args.file}: user {twice} has several rows: plan needs one per user")
+        raise InputError(f"{ranks.path}: user {twice} has several rows: plan needs one per user")
     seed = secrets.randbits(32) if args.seed is None else args.seed
     data = ranks.first
     sampled = np.stack([e.ranks for e in ranks.evaluations.values()])
@@ -132,7 +140,7 @@ def run(args) -> int:
         "floor": DECISION_DEFAULTS["floor"],
     }
     design = draw_design(sampled, data.m, data.n, law=data.law, seed=seed, **settings)
-    record = {"rank_file": str(args.file), "rank_columns": list(ranks.evaluations),
+    record = {"rank_files": [str(f) for f in args.files], "rank_columns": list(ranks.evaluations),
               "law": data.law, **settings, "seed": seed}  # fmt: skip
     record["edges"] = list(settings["edges"])
     write_design(args.out, design, ranks.users, record)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -18,7 +18,7 @@ from ..estimation.estimators import SampledEvaluation, sampled_evaluation
 from ..estimation.laws import LAWS, WITH_REPLACEMENT, WITHOUT_REPLACEMENT
 from ..frameworks.rank_meta import RankMeta, RankMetaError
 
-__all__ = ["InputError", "RankFile", "read_rank_file"]
+__all__ = ["InputError", "RankFile", "join_rank_files", "read_rank_file"]
 
 # The extensions of a file's format (after a compression suffix pandas reads).
 SEPARATORS = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
@@ -354,3 +354,74 @@ def _located(error, table, where, what, rank_column, m_source, n_source) -> Inpu
     else:
         subject = n_source
     return InputError(f"{where}{what} {row}: {subject}: {message}")
+
+
+def join_rank_files(files: list[RankFile]) -> RankFile:
+    """Several rank files of the same users as one, their models side by side: e.g. two
+    RecBole checkpoints, each evaluated on its own (its own sampled items: each model's
+    sampled rank is then drawn independently, as the corrections' law assumes).
+
+    Each file needs a user column with one row per user, every file the same users, the
+    same law, and each user the same n (and m) in every file; the rows follow the first
+    file's. A model (rank column) may be in one file only.
+
+    Raises
+    ------
+    InputError
+        Naming the file and the user, model or law that does not match.
+
+    Examples
+    --------
+    >>> a = RankFile("a.csv", {"A": sampled_evaluation([1, 3], 9, 100)}, np.array(["u", "v"]),
+    ...              "--m", "--n")
+    >>> b = RankFile("b.csv", {"B": sampled_evaluation([2, 1], 9, 100)}, np.array(["v", "u"]),
+    ...              "--m", "--n")
+    >>> joined = join_rank_files([a, b])
+    >>> joined.path, list(joined.evaluations), joined.evaluations["B"].ranks.tolist()
+    ('a.csv + b.csv', ['A', 'B'], [1, 2])
+    """
+    if len(files) == 1:
+        return files[0]
+    for ranks in files:
+        if ranks.users is None:
+            raise InputError(f"{ranks.path}: no user column: joining files needs one")
+        if len(set(ranks.users)) != len(ranks.users):
+            seen = set()
+            twice = next(u for u in ranks.users if u in seen or seen.add(u))
+            raise InputError(f"{ranks.path}: user {twice} has several rows: joining files "
+                             "needs one per user")  # fmt: skip
+    first = files[0]
+    evaluations = dict(first.evaluations)
+    for ranks in files[1:]:
+        row_of = {user: row for row, user in enumerate(ranks.users)}
+        missing = [user for user in first.users if user not in row_of]
+        if missing or len(ranks.users) != len(first.users):
+            user, where = (
+                (missing[0], ranks.path)
+                if missing
+                else (next(u for u in ranks.users if u not in set(first.users)), first.path)
+            )
+            raise InputError(f"{where}: no row for user {user}, which the other file has: "
+                             "joined files must hold the same users")  # fmt: skip
+        order = np.array([row_of[user] for user in first.users])
+        for model, data in ranks.evaluations.items():
+            if model in evaluations:
+                raise InputError(f"{ranks.path}: model {model} is in another file too")
+            data = data.take(order)
+            _same_sizes(first, ranks, data)
+            evaluations[model] = data
+    return replace(first, path=" + ".join(r.path for r in files), evaluations=evaluations)
+
+
+def _same_sizes(first: RankFile, other: RankFile, data: SampledEvaluation) -> None:
+    reference = first.first
+    if data.law != reference.law:
+        raise InputError(f"{other.path}: law {data.law}, but {first.path} has {reference.law}")
+    for name in ("n", "m"):
+        differs = np.flatnonzero(getattr(data, name) != getattr(reference, name))
+        if differs.size:
+            k = differs[0]
+            raise InputError(
+                f"{other.path}: user {first.users[k]}: {name} = {getattr(data, name)[k]}, but "
+                f"{first.path} has {name} = {getattr(reference, name)[k]}"
+            )
