@@ -176,6 +176,18 @@ def test_a_stratum_that_saw_one_value_keeps_the_predicted_variance():
     assert seen.standard_error == pytest.approx(np.sqrt((1 - 4 / 8) * np.var(y[:4], ddof=1) / 4))
 
 
+def test_an_interval_stops_at_the_values_a_metric_can_take():
+    # 6 of 60 users chosen, one hit: the t interval about 0.1 reaches below 0
+    chosen = np.zeros(60, bool)
+    chosen[:6] = True
+    d = Design(np.zeros(60, int), np.full(60, 0.1), chosen, np.array([60]))
+    exact = np.where(np.arange(60) == 0, 1, 50)
+    e = estimate_metric(d, exact, np.ones(60, int), M, 1000, proxy=np.zeros(60))
+    unbounded = estimate_mean(d, (exact <= 10).astype(float), np.zeros(60))
+    assert unbounded.low < 0 and e.low == 0.0 and e.high == unbounded.high
+    assert e.value == unbounded.value
+
+
 def test_every_user_ranked_gives_the_exact_metric_and_zero_width():
     pop = population()
     design = draw_design(pop["sampled"][:2], M, pop["n"], budget=1.0, seed=0)

@@ -49,7 +49,7 @@ users (a bias of order 1 / n, not in the interval).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import special
@@ -302,7 +302,7 @@ def estimate_metric(
     **options,
 ) -> Estimate:
     """One model's exact metric over the users, (1/U) sum_u M(r_u, n_u), from the chosen
-    users' exact ranks and every user's sampled rank.
+    users' exact ranks and every user's sampled rank; the interval cut to [0, 1].
 
     Parameters
     ----------
@@ -349,7 +349,7 @@ def estimate_metric(
     if isinstance(proxy, Proxy):
         options = {"predicted_variance": proxy.variance, **options}
         proxy = proxy.mean
-    return estimate_mean(design, y, proxy, **options)
+    return _within(estimate_mean(design, y, proxy, **options), 0.0, 1.0)
 
 
 def estimate_difference(
@@ -366,7 +366,8 @@ def estimate_difference(
     **options,
 ) -> Estimate:
     """The paired difference of two models' exact metric, A - B, over the same chosen
-    users: y = M(r_A) - M(r_B), g = g_A - g_B. ``.verdict`` says which is better.
+    users: y = M(r_A) - M(r_B), g = g_A - g_B; the interval cut to [-1, 1].
+    ``.verdict`` says which is better.
 
     Parameters
     ----------
@@ -416,7 +417,13 @@ def estimate_difference(
             **options,
         }  # fmt: skip
         proxy = a.mean - b.mean
-    return estimate_mean(design, ya - yb, proxy, **options)
+    return _within(estimate_mean(design, ya - yb, proxy, **options), -1.0, 1.0)
+
+
+def _within(estimate: Estimate, low: float, high: float) -> Estimate:
+    """The interval cut to the values the mean can take: every metric lies in [0, 1] for
+    each user, a paired difference in [-1, 1] (the coverage is the same)."""
+    return replace(estimate, low=max(estimate.low, low), high=min(estimate.high, high))
 
 
 def difference_variance(design: Design, residual_a, residual_b, a: Proxy, b: Proxy) -> np.ndarray:
