@@ -329,29 +329,32 @@ def test_plan_then_users_then_correct_decides_from_the_chosen_users(example, cap
 
 
 def test_two_checkpoints_are_compared_from_their_two_files(example, capsys):
-    """BPR's and Pop's checkpoints, each evaluated by the command (the config's seed: the
-    same items drawn for both), plan on both files, each checkpoint ranking the chosen
-    users, correct on both: every interval holds the exact metric of the full files, and
-    a verdict, if any, names BPR, whose exact Recall@10 is higher (60 users at a budget of
-    a half: the design decides the pair for some seeds, not all)."""
+    """Pop's checkpoint evaluated by the command beside BPR's (the config's seed: the same
+    items drawn for both), plan on both files, the chosen users' rows of each full file
+    (what --users writes: test_plan_then_users_...), correct on both: every interval holds
+    the exact metric of the full files, and a verdict, if any, names BPR, whose exact
+    Recall@10 is higher (60 users at a budget of a half: the design decides the pair for
+    some seeds, not all)."""
     work, _ = example
-    command = ENV / "bin" / "sampled-metrics"
-
-    def run(line: str) -> None:
-        done = subprocess.run(["bash", "-c", f"{command} {line}"], cwd=work, text=True,
-                              capture_output=True, timeout=600,
-                              env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
-        assert done.returncode == 0, done.stderr[-3000:]
-
-    run("recbole saved/Pop.pth --protocol recbole-uni20 --protocol full --out ranks")
+    line = f"{ENV / 'bin' / 'sampled-metrics'} recbole saved/Pop.pth --protocol recbole-uni20 --protocol full --out ranks"  # noqa: E501
+    done = subprocess.run(["bash", "-c", line], cwd=work, text=True, capture_output=True,
+                          timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
     files = [str(work / "ranks" / f"{m}-recbole-uni20.csv") for m in MODELS]
-    chosen = str(work / "both.csv")
-    assert main(["plan", *files, "--budget", "0.5", "--seed", "2", "--out", chosen]) == 0
+    chosen = work / "both.csv"
+    assert main(["plan", *files, "--budget", "0.5", "--seed", "2", "--out", str(chosen)]) == 0
+    users = set(pd.read_csv(chosen, dtype={"user": str})["user"])
+    exact = []
     for model in MODELS:
-        run(f"recbole saved/{model}.pth --users both.csv --out both")
+        full = work / "ranks" / f"{model}-full.csv"
+        frame = pd.read_csv(full, dtype={"user": str})
+        exact.append(work / f"both-{model}-full.csv")
+        frame[frame["user"].isin(users)].to_csv(exact[-1], index=False)
+        exact[-1].with_name(exact[-1].name + ".meta.json").write_text(
+            full.with_name(full.name + ".meta.json").read_text()
+        )
     capsys.readouterr()
-    exact = [str(work / "both" / f"{m}-full.csv") for m in MODELS]
-    argv = ["correct", *files, "--exact", *exact, "--design", chosen]
+    argv = ["correct", *files, "--exact", *map(str, exact), "--design", str(chosen)]
     assert main([*argv, "--metrics", "recall@10", "--json"]) == 0
     records = json.loads(capsys.readouterr().out)
     truth = {m: float(np.mean(pd.read_csv(work / "ranks" / f"{m}-full.csv")[m] <= 10))
