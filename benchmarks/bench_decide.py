@@ -22,6 +22,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
+from timing import best_time  # noqa: E402
 
 from sampled_metrics.estimation.decisions import draw_design  # noqa: E402
 from sampled_metrics.frameworks.rank_files import exact_rank_frame, rank_files  # noqa: E402
@@ -46,15 +47,6 @@ def synthetic(seed: int = 0) -> tuple:
         taste = users + noise * rng.normal(size=users.shape).astype(np.float32)
         models[name] = lambda block, taste=taste: taste[block] @ items.T
     return train, order[:, 0], models
-
-
-def best_time(fn, repeats: int) -> tuple:
-    times, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), result
 
 
 def main(argv=None) -> int:

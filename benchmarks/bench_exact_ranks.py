@@ -27,19 +27,11 @@ import numpy as np  # noqa: E402
 import scipy.sparse as sp  # noqa: E402
 from offline_data import DEFAULT_DATA, load_leave_last_out  # noqa: E402
 from threadpoolctl import threadpool_limits  # noqa: E402
+from timing import best_time  # noqa: E402
 
 from sampled_metrics.estimation.metrics import recall_at_k  # noqa: E402
 from sampled_metrics.passes.ranking import exact_ranks  # noqa: E402
 from sampled_metrics.recommenders import PAPER_RECOMMENDERS, fit_recommender  # noqa: E402
-
-
-def best_time(fn, repeats):
-    times, result = [], None
-    for _ in range(repeats):
-        t = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - t)
-    return min(times), result
 
 
 def main(argv=None):

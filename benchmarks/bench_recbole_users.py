@@ -28,6 +28,7 @@ for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 
 import numpy as np  # noqa: E402
+from timing import best_time  # noqa: E402
 
 SHARES = (0.25, 0.1)
 SEED = 2020
@@ -79,15 +80,6 @@ def config_dict(work: Path) -> dict:
         "log_wandb": False,
         "state": "WARNING",
     }
-
-
-def best_time(fn, repeats: int) -> tuple:
-    times, result = [], None
-    for _ in range(repeats):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return min(times), result
 
 
 def main(argv=None) -> int:
