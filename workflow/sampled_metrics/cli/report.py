@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..estimation.decisions import interval_verdict
 from ..estimation.estimators import (
     difference_interval,
     identification_intervals,
@@ -112,13 +113,8 @@ def _ranges(ranks: RankFile, models, pairs, metrics, confidence, bar) -> list:
 
 
 def _verdict(first: str, second: str, low: float, high: float) -> str:
-    """Which model the range of first - second says is the better (every metric here is
-    higher for a better model), or ``undecided`` when it holds 0."""
-    if low > 0:
-        return f"{first} better"
-    if high < 0:
-        return f"{second} better"
-    return "undecided"
+    """Which model the interval of first - second says is the better, by name."""
+    return interval_verdict(low, high).label(first, second)
 
 
 def exact_records(ranks: RankFile, metrics, confidence: float) -> list[dict]:

@@ -18,7 +18,8 @@ user is ranked exactly, the paired t-test over users (:mod:`.full_ranking`).
 * :mod:`.defaults`      the defaults of the design and the estimators
 * :mod:`.proxy`         phase 1's prediction: posterior mean and variance of M(r) given r~
 * :mod:`.design`        strata, Neyman's allocation, the draw; a design to and from a table
-* :mod:`.estimate`      the difference estimator, its interval, the paired verdict
+* :mod:`.estimate`      the difference estimator and its interval
+* :mod:`.verdict`       the verdict an interval, or an exact difference, gives
 * :mod:`.full_ranking`  the paired test when every user is ranked exactly
 """
 
@@ -38,29 +39,29 @@ from .design import (
 from .estimate import (
     POPULATIONS,
     TUNINGS,
-    VERDICTS,
     Estimate,
     estimate_difference,
     estimate_mean,
     estimate_metric,
-    verdict,
 )
 from .full_ranking import DISTRIBUTIONS, PairedTest, paired_test
 from .proxy import PRIORS, Proxy, metric_proxy, model_ranks, predicted_spread
+from .verdict import EQUAL_WITHIN, Verdict, exact_verdict, interval_verdict
 
 __all__ = [
     "CELLS",
     "DECISION_DEFAULTS",
+    "EQUAL_WITHIN",
     "DISTRIBUTIONS",
     "POPULATIONS",
     "PRIORS",
     "TUNINGS",
     "UNITS",
-    "VERDICTS",
     "Design",
     "Estimate",
     "PairedTest",
     "Proxy",
+    "Verdict",
     "allocate",
     "design_from_table",
     "design_strata",
@@ -69,9 +70,10 @@ __all__ = [
     "estimate_difference",
     "estimate_mean",
     "estimate_metric",
+    "exact_verdict",
+    "interval_verdict",
     "metric_proxy",
     "model_ranks",
     "paired_test",
     "predicted_spread",
-    "verdict",
 ]

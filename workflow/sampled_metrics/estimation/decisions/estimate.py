@@ -59,37 +59,34 @@ from ..metrics import metric_by_name
 from .defaults import DECISION_DEFAULTS
 from .design import Design
 from .proxy import Proxy, metric_proxy, model_ranks
+from .verdict import Verdict, interval_verdict
 
 __all__ = [
     "POPULATIONS",
     "TUNINGS",
-    "VERDICTS",
     "Estimate",
     "difference_variance",
     "effective_degrees_of_freedom",
     "estimate_difference",
     "estimate_mean",
     "estimate_metric",
-    "verdict",
 ]
 
 TUNINGS = ("fixed", "power")
 POPULATIONS = ("finite", "superpopulation")
-# The verdicts of a paired difference A - B (every metric here is better when higher).
-VERDICTS = ("A better", "B better", "undecided")
 
 
 @dataclass(frozen=True)
 class Estimate:
     """An estimate of a mean over users with its interval.
 
-    ``verdict`` reads the interval of a difference A - B (:func:`verdict`).
+    ``verdict`` reads the interval of a difference A - B (:func:`.interval_verdict`).
 
     Examples
     --------
     >>> e = Estimate(0.02, 0.005, 0.0102, 0.0298, 0.95, 1.0, 100)
     >>> e.verdict
-    'A better'
+    <Verdict.FIRST: 'A better'>
     """
 
     value: float
@@ -102,37 +99,8 @@ class Estimate:
     degrees_of_freedom: float = math.inf  # of the interval's t quantile
 
     @property
-    def verdict(self) -> str:
-        return verdict(self)
-
-
-def verdict(estimate) -> str:
-    """ "A better" when the interval of A - B lies above 0, "B better" below, else
-    "undecided": a verdict is wrong at most at rate (1 - confidence) / 2 per side when
-    the interval covers at its confidence.
-
-    Parameters
-    ----------
-    estimate : Estimate or PairedTest
-        Anything with the interval's ends ``low`` and ``high``.
-
-    Returns
-    -------
-    str
-        One of :data:`VERDICTS`.
-
-    Examples
-    --------
-    >>> verdict(Estimate(-0.01, 0.01, -0.03, 0.01, 0.95, 1.0, 10))
-    'undecided'
-    >>> verdict(Estimate(-0.03, 0.01, -0.05, -0.01, 0.95, 1.0, 10))
-    'B better'
-    """
-    if estimate.low > 0:
-        return VERDICTS[0]
-    if estimate.high < 0:
-        return VERDICTS[1]
-    return VERDICTS[2]
+    def verdict(self) -> Verdict:
+        return interval_verdict(self.low, self.high)
 
 
 def _chosen(design: Design, values, name: str) -> np.ndarray:
@@ -394,7 +362,7 @@ def estimate_difference(
     --------
     >>> d = Design(np.zeros(4, int), np.full(4, 0.5), np.array([1, 0, 1, 0], bool), np.array([4]))
     >>> e = estimate_difference(d, [[3, 5], [3, 5]], [[1, 2, 3, 1], [1, 2, 3, 1]], m=10, n=100)
-    >>> e.value, e.standard_error, e.verdict
+    >>> e.value, e.standard_error, e.verdict.value
     (0.0, 0.0, 'undecided')
     """
     ranks, m_u, n_u = model_ranks(sampled_ranks, m, n, law)

@@ -18,7 +18,7 @@ from scipy import special
 
 from ..metrics import metric_by_name
 from .defaults import DECISION_DEFAULTS
-from .estimate import verdict
+from .verdict import Verdict, interval_verdict
 
 __all__ = ["DISTRIBUTIONS", "PairedTest", "paired_test"]
 
@@ -32,7 +32,7 @@ class PairedTest:
     Examples
     --------
     >>> PairedTest(0.01, 0.002, 0.006, 0.014, 1e-6, 0.95, 500).verdict
-    'A better'
+    <Verdict.FIRST: 'A better'>
     """
 
     difference: float
@@ -44,9 +44,9 @@ class PairedTest:
     n_users: int
 
     @property
-    def verdict(self) -> str:
-        """ "A better", "B better" or "undecided": whether the interval excludes 0."""
-        return verdict(self)
+    def verdict(self) -> Verdict:
+        """Whether the interval lies above 0 (A better), below (B better) or holds it."""
+        return interval_verdict(self.low, self.high)
 
 
 def paired_test(

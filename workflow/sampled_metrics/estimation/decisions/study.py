@@ -46,13 +46,12 @@ import pandas as pd
 from ..laws import WITH_REPLACEMENT
 from ..metrics import metric_by_name
 from .defaults import DECISION_DEFAULTS
-from .estimate import VERDICTS
 from .study_methods import (
     ADAPTIVE_STEPS,
     SeedMethods,
     simulate_sampled_ranks,
-    truth_verdict,
 )
+from .verdict import exact_verdict
 
 __all__ = [
     "METHOD_KINDS",
@@ -128,12 +127,13 @@ def _row(seed, method, target, name, metric, exact, low, high, estimate, verdict
         "low": low if interval else np.nan, "high": high if interval else np.nan,
         "covered": float(low <= exact <= high) if interval else np.nan,
         "width": high - low if interval else np.nan,
-        "verdict": verdict or "", "right": np.nan, "wrong": np.nan, "cost": cost,
+        "verdict": "" if verdict is None else verdict.value,
+        "right": np.nan, "wrong": np.nan, "cost": cost,
     }  # fmt: skip
     if verdict is not None:
-        truth = truth_verdict(exact)
-        row["right"] = float(verdict == truth and truth != VERDICTS[2])
-        row["wrong"] = float(verdict != VERDICTS[2] and verdict != truth)
+        truth = exact_verdict(exact)
+        row["right"] = float(verdict == truth and truth.decided)
+        row["wrong"] = float(verdict.decided and verdict != truth)
     return row
 
 

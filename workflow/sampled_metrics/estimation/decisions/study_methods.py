@@ -18,27 +18,22 @@ from ..estimators import (
 )
 from ..laws import sampling_law
 from .design import Design, draw_design
-from .estimate import VERDICTS, estimate_difference, estimate_mean, estimate_metric
+from .estimate import estimate_difference, estimate_mean, estimate_metric
 from .full_ranking import paired_test
 from .proxy import metric_proxy
+from .verdict import exact_verdict, interval_verdict
 
 __all__ = [
     "ADAPTIVE_STEPS",
-    "EQUAL_WITHIN",
     "SeedMethods",
     "adaptive_ranks",
-    "interval_verdict",
     "method_cost",
     "simulate_sampled_ranks",
-    "truth_verdict",
 ]
 
 # Li et al.'s sample sizes: the extra sampled items, cumulatively, of a user whose
 # held-out item still ranks first.
 ADAPTIVE_STEPS = (100, 200, 400, 800, 1600)
-# Two exact means this close are equal: the same values summed in another order (a
-# model whose ranks are another's given to other users) differ in the last bits.
-EQUAL_WITHIN = 1e-12
 
 
 def simulate_sampled_ranks(exact, n, m: int, law: str, rng) -> np.ndarray:
@@ -153,25 +148,6 @@ def method_cost(method: str, n, m_u=None, chosen=None) -> float:
     if chosen is not None:
         scored += float(n[chosen].sum())
     return scored / float(n.sum())
-
-
-def truth_verdict(difference: float) -> str:
-    """The verdict an exact difference A - B gives: "A better", "B better", "undecided"
-    (equal: within :data:`EQUAL_WITHIN`).
-
-    Examples
-    --------
-    >>> truth_verdict(0.002), truth_verdict(1e-17)
-    ('A better', 'undecided')
-    """
-    if abs(difference) <= EQUAL_WITHIN:
-        return VERDICTS[2]
-    return VERDICTS[0] if difference > 0 else VERDICTS[1]
-
-
-def interval_verdict(low: float, high: float) -> str:
-    """The verdict of an interval of A - B: which side of 0 it lies on, if one."""
-    return VERDICTS[0] if low > 0 else VERDICTS[1] if high < 0 else VERDICTS[2]
 
 
 class SeedMethods:
@@ -320,7 +296,7 @@ class SeedMethods:
 
         def pair_of(metric, a, b):
             d = points[a][metric, "em"] - points[b][metric, "em"]
-            return None, None, d, truth_verdict(d)
+            return None, None, d, exact_verdict(d)
 
         # each model scores its own extra items: the models' mean
         m_u = np.mean([m_u for _, m_u in grown], axis=0)
