@@ -46,7 +46,10 @@ class Design:
 
     ``stratum[u]`` is -1 for a user whose stratum is unknown (a design rebuilt from the
     table of the chosen users, :func:`design_from_table`); the estimators read only the
-    chosen users' strata and probabilities and every stratum's size.
+    chosen users' strata and probabilities and every stratum's size. ``note`` says, in
+    one sentence for the user, why the design is not the one asked for (e.g. every user
+    ranked because too few were there to promise the intervals' coverage); None when
+    it is.
 
     Examples
     --------
@@ -60,6 +63,7 @@ class Design:
     probability: np.ndarray  # (U,) pi_u = n_h / N_h, nan where unknown
     chosen: np.ndarray  # (U,) bool
     stratum_sizes: np.ndarray  # (H,) N_h
+    note: str | None = None
 
     @property
     def n_users(self) -> int:
