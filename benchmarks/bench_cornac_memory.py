@@ -11,10 +11,12 @@ drawn by a Zipf-like popularity (MovieLens 1M has 6,040 x 3,706 and 1,000,209), 
 cornac would evaluate it. The model: ``MostPop`` (ties everywhere, fitted in no time) or
 ``BPR`` (3 epochs). Each ``memory_mb`` runs in a fresh process, which builds the split,
 fits the model, then writes the NCF protocol's rank files with ``rank_files``; printed
-per run: the whole process's peak resident memory (the kernel's VmHWM, what
-``/usr/bin/time -v`` reports as "Maximum resident set size"), its resident memory
-before ``rank_files`` (split and model), the difference, and the seconds of
-``rank_files``. Nothing is written to disk.
+per run: the process's resident memory before ``rank_files`` (the interpreter, the
+split and the model: the model's size), its peak during ``rank_files`` (the kernel's
+VmHWM, what ``/usr/bin/time -v`` reports as "Maximum resident set size", reset before
+the call where the kernel allows it), the budget, the ratio (peak - model) / budget,
+the seconds of ``rank_files`` (and of CPU: the machine may be shared) and a digest of
+the two frames: the ranks must not depend on ``memory_mb``. Nothing is written to disk.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from pathlib import Path
 WORKFLOW = Path(__file__).resolve().parents[1] / "workflow"
 
 CHILD = r"""
-import json, sys, time
+import hashlib, json, sys, time
 sys.path.insert(0, sys.argv[1])
 import numpy as np
 import cornac
@@ -58,11 +60,21 @@ del triplets
 model = MostPop() if model_name == "MostPop" else BPR(k=16, max_iter=3, seed=1)
 model.fit(method.train_set)
 before = status("VmRSS")
-start = time.perf_counter()
+try:  # reset the peak to the current size: the peak of rank_files alone
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+except OSError:
+    pass
+start, cpu = time.perf_counter(), time.process_time()
 exact, sampled = rank_files([model], method, "ncf", k=10, seed=0, memory_mb=float(memory_mb))
-seconds = time.perf_counter() - start
-print(json.dumps({"peak": status("VmHWM"), "before": before, "s": seconds,
-                  "rows": len(exact), "interactions": int(counts.sum())}))
+seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+peak = status("VmHWM")
+digest = hashlib.sha256()
+for frame in (exact, sampled):
+    digest.update(frame.to_csv(index=False).encode())
+print(json.dumps({"peak": peak, "before": before, "s": seconds, "cpu": cpu,
+                  "rows": len(exact), "interactions": int(counts.sum()),
+                  "digest": digest.hexdigest()}))
 """
 
 
@@ -97,18 +109,23 @@ def main() -> None:
         sys.exit("bench_cornac_memory.py needs cornac: run it with .envs/cornac/bin/python")
     print(
         f"rank_files of cornac's {args.model} on a RatioSplit of {args.shape[0]} users x "
-        f"{args.shape[1]} items; whole-process peak RSS (VmHWM = /usr/bin/time -v's maximum)"
+        f"{args.shape[1]} items; model: resident memory before rank_files; peak: VmHWM "
+        "during it (/usr/bin/time -v's maximum)"
     )
+    digests = set()
     for memory_mb in args.memory_mb:
         found = run(memory_mb, args.model, args.shape)
-        mib = {key: found[key] / 2**20 for key in ("peak", "before")}
+        peak, model = (found[key] / 2**20 for key in ("peak", "before"))
+        digests.add(found["digest"])
         print(
-            f"memory_mb {memory_mb:6.0f}: peak {mib['peak']:7.0f} MiB, before rank_files "
-            f"{mib['before']:5.0f} MiB, added {mib['peak'] - mib['before']:6.0f} MiB, "
-            f"{found['s']:6.1f} s ({found['rows']} held-out items of "
-            f"{found['interactions']} interactions)",
+            f"memory_mb {memory_mb:6.0f}: peak {peak:6.0f} MiB, model {model:5.0f} MiB, "
+            f"(peak - model) / budget {(peak - model) / memory_mb:5.2f}, "
+            f"{found['s']:6.1f} s ({found['cpu']:.1f} s CPU; {found['rows']} held-out items of "
+            f"{found['interactions']} interactions; ranks {found['digest'][:12]})",
             flush=True,
         )
+    if len(digests) > 1:
+        sys.exit("the ranks differ from one memory_mb to another")
 
 
 if __name__ == "__main__":

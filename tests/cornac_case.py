@@ -14,7 +14,11 @@ environment (``.ci/envs/cornac.sh`` builds it at .envs/cornac).
   ``sampled-metrics correct WORK/sampled.csv --protocol ncf``;
 - WORK/cornac.json: cornac's own numbers (full precision) and the table it printed;
 - WORK/train.tsv, WORK/test.tsv: the data in cornac's UIR format, for
-  ``sampled-metrics cornac WORK/train.tsv --test WORK/test.tsv ...``.
+  ``sampled-metrics cornac WORK/train.tsv --test WORK/test.tsv ...``;
+- WORK/ratio/: the same data split by ``RatioSplit`` (several held-out items per user):
+  the exact file of MostPop and BPR and, per protocol (NCF's, BERT4Rec's drawn by
+  popularity), the sampled file written at once (``memory_mb`` 256) and a block of 32
+  held-out items at a time (``memory_mb`` 0.001, a user's items cut across blocks).
 
 Run it in an empty folder: cornac's Experiment writes a CornacExp-*.log where it runs.
 cornac is imported inside ``main``: this module imports without it (pytest collects its
@@ -124,7 +128,27 @@ def main(work: Path) -> dict:
             per_user[label] = {raw_user[u]: v for u, v in users[0].items()}
         out["models"][model.name] = {"means": means, "per_user": per_user}
     (work / "cornac.json").write_text(json.dumps(out, indent=1))
+    ratio_split(work / "ratio", train + test)
     return out
+
+
+def ratio_split(work: Path, triplets: list) -> None:
+    """WORK/ratio/exact.csv and WORK/ratio/<protocol>-<memory_mb>.csv (module docstring)."""
+    from cornac.eval_methods import RatioSplit
+    from cornac.models import BPR, MostPop
+
+    from sampled_metrics.frameworks.adapters.cornac import rank_files
+
+    work.mkdir(parents=True, exist_ok=True)
+    method = RatioSplit(triplets, test_size=0.3, exclude_unknowns=True, seed=SEED, verbose=False)
+    models = [MostPop(), BPR(k=8, max_iter=20, seed=SEED)]
+    for model in models:
+        model.fit(method.train_set)
+    for protocol in ("ncf", "bert4rec"):
+        for memory_mb in (256, 0.001):
+            exact, sampled = rank_files(models, method, protocol, k=10, memory_mb=memory_mb)
+            sampled.to_csv(work / f"{protocol}-{memory_mb:g}.csv", index=False)
+    exact.to_csv(work / "exact.csv", index=False)
 
 
 if __name__ == "__main__":

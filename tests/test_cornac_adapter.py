@@ -46,7 +46,7 @@ def case(tmp_path_factory):
         pytest.skip(message)
     work = tmp_path_factory.mktemp("cornac")
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-    env.pop("PYTHONPATH", None)
+    env["PYTHONPATH"] = str(ROOT / "workflow")  # this checkout's code, whichever is installed
     run = subprocess.run(
         [str(PYTHON), str(SCRIPT), str(work / "out")],
         cwd=work,  # cornac's Experiment writes its log where it runs
@@ -80,6 +80,7 @@ def case(tmp_path_factory):
         "sampled_path": out / "sampled.csv",
         "sampled": pd.read_csv(out / "sampled.csv", dtype={"user": str, "item": str}),
         "stdout": run.stdout,
+        "ratio": out / "ratio",
     }
 
 
@@ -208,6 +209,32 @@ def test_the_sampled_file_is_ncfs_protocol_on_cornacs_order(case):
         # 99 of about 375 candidates: the sampled rank is about a quarter of the exact one
         ratio = (ranks - 1).sum() / (exact[model].to_numpy() - 1).sum()
         assert 0.2 < ratio < 0.33, ratio
+
+
+def test_a_ratio_splits_sampled_files_do_not_depend_on_the_blocks(case):
+    """A RatioSplit holds out several items per user. Written a block of 32 held-out
+    items at a time (memory_mb 0.001), users cut across blocks, each row has the draws it
+    has when every row is built at once, under uniform and popularity draws. NCF draws
+    m = 99 of the n - 1 other items, r - 1 of them above: the sampled rank s - 1 is
+    hypergeometric, of mean m (r - 1) / (n - 1)."""
+    ratio = case["ratio"]
+    exact = pd.read_csv(ratio / "exact.csv", dtype={"user": str, "item": str})
+    first = np.flatnonzero(exact["user"].ne(exact["user"].shift()))  # each user's first row
+    last = np.append(first[1:], len(exact)) - 1
+    cut = np.arange(32, len(exact), 32)
+    assert np.any((first[:, None] < cut) & (cut <= last[:, None]))  # a user in two blocks
+    for protocol in ("ncf", "bert4rec"):
+        at_once = (ratio / f"{protocol}-256.csv").read_bytes()
+        assert (ratio / f"{protocol}-0.001.csv").read_bytes() == at_once, protocol
+    sampled = pd.read_csv(ratio / "ncf-256.csv", dtype={"user": str, "item": str})
+    assert sampled[["user", "item", "n"]].equals(exact[["user", "item", "n"]])
+    m, others = 99, exact["n"].to_numpy() - 1
+    for model in MODELS:
+        above = exact[model].to_numpy() - 1
+        mean = m * above / others
+        variance = mean * (1 - above / others) * (others - m) / (others - 1)
+        z = ((sampled[model] - 1).sum() - mean.sum()) / np.sqrt(variance.sum())
+        assert abs(z) < 4, (model, z)
 
 
 def test_sampled_metrics_correct_reads_it_and_its_range_holds_cornacs_metric(case, capsys):

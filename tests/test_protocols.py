@@ -245,6 +245,43 @@ def test_simulate_protocols_over_models_and_blocks():
             )  # fmt: skip
 
 
+def test_a_population_simulated_block_by_block_is_simulated_as_a_whole():
+    """Users start.. given alone with ``start`` and the population's popularity keep
+    their draws and tie order: the blocks' ranks are the whole's, ties included."""
+    train, test, scores, _, _ = planted(n_users=3 * SCORE_CHUNK)
+    tied = [np.round(S) for S in scores]  # a few distinct scores: ties everywhere
+    ranks = [
+        1 + beaten_items(np.where(train.toarray() > 0, -np.inf, S), test,
+                         np.arange(test.size), "random", 0).sum(axis=1)
+        for S in tied
+    ]  # fmt: skip
+    protocols = [
+        FRAMEWORK_PROTOCOLS["recbole-pop100"],  # unpaired, by popularity
+        Protocol("e", 30, 0, False, False, False, ""),  # paired, uniform
+        Protocol("b", 10, 1.0, False, False, False, ""),  # paired, by popularity
+    ]
+    kwargs = dict(repetitions=3, seed=5, tie_policy="random", tie_seed=0, memory_mb=64)
+    whole = simulate_protocols([PrecomputedScores(S) for S in tied], train, test, protocols,
+                               exact_ranks=ranks, **kwargs)  # fmt: skip
+    popularity = interaction_counts(train, test)
+    for cut in ((0, SCORE_CHUNK), (SCORE_CHUNK, 3 * SCORE_CHUNK)):
+        rows = slice(*cut)
+        part = simulate_protocols(
+            [PrecomputedScores(S[rows]) for S in tied], train[rows], test[rows], protocols,
+            exact_ranks=[r[rows] for r in ranks], start=cut[0], popularity=popularity,
+            **kwargs,
+        )  # fmt: skip
+        for p in protocols:
+            assert part[p.name].start == cut[0]
+            np.testing.assert_array_equal(part[p.name].sampled, whole[p.name].sampled[..., rows])
+            np.testing.assert_array_equal(
+                part[p.name].weighted_rank, whole[p.name].weighted_rank[..., rows]
+            )
+    with pytest.raises(ValueError, match="start must be a multiple of 32 users, not 5"):
+        simulate_protocols([PrecomputedScores(tied[0])], train, test, protocols, start=5,
+                           **kwargs)  # fmt: skip
+
+
 def test_interaction_counts_hold_training_and_held_out_items():
     train = sp.csr_matrix(np.array([[1, 1, 0], [0, 1, 0]]))
     assert interaction_counts(train, [2, 0]).tolist() == [2.0, 2.0, 1.0]

@@ -29,7 +29,7 @@ from .rank_meta import rank_meta, write_rank_file
 from .registry import FULL, Protocol, protocol_by_name
 from .study_pass import simulate_protocols
 
-__all__ = ["exact_rank_frame", "rank_files", "write_rank_files"]
+__all__ = ["exact_rank_frame", "rank_files", "sampled_protocol", "write_rank_files"]
 
 
 def rank_files(
@@ -98,12 +98,7 @@ def rank_files(
     >>> bool((sampled["A"] <= exact["A"]).all()), int(sampled["m"].iloc[0])
     (True, 99)
     """
-    if isinstance(protocol, str):
-        protocol = protocol_by_name(protocol)
-    if protocol is None:
-        raise ValueError(f"protocol {FULL!r} is the exact frame: give a sampled protocol")
-    if not isinstance(protocol, Protocol):
-        raise TypeError(f"protocol must be a name or a Protocol, not {type(protocol).__name__}")
+    protocol = sampled_protocol(protocol)
     if not models:
         raise ValueError("models is empty: give at least one name -> model")
     scorers = {name: _scorer(name, model) for name, model in models.items()}
@@ -127,6 +122,39 @@ def rank_files(
     n = _ranked_set_sizes(train)
     sampled_frame = pd.DataFrame({"user": ids, **sampled, "m": protocol.m, "n": n})
     return exact_frame, sampled_frame
+
+
+def sampled_protocol(protocol) -> Protocol:
+    """The sampled protocol ``protocol`` names (:func:`~.registry.protocol_by_name`), or
+    ``protocol`` itself when it is one.
+
+    Parameters
+    ----------
+    protocol : str or Protocol
+
+    Returns
+    -------
+    Protocol
+
+    Raises
+    ------
+    ValueError
+        For ``"full"``: the exact frame, not a sampled protocol.
+    TypeError
+        For anything else than a name or a Protocol.
+
+    Examples
+    --------
+    >>> sampled_protocol("ncf").m
+    99
+    """
+    if isinstance(protocol, str):
+        protocol = protocol_by_name(protocol)
+    if protocol is None:
+        raise ValueError(f"protocol {FULL!r} is the exact frame: give a sampled protocol")
+    if not isinstance(protocol, Protocol):
+        raise TypeError(f"protocol must be a name or a Protocol, not {type(protocol).__name__}")
+    return protocol
 
 
 def exact_rank_frame(

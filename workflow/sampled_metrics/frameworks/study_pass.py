@@ -44,6 +44,8 @@ def simulate_protocols(
     exact_ranks: list | None = None,
     workers: int = 1,
     progress: bool = False,
+    start: int = 0,
+    popularity: np.ndarray | None = None,
 ) -> dict:
     """Every protocol's sampled ranks of every user for every model, in one pass over
     blocks of users whose scores are computed once (as ``block_pass.rank_users``).
@@ -70,6 +72,14 @@ def simulate_protocols(
         draws are seeded by chunks of users, so the result is the same.
     progress : bool, default False
         A tqdm bar over blocks.
+    start : int, default 0
+        The rows of ``train`` are users ``start..`` of a larger population (a multiple
+        of ``SCORE_CHUNK``): each keeps its draws and tie order there, so that the
+        population can be simulated a block of users at a time (with its
+        ``popularity``).
+    popularity : numpy.ndarray (n_items,), optional
+        The items' interaction counts the popularity protocols weigh with (default
+        ``simulate.interaction_counts(train, test_items)``).
 
     Returns
     -------
@@ -79,7 +89,8 @@ def simulate_protocols(
     Raises
     ------
     ValueError
-        When the beaten items of a model disagree with its exact ranks.
+        When the beaten items of a model disagree with its exact ranks, or ``start`` is
+        not a multiple of ``SCORE_CHUNK``.
 
     Examples
     --------
@@ -94,9 +105,11 @@ def simulate_protocols(
     >>> out["recbole-uni100"].weighted_rank.tolist()  # 9, 8, 7 items above
     [[10.0, 9.0, 8.0]]
     """
+    if start % SCORE_CHUNK:
+        raise ValueError(f"start must be a multiple of {SCORE_CHUNK} users, not {start}")
     source = _Scored(models, exact_ranks)
     return _simulate(source, train, test_items, protocols, repetitions, seed, tie_policy,
-                     tie_seed, memory_mb, workers, progress)  # fmt: skip
+                     tie_seed, memory_mb, workers, progress, start, popularity)  # fmt: skip
 
 
 def simulate_stored_protocols(
@@ -170,11 +183,11 @@ def simulate_stored_protocols(
 
 
 def _simulate(source, train, test_items, protocols, repetitions, seed, tie_policy, tie_seed,
-              memory_mb, workers, progress) -> dict:  # fmt: skip
+              memory_mb, workers, progress, start=0, popularity=None) -> dict:  # fmt: skip
     X = train.tocsr()
     n_users, n_items = X.shape
     test_items = np.asarray(test_items, dtype=np.int64)
-    counts = interaction_counts(X, test_items)
+    counts = interaction_counts(X, test_items) if popularity is None else popularity
     weights = {p.name: counts**p.alpha if p.alpha else np.ones(n_items) for p in protocols}
     # the beaten masks each protocol reads: (tie order, history in the pool); the exact
     # ranks' order (history masked) always, to check them
@@ -192,7 +205,7 @@ def _simulate(source, train, test_items, protocols, repetitions, seed, tie_polic
         size = min(size, SCORE_CHUNK * -(-n_users // (SCORE_CHUNK * workers)))
     work = _StudyWork(
         source, X, test_items, protocols, weights, orders, own,
-        dict(repetitions=repetitions, seed=seed), tie_policy, tie_seed,
+        dict(repetitions=repetitions, seed=seed), tie_policy, tie_seed, start,
     )  # fmt: skip
     blocks = [(a, min(a + size, n_users)) for a in range(0, n_users, size)]
     out: dict = {}
@@ -202,8 +215,8 @@ def _simulate(source, train, test_items, protocols, repetitions, seed, tie_polic
     for simulated in done:  # each block into the whole, as it comes
         for name, ranks in simulated.items():
             if name not in out:
-                out[name] = _allocate(ranks, n_users)
-            _fill(out[name], ranks)
+                out[name] = _allocate(ranks, n_users, start)
+            _fill(out[name], ranks, start)
     return out
 
 
@@ -226,6 +239,7 @@ class _StudyWork(NamedTuple):
     draws: dict  # repetitions, seed
     tie_policy: str
     tie_seed: int
+    start: int  # the first row's user in the population (draws and tie order)
 
 
 class _Scored(NamedTuple):
@@ -241,7 +255,7 @@ class _Scored(NamedTuple):
     def beaten(self, w: _StudyWork, a: int, b: int) -> dict:
         """{(order, history): [every model's beaten mask]} of users a..b-1."""
         X, test_items = w.X, w.test_items
-        users = np.arange(a, b)
+        users = np.arange(w.start + a, w.start + b)
         beaten: dict = {key: [] for key in w.orders}
         for k, model in enumerate(self.models):
             S = score_users(model, a, b)
@@ -257,7 +271,8 @@ class _Scored(NamedTuple):
                         beaten_items(S, test_items[a:b], users, order, w.tie_seed)
                     )
             if self.exact_ranks is not None:
-                _check_ranks(beaten[w.own][-1], np.asarray(self.exact_ranks[k])[a:b], model, a)
+                ranks = np.asarray(self.exact_ranks[k])[a:b]
+                _check_ranks(beaten[w.own][-1], ranks, model, w.start + a)
         return beaten
 
 
@@ -285,8 +300,8 @@ def _simulate_block(w: _StudyWork, block: tuple) -> dict:
         else:
             simulate = simulate_unpaired
         out[protocol.name] = simulate(
-            protocol, masks, excluded, w.weights[protocol.name], test_items[a:b], start=a,
-            **w.draws,
+            protocol, masks, excluded, w.weights[protocol.name], test_items[a:b],
+            start=w.start + a, **w.draws,
         )  # fmt: skip
     return out
 
@@ -303,7 +318,7 @@ class _Stored(NamedTuple):
 
     def beaten(self, w: _StudyWork, a: int, b: int) -> dict:
         """{(order, history): [every model's beaten mask]} of users a..b-1."""
-        users, test = np.arange(a, b), w.test_items[a:b]
+        users, test = np.arange(w.start + a, w.start + b), w.test_items[a:b]
         beaten: dict = {key: [] for key in w.orders}
         for k, stored in enumerate(self.stored):
             layers = stored.masks(a, b)
@@ -313,7 +328,8 @@ class _Stored(NamedTuple):
                     order_ties(above, tied, test, users, order, w.tie_seed)
                 )
             del layers
-            _check_ranks(beaten[w.own][-1], np.asarray(self.exact_ranks[k])[a:b], stored, a)
+            ranks = np.asarray(self.exact_ranks[k])[a:b]
+            _check_ranks(beaten[w.own][-1], ranks, stored, w.start + a)
         return beaten
 
 
@@ -335,10 +351,10 @@ def _check_ranks(beaten: np.ndarray, ranks: np.ndarray, model, start: int) -> No
         )
 
 
-def _allocate(part: ProtocolRanks, n_users: int) -> ProtocolRanks:
-    """Arrays of all users for the ranks of which ``part`` is a block."""
+def _allocate(part: ProtocolRanks, n_users: int, start: int) -> ProtocolRanks:
+    """Arrays of all users (from user ``start``) for the ranks of which ``part`` is a block."""
     return ProtocolRanks(
-        0,
+        start,
         *(
             np.empty((*x.shape[:-1], n_users), x.dtype)
             for x in (part.sampled, part.hansen_hurwitz, part.weighted_rank)
@@ -346,9 +362,9 @@ def _allocate(part: ProtocolRanks, n_users: int) -> ProtocolRanks:
     )
 
 
-def _fill(whole: ProtocolRanks, part: ProtocolRanks) -> None:
-    """Copy a block's ranks into the arrays of all users."""
-    users = slice(part.start, part.start + part.weighted_rank.shape[-1])
+def _fill(whole: ProtocolRanks, part: ProtocolRanks, start: int) -> None:
+    """Copy a block's ranks into the arrays of all users (the first of them user ``start``)."""
+    users = slice(part.start - start, part.start - start + part.weighted_rank.shape[-1])
     whole.sampled[..., users] = part.sampled
     whole.hansen_hurwitz[..., users] = part.hansen_hurwitz
     whole.weighted_rank[..., users] = part.weighted_rank

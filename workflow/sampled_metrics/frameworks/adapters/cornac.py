@@ -21,10 +21,11 @@ writes
   metrics read, ties included) and its rank with every tie above (what its AUC and MAP
   read), and the pool size n;
 - :func:`rank_files`: those ranks for several models, and a sampled evaluation of the
-  same models by one of this package's protocols (``"ncf"``: 1 + 99, ...), drawn by
-  :func:`~sampled_metrics.frameworks.rank_files.rank_files` from cornac's own order,
-  so that a sampled item counts above the held-out item exactly when cornac's full
-  ranking puts it above.
+  same models by one of this package's protocols (``"ncf"``: 1 + 99, ...), drawn as
+  :func:`~sampled_metrics.frameworks.rank_files.rank_files` draws them
+  (:func:`~sampled_metrics.frameworks.study_pass.simulate_protocols`) from cornac's own
+  order, so that a sampled item counts above the held-out item exactly when cornac's
+  full ranking puts it above; a block of held-out items at a time, within ``memory_mb``.
 
 The functions call the model's ``rank`` and read the data sets' ``csr_matrix``,
 ``uir_tuple``, ``num_items`` and id maps, as ``ranking_eval`` does; they import cornac
@@ -38,10 +39,12 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
-from ..rank_files import rank_files as _generic_rank_files
+from ..rank_files import sampled_protocol
+from ..simulate import interaction_counts
+from ..study_pass import simulate_protocols
 from . import FrameworkNotInstalled, UnknownUser
+from .cornac_rows import BYTES_PER_ENTRY, excluded_rows, held_out_rows, row_blocks
 from .cornac_split import evaluation_split, max_cutoff
 from .quiet import quiet
 
@@ -278,11 +281,12 @@ def _exact_ranks(model, pools: _Pools, cutoff: int, name: str) -> pd.DataFrame:
 class _OrderScores:
     """Scores that order each row's candidates as cornac does and tie nowhere: the
     candidate at place j of cornac's order scores (number of candidates - j), the other
-    columns 0 (they are excluded). Float32 holds them exactly below 2 ** 24 items."""
+    columns 0 (they are excluded). Float32 holds them exactly below 2 ** 24 items.
+    Row r is held-out item r of a block, of the user at position ``rows_user[r]``."""
 
-    def __init__(self, model, pools, rows_user, k):
+    def __init__(self, name, model, pools, rows_user, k):
         self.model, self.pools, self.rows_user, self.k = model, pools, rows_user, k
-        self.name = model.name
+        self.name = name
 
     def scores(self, rows) -> np.ndarray:
         out = np.zeros((len(rows), self.pools.n_columns), dtype=np.float32)
@@ -326,7 +330,8 @@ def rank_files(
     seed : int, default 0
         Seed of the protocol's draws (the same items for every model).
     memory_mb : float, default 256
-        Budget of a block of rows' scores.
+        Budget of a block of held-out items: half for the items they do not rank, half
+        for their scores and masks (what else grows with the data: the two frames).
     split : dict, optional
         Instead of ``eval_method``: the keyword arguments of :func:`exact_ranks`
         (``train_set``, ``test_set``, ``val_set``, ``rating_threshold``,
@@ -343,9 +348,11 @@ def rank_files(
 
     Raises
     ------
+    ValueError
+        If the items cornac's order puts above a held-out item are not as many as
+        :func:`exact_ranks` says: the sampled ranks would not be cornac's.
     RuntimeError
-        If the generic path's exact ranks (from cornac's order) differ from
-        :func:`exact_ranks`: the sampled ranks would not be cornac's.
+        If a held-out item's pool is not the one :func:`exact_ranks` ranks.
     """
     _require_cornac()
     models, split, cutoff = _checked(models, eval_method, k, on, split)
@@ -398,54 +405,40 @@ def _exact_table(models: dict, pools: _Pools, cutoff: int) -> pd.DataFrame:
 
 
 def _rank_files(models: dict, split: dict, protocol, cutoff: int, seed: int, memory_mb: float):
-    """:func:`rank_files` once its arguments are checked."""
+    """:func:`rank_files` once its arguments are checked: the exact ranks, then the
+    protocol's draws a block of held-out items at a time (``cornac_rows.row_blocks``), each
+    with its draws and tie order among all (``simulate_protocols``' ``start``)."""
+    protocol = sampled_protocol(protocol)
     pools = _split_pools(split)
     exact = _exact_table(models, pools, cutoff)
-    rows_user, targets, train = _held_out_rows(pools)
-    scorers = {
-        name: _OrderScores(model, pools, rows_user, cutoff) for name, model in models.items()
+    rows = held_out_rows(pools)
+    blocks = row_blocks(rows.entries, memory_mb / 2 * 2**20 / BYTES_PER_ENTRY)
+    popularity = None  # uniform draws weigh no item
+    if protocol.alpha:  # the counts of every block's rows, not the block's own
+        popularity = np.zeros(pools.n_columns)
+        for a, b in blocks:
+            popularity += interaction_counts(excluded_rows(pools, rows, a, b), rows.targets[a:b])
+    n = exact["n"].to_numpy()
+    sampled: dict = {name: [] for name in models}
+    for a, b in blocks:
+        excluded = excluded_rows(pools, rows, a, b)
+        if not np.array_equal(pools.n_columns - np.diff(excluded.indptr), n[a:b]):
+            raise RuntimeError("the pools of the sampled ranks are not cornac's")
+        scorers = [
+            _OrderScores(name, model, pools, rows.user[a:b], cutoff)
+            for name, model in models.items()
+        ]
+        simulated = simulate_protocols(
+            scorers, excluded, rows.targets[a:b], [protocol], repetitions=1, seed=seed,
+            tie_policy="random", tie_seed=0, memory_mb=memory_mb / 2,
+            exact_ranks=[exact[name].to_numpy()[a:b] for name in models], start=a,
+            popularity=popularity,
+        )[protocol.name]  # fmt: skip
+        for k, name in enumerate(models):
+            sampled[name].append(simulated.sampled[0, k])
+        del excluded, simulated  # before the next block's
+    columns = {
+        name: np.concatenate([np.empty(0, np.int16), *parts]) for name, parts in sampled.items()
     }
-    generic_exact, sampled = _generic_rank_files(
-        scorers, train, targets, protocol, seed=seed, memory_mb=memory_mb
-    )
-    for name in models:
-        if not np.array_equal(generic_exact[name].to_numpy(), exact[name].to_numpy()):
-            raise RuntimeError(f"{name}: the generic path's exact ranks are not cornac's")
-    if not np.array_equal(generic_exact["n"].to_numpy(), exact["n"].to_numpy()):
-        raise RuntimeError("the generic path's pools are not cornac's")
-    sampled.insert(0, "item", exact["item"].to_numpy())
-    sampled["user"] = exact["user"].to_numpy()
-    return exact, sampled[["user", "item", *models, "m", "n"]]
-
-
-def _held_out_rows(pools: _Pools) -> tuple:
-    """One row per held-out item, in the order of :func:`exact_ranks`' rows: its user's
-    position, the item, and a csr matrix (rows, n_columns) of what the row does not
-    rank: the items outside its user's candidates and the user's other positives.
-
-    Built in two passes over the users (the sizes, then the entries) into int32 indices
-    and int8 ones: no array per row, no copy of the entries."""
-    sizes = []  # per user: (its positives, entries of each of its rows)
-    for position, pos in enumerate(pools.positives):
-        outside = pools.n_columns - pools.candidates(position).size
-        sizes.append((pos.size, outside + pos.size - 1))
-    rows = np.array([count for count, _ in sizes], dtype=np.int64)
-    per_row = np.repeat([size for _, size in sizes], rows)
-    indptr = np.concatenate([[0], np.cumsum(per_row)])
-    indices = np.empty(int(indptr[-1]), dtype=np.int32)
-    start = 0
-    for position, pos in enumerate(pools.positives):
-        if pos.size == 0:
-            continue
-        kept = np.ones(pools.n_columns, dtype=bool)
-        kept[pools.candidates(position)] = False
-        kept[pos] = True
-        base = np.flatnonzero(kept).astype(np.int32)  # outside and every positive
-        block = np.broadcast_to(base, (pos.size, base.size))
-        block = block[block != pos[:, None].astype(np.int32)]  # each row drops its own item
-        indices[start : start + block.size] = block
-        start += block.size
-    data = np.ones(indices.size, dtype=np.int8)
-    train = sp.csr_matrix((data, indices, indptr), shape=(int(rows.sum()), pools.n_columns))
-    rows_user = np.repeat(np.arange(len(pools.positives)), rows)
-    return rows_user, np.concatenate(pools.positives).astype(np.int64), train
+    frame = {"user": exact["user"].to_numpy(), "item": exact["item"].to_numpy(), **columns}
+    return exact, pd.DataFrame({**frame, "m": protocol.m, "n": n})
