@@ -82,6 +82,23 @@ class Estimate:
 
     ``verdict`` reads the interval of a difference A - B (:func:`.interval_verdict`).
 
+    Parameters
+    ----------
+    value : float
+        The estimate.
+    standard_error : float
+        The square root of the estimated variance V.
+    low, high : float
+        The interval.
+    confidence : float
+        The interval's confidence.
+    weight : float
+        lambda, the proxy's weight.
+    n_chosen : int
+        The users ranked exactly.
+    degrees_of_freedom : float, default inf
+        Those of the interval's t quantile (Satterthwaite's).
+
     Examples
     --------
     >>> e = Estimate(0.02, 0.005, 0.0102, 0.0298, 0.95, 1.0, 100)
@@ -120,6 +137,17 @@ def _chosen(design: Design, values, name: str) -> np.ndarray:
 def effective_degrees_of_freedom(parts, degrees) -> float:
     """Satterthwaite's degrees of freedom of a sum of variance estimates, part i with
     ``degrees[i]`` of its own: (sum a_i)^2 / sum a_i^2 / d_i; inf where the sum is 0.
+
+    Parameters
+    ----------
+    parts : array_like of float
+        The variance estimates a_i (those not above 0 add nothing to the spread).
+    degrees : array_like of float
+        d_i, the degrees of freedom of each.
+
+    Returns
+    -------
+    float
 
     Examples
     --------
@@ -403,6 +431,19 @@ def difference_variance(design: Design, residual_a, residual_b, a: Proxy, b: Pro
     residuals y - g, pooled within strata over the chosen users: each proxy's model
     takes its own exact rank alone, and two models ranking one user's held-out item are
     correlated (0 where either residual never varies).
+
+    Parameters
+    ----------
+    design : Design
+    residual_a, residual_b : array_like of float
+        y - g of model A and of model B, for the chosen users (in the order of the users).
+    a, b : Proxy
+        The two models' proxies (their variances v_A, v_B of every user).
+
+    Returns
+    -------
+    numpy.ndarray of float
+        (U,): each user's predicted variance of y_A - y_B.
 
     Examples
     --------

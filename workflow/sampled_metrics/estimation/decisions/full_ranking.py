@@ -29,6 +29,21 @@ DISTRIBUTIONS = ("t", "normal")
 class PairedTest:
     """The paired comparison A - B over users like these.
 
+    Parameters
+    ----------
+    difference : float
+        The mean over users of d_u = M(r_A,u) - M(r_B,u).
+    standard_error : float
+        sd(d) / sqrt(U).
+    low, high : float
+        The interval of the difference.
+    p_value : float
+        The two-sided p-value of "no difference".
+    confidence : float
+        The interval's confidence.
+    n_users : int
+        U.
+
     Examples
     --------
     >>> PairedTest(0.01, 0.002, 0.006, 0.014, 1e-6, 0.95, 500).verdict

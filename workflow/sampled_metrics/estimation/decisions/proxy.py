@@ -44,6 +44,13 @@ class Proxy:
     """Each user's predicted exact metric from phase 1: E[M(r_u) | r~_u] and
     Var[M(r_u) | r~_u] under the prior.
 
+    Parameters
+    ----------
+    mean : numpy.ndarray of float
+        (U,): E[M(r_u) | r~_u].
+    variance : numpy.ndarray of float
+        (U,): Var[M(r_u) | r~_u].
+
     Examples
     --------
     >>> p = Proxy(np.array([0.5]), np.array([0.25]))
