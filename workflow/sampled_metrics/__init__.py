@@ -131,7 +131,7 @@ _HOME = {name: module for module, names in _API.items() for name in names}
 __all__ = list(_HOME)
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     """Import an exported name from its home module on first use."""
     if name not in _HOME:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -50,8 +50,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from ..laws import WITH_REPLACEMENT
@@ -134,7 +136,7 @@ def _chosen(design: Design, values, name: str) -> np.ndarray:
     )
 
 
-def effective_degrees_of_freedom(parts, degrees) -> float:
+def effective_degrees_of_freedom(parts: ArrayLike, degrees: ArrayLike) -> float:
     """Satterthwaite's degrees of freedom of a sum of variance estimates, part i with
     ``degrees[i]`` of its own: (sum a_i)^2 / sum a_i^2 / d_i; inf where the sum is 0.
 
@@ -173,13 +175,13 @@ def _by_stratum(stratum: np.ndarray, counts: np.ndarray, x: np.ndarray, y: np.nd
 
 def estimate_mean(
     design: Design,
-    values,
-    proxy,
+    values: ArrayLike,
+    proxy: ArrayLike,
     *,
     confidence: float = DECISION_DEFAULTS["confidence"],
     tuning: str = DECISION_DEFAULTS["tuning"],
     population: str = DECISION_DEFAULTS["population"],
-    predicted_variance=None,
+    predicted_variance: ArrayLike | None = None,
 ) -> Estimate:
     """The difference estimator of (1/U) sum_u y_u from the chosen users' y and every
     user's proxy g (the module's formula), with its interval (Student's t at
@@ -286,16 +288,16 @@ def _exact_metric(design: Design, exact_ranks, n, fn, name: str) -> np.ndarray:
 
 def estimate_metric(
     design: Design,
-    exact_ranks,
-    sampled_ranks,
-    m,
-    n,
+    exact_ranks: ArrayLike,
+    sampled_ranks: ArrayLike,
+    m: ArrayLike,
+    n: ArrayLike,
     metric: str = DECISION_DEFAULTS["metric"],
     *,
     law: str = WITH_REPLACEMENT,
-    prior=DECISION_DEFAULTS["prior"],
-    proxy=None,
-    **options,
+    prior: str | ArrayLike = DECISION_DEFAULTS["prior"],
+    proxy: ArrayLike | Proxy | None = None,
+    **options: Any,
 ) -> Estimate:
     """One model's exact metric over the users, (1/U) sum_u M(r_u, n_u), from the chosen
     users' exact ranks and every user's sampled rank; the interval cut to [0, 1].
@@ -350,16 +352,16 @@ def estimate_metric(
 
 def estimate_difference(
     design: Design,
-    exact_ranks,
-    sampled_ranks,
-    m,
-    n,
+    exact_ranks: ArrayLike,
+    sampled_ranks: ArrayLike,
+    m: ArrayLike,
+    n: ArrayLike,
     metric: str = DECISION_DEFAULTS["metric"],
     *,
     law: str = WITH_REPLACEMENT,
-    prior=DECISION_DEFAULTS["prior"],
-    proxy=None,
-    **options,
+    prior: str | ArrayLike = DECISION_DEFAULTS["prior"],
+    proxy: ArrayLike | tuple[Proxy, Proxy] | list[Proxy] | None = None,
+    **options: Any,
 ) -> Estimate:
     """The paired difference of two models' exact metric, A - B, over the same chosen
     users: y = M(r_A) - M(r_B), g = g_A - g_B; the interval cut to [-1, 1].
@@ -413,7 +415,8 @@ def estimate_difference(
             **options,
         }  # fmt: skip
         proxy = a.mean - b.mean
-    return _within(estimate_mean(design, ya - yb, proxy, **options), -1.0, 1.0)
+    # proxy: g_A - g_B of every user by now
+    return _within(estimate_mean(design, ya - yb, cast(ArrayLike, proxy), **options), -1.0, 1.0)
 
 
 def _within(estimate: Estimate, low: float, high: float) -> Estimate:
@@ -422,7 +425,9 @@ def _within(estimate: Estimate, low: float, high: float) -> Estimate:
     return replace(estimate, low=max(estimate.low, low), high=min(estimate.high, high))
 
 
-def difference_variance(design: Design, residual_a, residual_b, a: Proxy, b: Proxy) -> np.ndarray:
+def difference_variance(
+    design: Design, residual_a: ArrayLike, residual_b: ArrayLike, a: Proxy, b: Proxy
+) -> np.ndarray:
     """Each user's predicted variance of y_A - y_B given phase 1,
 
         v_A + v_B - 2 rho (v_A v_B)^(1/2),

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from ..metrics import metric_by_name
@@ -65,8 +66,8 @@ class PairedTest:
 
 
 def paired_test(
-    exact_ranks,
-    n,
+    exact_ranks: ArrayLike,
+    n: ArrayLike,
     metric: str = DECISION_DEFAULTS["metric"],
     *,
     confidence: float = DECISION_DEFAULTS["confidence"],

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..corrections.law_cache import cached_law
 from ..estimators.data import sampled_evaluation
@@ -81,13 +82,13 @@ def _prior_on_grid(prior, data) -> np.ndarray:
 
 
 def metric_proxy(
-    sampled_ranks,
-    m,
-    n,
+    sampled_ranks: ArrayLike,
+    m: ArrayLike,
+    n: ArrayLike,
     metric: str = DECISION_DEFAULTS["metric"],
     *,
     law: str = WITH_REPLACEMENT,
-    prior=DECISION_DEFAULTS["prior"],
+    prior: str | ArrayLike = DECISION_DEFAULTS["prior"],
 ) -> Proxy:
     """The posterior mean and variance of each user's exact metric given the sampled
     rank (eq 26 of Krichene & Rendle, and its second moment), under a prior on the
@@ -155,7 +156,9 @@ def metric_proxy(
     return Proxy(mean, np.maximum(second - mean**2, 0.0))
 
 
-def model_ranks(sampled_ranks, m, n, law: str = WITH_REPLACEMENT) -> tuple:
+def model_ranks(
+    sampled_ranks: ArrayLike, m: ArrayLike, n: ArrayLike, law: str = WITH_REPLACEMENT
+) -> tuple:
     """Check the sampled ranks of one or several models and their m and n.
 
     Parameters
@@ -206,13 +209,13 @@ def model_ranks(sampled_ranks, m, n, law: str = WITH_REPLACEMENT) -> tuple:
 
 
 def predicted_spread(
-    sampled_ranks,
-    m,
-    n,
+    sampled_ranks: ArrayLike,
+    m: ArrayLike,
+    n: ArrayLike,
     metric: str = DECISION_DEFAULTS["metric"],
     *,
     law: str = WITH_REPLACEMENT,
-    prior=DECISION_DEFAULTS["prior"],
+    prior: str | ArrayLike = DECISION_DEFAULTS["prior"],
 ) -> np.ndarray:
     """Each user's predicted variance of the exact metric given phase 1: the sum over the
     models of Var[M(r_u) | r~_u] (:func:`.proxy.metric_proxy`), the variance of a paired
@@ -240,4 +243,6 @@ def predicted_spread(
     [0.2222, 0.0]
     """
     ranks, m_u, n_u = model_ranks(sampled_ranks, m, n, law)
-    return sum(metric_proxy(row, m_u, n_u, metric, law=law, prior=prior).variance for row in ranks)
+    return np.asarray(
+        sum(metric_proxy(row, m_u, n_u, metric, law=law, prior=prior).variance for row in ranks)
+    )
