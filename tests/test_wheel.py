@@ -26,7 +26,8 @@ pytestmark = pytest.mark.slow
 
 # What the wheel is built from: pyproject.toml names the README and finds the package.
 SOURCES = ("pyproject.toml", "README.md", "workflow/sampled_metrics")
-PACKAGE_DATA = ("pipeline/config.schema.yaml", "reproduction/published.csv")
+# The files the package reads (the first two) and the marker of its types (PEP 561).
+PACKAGE_DATA = ("pipeline/config.schema.yaml", "reproduction/published.csv", "py.typed")
 # The extra "workflow"'s packages (pyproject.toml): none may come with the wheel alone.
 WORKFLOW_ONLY = ("implicit", "matplotlib", "snakemake", "pyyaml", "jsonschema")
 WORKFLOW_MODULES = ("implicit", "matplotlib", "snakemake", "yaml", "jsonschema")

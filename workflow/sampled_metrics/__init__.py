@@ -12,7 +12,9 @@ re-exported here:
 - ``estimation``    the mathematics: metrics (eqs 2-13), the laws of the sampled rank
                     (section 4.3), expected sampled metrics (eqs 16-19), the paper's
                     corrections (eqs 20-26), every later estimator, the registries of
-                    laws and estimators, popularity-sampling laws
+                    laws and estimators, popularity-sampling laws, and deciding
+                    between two models from a few users ranked exactly (a design,
+                    intervals, the verdict)
 - ``passes``        passes over a model's scores: ties, exact ranks, sampled ranks, the
                     draw plan, the block pass (sections 6.1-6.2)
 - ``data``          loaders, synthetic data and the leave-last-out split (section 9)
@@ -103,6 +105,11 @@ _API = {
     "estimation.estimators.estimate": ("estimate", "estimate_table", "compare"),
     "estimation.estimators.learned": ("learned_rank_distribution",),
     "estimation.estimators.learned_prior": ("mn_correction",),
+    "estimation.decisions.design": ("Design", "draw_design", "design_table", "design_from_table"),
+    "estimation.decisions.proxy": ("Proxy", "metric_proxy"),
+    "estimation.decisions.estimate": ("Estimate", "estimate_metric", "estimate_difference"),
+    "estimation.decisions.full_ranking": ("PairedTest", "paired_test"),
+    "estimation.decisions.verdict": ("Verdict", "interval_verdict", "exact_verdict"),
     "estimation.popularity": (
         "popularity_probabilities",
         "weighted_rank",
@@ -124,7 +131,7 @@ _HOME = {name: module for module, names in _API.items() for name in names}
 __all__ = list(_HOME)
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     """Import an exported name from its home module on first use."""
     if name not in _HOME:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

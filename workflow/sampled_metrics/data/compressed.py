@@ -21,7 +21,7 @@ import io
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, NamedTuple, TypeVar
+from typing import IO, NamedTuple, TypeVar, cast
 
 from ..io.atomic import CORRUPT_FILE_ERRORS
 from .errors import DataError, require_file
@@ -66,7 +66,9 @@ class Memory(NamedTuple):
 
 
 def memory_available(
-    meminfo="/proc/meminfo", cgroup_root="/sys/fs/cgroup", own_cgroup="/proc/self/cgroup"
+    meminfo: str | Path = "/proc/meminfo",
+    cgroup_root: str | Path = "/sys/fs/cgroup",
+    own_cgroup: str | Path = "/proc/self/cgroup",
 ) -> Memory | None:
     """The memory this process can still take: ``MemAvailable`` of ``/proc/meminfo``
     (free memory and the caches the kernel can drop), cut to the room left under the
@@ -289,12 +291,12 @@ def _open_binary(
                 yield _capped(f, limit, label, memory)
     elif path.suffix.lower() == ".gz":
         if limit is not None:
-            size = _gzip_declared_size(path)
-            if size is not None and size > limit:
-                what = f"declares {size} bytes decompressed (gzip ISIZE)"
-                raise _declared_too_large(str(path), what, size, limit, memory)
+            declared = _gzip_declared_size(path)
+            if declared is not None and declared > limit:
+                what = f"declares {declared} bytes decompressed (gzip ISIZE)"
+                raise _declared_too_large(str(path), what, declared, limit, memory)
         with gzip.open(path, "rb") as f:
-            yield _capped(f, limit, str(path), memory)
+            yield _capped(cast(IO[bytes], f), limit, str(path), memory)  # a GzipFile reads bytes
     else:
         size = path.stat().st_size  # a plain file: only the memory limits it
         if available is not None and size > available.available // READ_MEMORY_FACTOR:

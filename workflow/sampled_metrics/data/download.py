@@ -19,7 +19,7 @@ from .errors import DataError
 __all__ = ["check_md5", "download", "md5sum"]
 
 
-def md5sum(path, chunk_size: int = 1 << 20) -> str:
+def md5sum(path: str | Path, chunk_size: int = 1 << 20) -> str:
     """Hex md5 digest of the file at ``path``, read in chunks."""
     digest = hashlib.md5()
     with open(path, "rb") as f:
@@ -50,7 +50,7 @@ _DEADLINE_KEY = "limits.download_seconds"
 
 def download(
     url: str,
-    dest,
+    dest: str | Path,
     md5: str | None = None,
     *,
     timeout: float = 60,
@@ -127,7 +127,7 @@ def download(
     ) from last_error
 
 
-def check_md5(path, md5: str | None) -> None:
+def check_md5(path: str | Path, md5: str | None) -> None:
     """Raise DataError naming ``path`` unless its md5 is ``md5`` (None: no check).
     Used on an archive that is already in place, downloaded or put there by hand."""
     if md5 is None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
 import pandas as pd
@@ -21,7 +22,7 @@ def require_file(path: Path) -> None:
         raise DataError(f"{path}: file not found")
 
 
-def require_columns(df: pd.DataFrame, names, what: str) -> None:
+def require_columns(df: pd.DataFrame, names: Iterable[str], what: str) -> None:
     """Raise DataError naming ``what`` unless ``df`` has every column of ``names``."""
     absent = [c for c in names if c not in df.columns]
     if absent:

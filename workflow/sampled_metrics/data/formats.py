@@ -39,7 +39,7 @@ _INT = re.compile(r"[+-]?\d+")
 
 
 def load_movielens_dat(
-    path, member: str | None = None, *, max_bytes: int | None = None
+    path: str | Path, member: str | None = None, *, max_bytes: int | None = None
 ) -> pd.DataFrame:
     """Load a MovieLens ``user::item::rating::timestamp`` ratings file.
 
@@ -128,7 +128,7 @@ _OPTIONAL = ("rating",)
 
 
 def load_delimited(
-    path,
+    path: str | Path,
     *,
     sep: str = ",",
     header: bool = True,

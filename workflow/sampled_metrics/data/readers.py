@@ -14,6 +14,7 @@ names the file (and the line where it applies).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 import pandas as pd
 
@@ -66,7 +67,9 @@ def binarize(df: pd.DataFrame, threshold: float | None = None) -> pd.DataFrame:
 # --------------------------------------------------------------------------
 
 
-def read_events(path, entry: Mapping, *, max_bytes: int | None = None) -> pd.DataFrame:
+def read_events(
+    path: str | Path | None, entry: Mapping, *, max_bytes: int | None = None
+) -> pd.DataFrame:
     """The events of one data set of config.yaml as its file holds them, before
     binarization (so that its ``facts`` count the file's rows and repeated pairs).
 
@@ -105,6 +108,8 @@ def read_events(path, entry: Mapping, *, max_bytes: int | None = None) -> pd.Dat
     fmt = entry["format"]
     if fmt == "synthetic":
         return synthetic_events(**{key: entry[key] for key in SYNTHETIC_KEYS})
+    if path is None:
+        raise ValueError(f"a data set of format {fmt!r} is read from a file: no path given")
     if fmt == "movielens_dat":
         return load_movielens_dat(path, member=entry["member"], max_bytes=max_bytes)
     if fmt == "delimited":
@@ -119,7 +124,9 @@ def read_events(path, entry: Mapping, *, max_bytes: int | None = None) -> pd.Dat
     raise DataError(f"{path}: unknown format {fmt!r} (movielens_dat, delimited or synthetic)")
 
 
-def load_events(path, entry: Mapping, *, max_bytes: int | None = None) -> pd.DataFrame:
+def load_events(
+    path: str | Path | None, entry: Mapping, *, max_bytes: int | None = None
+) -> pd.DataFrame:
     """Load and binarize the events of one data set of config.yaml:
     :func:`read_events`, then :func:`binarize` with the entry's
     ``binarize_threshold`` (absent for a synthetic entry, whose events are

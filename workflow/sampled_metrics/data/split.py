@@ -39,7 +39,7 @@ class Split:
     item_ids: np.ndarray
     n_skipped_users: int = 0
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         n_users, n_items = self.train.shape
         if len(self.user_ids) != n_users or len(self.item_ids) != n_items:
             raise DataError(
@@ -201,7 +201,7 @@ def _plain_ids(ids: np.ndarray, name: str) -> np.ndarray:
     raise DataError(f"save_split: {name} ids must be all numbers or all strings")
 
 
-def save_split(split: Split, path) -> None:
+def save_split(split: Split, path: str | Path) -> None:
     """Write ``split`` to one ``.npz`` file, atomically (temp file + rename)."""
     path = Path(path)
     arrays = {
@@ -216,7 +216,7 @@ def save_split(split: Split, path) -> None:
     write_npz(arrays, path, compressed=True)
 
 
-def load_split(path) -> Split:
+def load_split(path: str | Path) -> Split:
     """Read a split written by :func:`save_split`.
 
     A missing file, missing keys or corrupt content raise :class:`DataError`
@@ -253,7 +253,7 @@ class SplitUsers(NamedTuple):
         return int(self.n_candidates.min()) - 1
 
 
-def split_users(path) -> SplitUsers:
+def split_users(path: str | Path) -> SplitUsers:
     """The user ids, candidate counts and number of items of a saved split, read
     without its training pairs (cheap at any size): what a later stage checks its
     per-user files against, and the sizes checked at start-up

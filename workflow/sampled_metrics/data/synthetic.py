@@ -121,14 +121,16 @@ def check_synthetic(
             raise ValueError(f"{name}: {value} must be at least {least}")
         if name in ("users", "items") and value >= 2**31:
             raise ValueError(f"{name}: {value} is too large (ids are int32, below 2**31)")
-    for name, value in (
+    for name, exponent in (
         ("popularity_exponent", popularity_exponent),
         ("activity_exponent", activity_exponent),
     ):
-        if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool):
-            raise ValueError(f"{name}: {value!r} is not a number")
-        if not 0 <= value <= 10:
-            raise ValueError(f"{name}: {value} must be within [0, 10]")
+        if not isinstance(exponent, (int, float, np.integer, np.floating)) or isinstance(
+            exponent, bool
+        ):
+            raise ValueError(f"{name}: {exponent!r} is not a number")
+        if not 0 <= exponent <= 10:
+            raise ValueError(f"{name}: {exponent} must be within [0, 10]")
     if max_events_per_user > items:
         raise ValueError(
             f"max_events_per_user: {max_events_per_user} is more than items = {items} "

@@ -19,6 +19,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .laws import WITH_REPLACEMENT, _log_binomial_coefficient, sampled_rank_law
 
@@ -57,7 +58,7 @@ def product_coefficients(m: int) -> np.ndarray:
     return coefficients
 
 
-def bernstein_gram(moments, m: int, degrees=None) -> np.ndarray:
+def bernstein_gram(moments: ArrayLike, m: int, degrees: ArrayLike | None = None) -> np.ndarray:
     """sum_j w_j B_k(t_j) B_l(t_j) for k, l in ``degrees``, from S_s = sum_j w_j
     B^(2m)_s(t_j), s = 0..2m (the module's identity).
 

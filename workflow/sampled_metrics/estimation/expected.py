@@ -8,6 +8,7 @@ of :mod:`.laws` (eq 16), and the closed forms of eq 18 (Recall@k) and eq 19
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .laws import (
     WITHOUT_REPLACEMENT,
@@ -59,7 +60,7 @@ def metric_on_sample(metric: MetricFn | str, m: int) -> np.ndarray:
 
 
 def expected_sampled_metric(
-    values_on_sample, ranks, n, law: str = WITHOUT_REPLACEMENT
+    values_on_sample: ArrayLike, ranks: ArrayLike, n: ArrayLike, law: str = WITHOUT_REPLACEMENT
 ) -> np.ndarray:
     """E[M(r~) | r] = sum_{i=1}^{m+1} p(r~ = i | r) M(i), eq 16, for each true rank.
 
@@ -105,7 +106,7 @@ def expected_sampled_metric(
 
 
 def expected_recall_closed_form(
-    ranks, n, m: int, k: int, law: str = WITHOUT_REPLACEMENT
+    ranks: ArrayLike, n: ArrayLike, m: int, k: int, law: str = WITHOUT_REPLACEMENT
 ) -> np.ndarray:
     """E[Recall@k(r~) | r] = P(r~ <= k) = CDF(k - 1), eq 18 (either law), from scipy.stats.
 
@@ -142,13 +143,13 @@ def expected_recall_closed_form(
     from scipy import stats  # here: importing scipy.stats is slow, and most jobs never need it
 
     check_law_arguments(ranks, n, m, law)
-    r = np.asarray(ranks, dtype=float)
+    r, n = np.asarray(ranks, dtype=float), np.asarray(n)
     if sampling_law(law).replacement:
         return stats.binom.cdf(k - 1, m, (r - 1) / (n - 1))
     return stats.hypergeom.cdf(k - 1, n - 1, r - 1, m)
 
 
-def expected_ap_closed_form(ranks, n, m: int) -> np.ndarray:
+def expected_ap_closed_form(ranks: ArrayLike, n: ArrayLike, m: int) -> np.ndarray:
     """E[AP(r~) | r] under sampling with replacement, eq 19.
 
     E[AP(r~) | r] = (1 - ((n - r)/(n - 1))^(m+1)) / ((r - 1)(m + 1)/(n - 1))
@@ -180,7 +181,7 @@ def expected_ap_closed_form(ranks, n, m: int) -> np.ndarray:
     ...                  expected_sampled_metric(v, r, 100, law="binomial")))
     True
     """
-    r = np.asarray(ranks, dtype=float)
+    r, n = np.asarray(ranks, dtype=float), np.asarray(n)
     q = (r - 1) / (n - 1)
     with np.errstate(divide="ignore", invalid="ignore"):
         value = -np.expm1((m + 1) * np.log1p(-q)) / (q * (m + 1))

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 __all__ = [
@@ -55,7 +56,9 @@ def _log_binomial_coefficient(a, b):
     return -np.log1p(a) - special.betaln(a - b + 1.0, b + 1.0)
 
 
-def check_law_arguments(ranks, n, m: int, law: str):
+def check_law_arguments(
+    ranks: ArrayLike, n: ArrayLike, m: int, law: str
+) -> tuple[np.ndarray, np.ndarray, int]:
     """Check the arguments of the sampled-rank law (section 4.3) and return them as
     arrays: true ranks r in 1..n (integers), n >= 2, m >= 1, and m <= n - 1 without
     replacement.
@@ -122,7 +125,7 @@ _BLOCK_ENTRIES = 1 << 17
 NEGLIGIBLE = 1e-20
 
 
-def significant_span(matrix) -> tuple:
+def significant_span(matrix: np.ndarray) -> tuple:
     """(first, last): for each row, the columns first..last - 1 hold every entry above
     :data:`NEGLIGIBLE` (a row with none: first = last = the number of columns).
 
@@ -151,7 +154,7 @@ def significant_span(matrix) -> tuple:
     return first, last
 
 
-def significant_blocks(matrix, rows_per_block: int) -> list:
+def significant_blocks(matrix: np.ndarray, rows_per_block: int) -> list:
     """[(rows, low, high)]: the rows in consecutive blocks of ``rows_per_block``, each
     with the columns low..high - 1 that hold every entry of its rows above
     :data:`NEGLIGIBLE` (:func:`significant_span` of each row, joined; low >= high for a
@@ -182,7 +185,7 @@ def significant_blocks(matrix, rows_per_block: int) -> list:
 
 
 def sampled_rank_pmf(
-    ranks, n, m: int, law: str = WITHOUT_REPLACEMENT, *, tails: bool = True
+    ranks: ArrayLike, n: ArrayLike, m: int, law: str = WITHOUT_REPLACEMENT, *, tails: bool = True
 ) -> np.ndarray:
     """The law p(r~ | r) of the sampled rank for each true rank (section 4.3, eq 15).
 
@@ -239,10 +242,11 @@ def sampled_rank_pmf(
     pmf = np.empty((r.size, m + 1)) if tails else np.zeros((r.size, m + 1))
     # Rows in blocks of about _BLOCK_ENTRIES entries (the temporaries of a block stay in
     # cache); without tails, rows of close p together (their windows overlap).
-    order = None if tails else np.argsort(above / others, kind="stable")
+    order = np.arange(r.size) if tails else np.argsort(above / others, kind="stable")
     step = max(1, _BLOCK_ENTRIES // int(np.max(last - first, initial=1)))
     for start in range(0, r.size, step):
-        rows = slice(start, start + step) if tails else order[start : start + step]
+        chosen = order[start : start + step]
+        rows = slice(start, start + step) if tails else chosen
         low, block, total, narrow = _law_block(
             above[rows], others[rows], m, law, first[rows], last[rows]
         )
@@ -251,7 +255,7 @@ def sampled_rank_pmf(
             continue
         pmf[rows, low : low + block.shape[1]] = block / total
         if narrow.any():  # a window that cut a significant entry: that row over every r~
-            wide = rows[narrow]
+            wide = chosen[narrow]
             everywhere = np.zeros(wide.size, dtype=np.int64), np.full(wide.size, m + 1)
             _, block, total, _ = _law_block(above[wide], others[wide], m, law, *everywhere)
             pmf[wide] = block / total

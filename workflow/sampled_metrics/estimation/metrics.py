@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = [
     "MetricFn",
@@ -35,10 +36,11 @@ __all__ = [
     "reciprocal_rank",
 ]
 
-MetricFn = Callable[[np.ndarray, "int | np.ndarray"], np.ndarray]
+# A metric f(ranks, n): the ranks of the held-out items among n (only AUC reads n).
+MetricFn = Callable[[ArrayLike, ArrayLike], np.ndarray]
 
 
-def _ranks(ranks) -> np.ndarray:
+def _ranks(ranks: ArrayLike) -> np.ndarray:
     r = np.asarray(ranks, dtype=float)
     if np.any(~np.isfinite(r)) or np.any(r < 1):
         raise ValueError("ranks must be finite and >= 1")
@@ -50,7 +52,7 @@ def _ranks(ranks) -> np.ndarray:
 # --------------------------------------------------------------------------
 
 
-def auc(ranks, n) -> np.ndarray:
+def auc(ranks: ArrayLike, n: ArrayLike) -> np.ndarray:
     """AUC of one relevant item at rank r among n items, eq 7: (n - r) / (n - 1).
 
     Parameters
@@ -87,7 +89,7 @@ def auc(ranks, n) -> np.ndarray:
     return (n - r) / (n - 1)
 
 
-def precision_at_k(ranks, n=None, *, k: int) -> np.ndarray:
+def precision_at_k(ranks: ArrayLike, n: ArrayLike | None = None, *, k: int) -> np.ndarray:
     """Precision@k of one relevant item, eq 8: delta(r <= k) / k.
 
     Parameters
@@ -117,7 +119,7 @@ def precision_at_k(ranks, n=None, *, k: int) -> np.ndarray:
     return (_ranks(ranks) <= k) / k
 
 
-def recall_at_k(ranks, n=None, *, k: int) -> np.ndarray:
+def recall_at_k(ranks: ArrayLike, n: ArrayLike | None = None, *, k: int) -> np.ndarray:
     """Recall@k (= Hit Ratio@k) of one relevant item, eq 9: delta(r <= k).
 
     ``hit_ratio_at_k`` is the same function.
@@ -151,7 +153,9 @@ def recall_at_k(ranks, n=None, *, k: int) -> np.ndarray:
     return (_ranks(ranks) <= k).astype(float)
 
 
-def average_precision_at_k(ranks, n=None, *, k: float = np.inf) -> np.ndarray:
+def average_precision_at_k(
+    ranks: ArrayLike, n: ArrayLike | None = None, *, k: float = np.inf
+) -> np.ndarray:
     """AP@k of one relevant item, eq 10: delta(r <= k) / r.
 
     With the default ``k = inf`` this is the untruncated AP of eq 12, which for
@@ -187,7 +191,7 @@ def average_precision_at_k(ranks, n=None, *, k: float = np.inf) -> np.ndarray:
     return (r <= k) / r
 
 
-def ndcg_at_k(ranks, n=None, *, k: float = np.inf) -> np.ndarray:
+def ndcg_at_k(ranks: ArrayLike, n: ArrayLike | None = None, *, k: float = np.inf) -> np.ndarray:
     """NDCG@k of one relevant item, eq 11: delta(r <= k) / log2(r + 1).
 
     With the default ``k = inf`` this is the untruncated NDCG of eq 13.
@@ -225,7 +229,7 @@ def ndcg_at_k(ranks, n=None, *, k: float = np.inf) -> np.ndarray:
 hit_ratio_at_k = recall_at_k
 
 
-def reciprocal_rank(ranks, n=None) -> np.ndarray:
+def reciprocal_rank(ranks: ArrayLike, n: ArrayLike | None = None) -> np.ndarray:
     """Reciprocal rank 1/r: equal to untruncated AP (eq 12) for |R| = 1.
 
     Parameters
@@ -253,7 +257,7 @@ def reciprocal_rank(ranks, n=None) -> np.ndarray:
     return average_precision_at_k(ranks)
 
 
-def accuracy(ranks, n=None) -> np.ndarray:
+def accuracy(ranks: ArrayLike, n: ArrayLike | None = None) -> np.ndarray:
     """Accuracy = Recall@1 = Precision@1 for |R| = 1 (section 3.1).
 
     Parameters
@@ -284,7 +288,7 @@ def accuracy(ranks, n=None) -> np.ndarray:
 # With one held-out item per user, the frameworks' names are these metrics: a hit
 # (RecBole's hit@k, Elliot's HR, cornac's HitRatio) is recall@k, the reciprocal rank
 # (mrr@k, LensKit's recip_rank) and mean average precision (map@k) are AP.
-_NAMED = {
+_NAMED: dict[str, MetricFn] = {
     "auc": auc,
     "ap": average_precision_at_k,
     "map": average_precision_at_k,
@@ -294,7 +298,7 @@ _NAMED = {
     "ndcg": ndcg_at_k,
     "accuracy": accuracy,
 }
-_AT_K = {
+_AT_K: dict[str, Callable[..., np.ndarray]] = {
     "recall": recall_at_k,
     "hr": recall_at_k,
     "hit": recall_at_k,
@@ -345,7 +349,11 @@ def metric_by_name(name: str) -> MetricFn:
     match = _AT_K_PATTERN.match(key)
     if match and match.group(1) in _AT_K:
         fn, k = _AT_K[match.group(1)], int(match.group(2))
-        return lambda ranks, n=None: fn(ranks, n, k=k)
+
+        def at_k(ranks: ArrayLike, n: ArrayLike | None = None) -> np.ndarray:
+            return fn(ranks, n, k=k)
+
+        return at_k
     known = sorted(set(_NAMED) | {f"{m}@k" for m in _AT_K})
     raise ValueError(f"unknown metric {name!r}; known: {', '.join(known)}")
 

@@ -5,11 +5,12 @@ between them: users of many distinct n share corrections built at a few nodes.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["bracketing_weights", "interpolation_nodes", "node_weights"]
 
 
-def interpolation_nodes(n_values, count: int) -> np.ndarray:
+def interpolation_nodes(n_values: ArrayLike, count: int) -> np.ndarray:
     """At most ``count`` values of n evenly spaced over the users' range of n.
 
     Parameters
@@ -39,7 +40,7 @@ def interpolation_nodes(n_values, count: int) -> np.ndarray:
     return np.unique(np.round(np.linspace(distinct[0], distinct[-1], count)).astype(int))
 
 
-def node_weights(n_values, nodes) -> np.ndarray:
+def node_weights(n_values: ArrayLike, nodes: ArrayLike) -> np.ndarray:
     """Linear interpolation weights of each n between the nodes, (len(n_values), len(nodes)).
 
     Parameters
@@ -68,7 +69,7 @@ def node_weights(n_values, nodes) -> np.ndarray:
     )
 
 
-def bracketing_weights(n_values, nodes) -> tuple:
+def bracketing_weights(n_values: ArrayLike, nodes: ArrayLike) -> tuple:
     """:func:`node_weights` as the two nodes around each n: (low, w_low, high, w_high),
     the first node of non-zero weight and the next one (its weight 0 past the last node),
     so that w_low x[low] + w_high x[high] is the weighted sum over every node, bit for bit.

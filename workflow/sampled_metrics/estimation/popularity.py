@@ -37,6 +37,7 @@ simulation: within 0.02 in total variation, where the with-replacement law is no
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import optimize
 
 __all__ = [
@@ -49,7 +50,7 @@ __all__ = [
 ]
 
 
-def popularity_probabilities(counts, alpha: float, eligible) -> np.ndarray:
+def popularity_probabilities(counts: ArrayLike, alpha: float, eligible: ArrayLike) -> np.ndarray:
     """pi_j proportional to count_j ** alpha over the eligible items, 0 elsewhere.
 
     Parameters
@@ -90,7 +91,7 @@ def popularity_probabilities(counts, alpha: float, eligible) -> np.ndarray:
     return weights / total
 
 
-def weighted_rank(above, pi, n: int) -> float:
+def weighted_rank(above: ArrayLike, pi: ArrayLike, n: int) -> float:
     """The popularity-weighted rank R^pi = 1 + (n - 1) q, q = sum of pi over the
     eligible items scored above the held-out item (``above``).
 
@@ -118,7 +119,7 @@ def weighted_rank(above, pi, n: int) -> float:
     return 1.0 + (n - 1) * q
 
 
-def sampled_rank_from_draws(drawn, above) -> int:
+def sampled_rank_from_draws(drawn: ArrayLike, above: ArrayLike) -> int:
     """r~ = 1 + the drawn negatives that are scored above the held-out item.
 
     Parameters
@@ -140,7 +141,7 @@ def sampled_rank_from_draws(drawn, above) -> int:
     return 1 + int(np.count_nonzero(np.asarray(above, dtype=bool)[np.asarray(drawn)]))
 
 
-def hansen_hurwitz_rank(drawn, above, pi) -> tuple[float, float]:
+def hansen_hurwitz_rank(drawn: ArrayLike, above: ArrayLike, pi: ArrayLike) -> tuple[float, float]:
     """The Hansen-Hurwitz estimate of the standard rank from m draws with replacement,
     r^ = 1 + (1/m) sum_k 1[j_k above] / pi_{j_k}, and the estimate of its variance
     (the sample variance of the terms over m).
@@ -200,7 +201,7 @@ def binomial_law_of_weighted_rank(q: float, m: int) -> np.ndarray:
     return stats.binom.pmf(np.arange(m + 1), m, q)
 
 
-def successive_beaten_law(above, pi, m: int) -> np.ndarray:
+def successive_beaten_law(above: ArrayLike, pi: ArrayLike, m: int) -> np.ndarray:
     """Approximate law of r~ = 1 + the beaten negatives under successive sampling
     without replacement (numpy's ``choice(replace=False, p=pi)``, BERT4Rec's sampler).
 

@@ -10,10 +10,12 @@ from each repetition alone.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from ..io.forked import forked_map
 from .laws import WITHOUT_REPLACEMENT, sampled_rank_pmf
@@ -30,7 +32,7 @@ __all__ = [
 ]
 
 
-def exact_metric(metric: str, ranks, n_candidates) -> float:
+def exact_metric(metric: str, ranks: ArrayLike, n_candidates: ArrayLike) -> float:
     """Mean over users of M(r_u), AUC with n = the user's ranked-set size (eq 7).
 
     Parameters
@@ -61,7 +63,11 @@ def exact_metric(metric: str, ranks, n_candidates) -> float:
     return float(np.mean(metric_by_name(metric)(ranks, n_candidates)))
 
 
-def sampled_metric_table(sampled_ranks, vectors, n_per_user=None) -> pd.DataFrame:
+def sampled_metric_table(
+    sampled_ranks: ArrayLike,
+    vectors: dict | Callable[..., Any],
+    n_per_user: ArrayLike | None = None,
+) -> pd.DataFrame:
     """Per repetition, the mean over users of M^[r~ - 1], for each (metric, method).
 
     Parameters
@@ -123,7 +129,15 @@ def sampled_metric_table(sampled_ranks, vectors, n_per_user=None) -> pd.DataFram
 
 
 def learned_estimates(
-    sampled_ranks, n, m: int, law: str, metrics, methods, *, workers: int = 1, progress=False
+    sampled_ranks: ArrayLike,
+    n: ArrayLike,
+    m: int,
+    law: str,
+    metrics: Iterable[str],
+    methods: Iterable[str],
+    *,
+    workers: int = 1,
+    progress: bool = False,
 ) -> pd.DataFrame:
     """Per repetition, the estimates of the learned estimators (``em``, ``maxent``,
     ``bv_em_<gamma>``, ...: :mod:`sampled_metrics.estimation.estimators`), each repetition's
@@ -165,7 +179,14 @@ def learned_estimates(
 
 
 def learned_estimates_of(
-    evaluations, m: int, law: str, metrics, methods, *, workers: int = 1, progress=False
+    evaluations: Sequence[tuple[ArrayLike, ArrayLike]],
+    m: int,
+    law: str,
+    metrics: Iterable[str],
+    methods: Iterable[str],
+    *,
+    workers: int = 1,
+    progress: bool = False,
 ) -> list:
     """:func:`learned_estimates` of several evaluations at once (the recommenders of a
     run): EM of each evaluation's repetitions together, the evaluations in a pool of
@@ -196,7 +217,7 @@ def learned_estimates_of(
     metrics, methods = list(metrics), list(methods)
     ranks = [np.asarray(sampled) for sampled, _ in evaluations]
     n = [users_n for _, users_n in evaluations]
-    learned = [{} for _ in ranks]  # {kind: pis over repetitions} of each evaluation
+    learned: list[dict] = [{} for _ in ranks]  # {kind: pis over repetitions} of each evaluation
     shared = _LearnedWork(ranks, n, m, law, metrics, methods, learned)
     if any(parse_estimator(method)[1] == "em" for method in methods):
         # EM of every repetition of an evaluation at once, the evaluations in the pool
@@ -265,7 +286,12 @@ def _user_groups(vectors, n_per_user, n_users: int):
 
 
 def expected_sampled_values(
-    vectors, ranks, n_candidates, m: int, law: str = WITHOUT_REPLACEMENT, per_user: bool = False
+    vectors: dict | Callable[..., Any],
+    ranks: ArrayLike,
+    n_candidates: ArrayLike,
+    m: int,
+    law: str = WITHOUT_REPLACEMENT,
+    per_user: bool = False,
 ) -> dict:
     """{(metric, method): mean over users of E[M^(r~) | r_u, n_u]} (eq 16), every vector at once.
 
@@ -312,7 +338,9 @@ def expected_sampled_values(
     return {key: total / ranks.size for key, total in totals.items()}
 
 
-def expected_sampled_value(vector, ranks, n_candidates, law: str = WITHOUT_REPLACEMENT) -> float:
+def expected_sampled_value(
+    vector: ArrayLike, ranks: ArrayLike, n_candidates: ArrayLike, law: str = WITHOUT_REPLACEMENT
+) -> float:
     """Mean over users of E[M^(r~) | r_u] (eq 16), with each user's own law.
 
     The law of user u has n = n_u (their ranked-set size) and m = len(vector) - 1.

@@ -18,6 +18,7 @@ function, computed where its kind is (``corrections.correction_vectors`` for the
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 __all__ = [
@@ -74,8 +75,11 @@ class Parameter:
     low: float
     high: float
 
-    def read(self, text: str):
-        """The value ``text`` writes, or None when it writes no value in [low, high]."""
+    def read(self, text: str | None) -> float | None:
+        """The value ``text`` writes, or None when it writes no value in [low, high] (or
+        there is no text)."""
+        if text is None:
+            return None
         try:
             value = self.type(text)
         except ValueError:
@@ -215,7 +219,9 @@ ESTIMATORS = {
 # The learned distributions, in order: those learned rank distributions whose plug-in
 # estimate is a family of its own.
 LEARNED_DISTRIBUTIONS = tuple(
-    record.learns for record in ESTIMATORS.values() if record.family == "distribution"
+    record.learns
+    for record in ESTIMATORS.values()
+    if record.family == "distribution" and record.learns is not None
 )
 
 
@@ -312,6 +318,8 @@ def method_color(method: str) -> str | None:
     if found is None:
         return None
     record, text = found
+    if text is None:
+        return record.color
     return dict(record.colors).get(text, record.color)
 
 
@@ -402,7 +410,7 @@ def parse_estimator(method: str) -> tuple[str, str | None, float | None]:
     return record.family, record.learns, None if record.kind == PAPER else value
 
 
-def paper_methods(methods) -> list[str]:
+def paper_methods(methods: Iterable[str]) -> list[str]:
     """The methods of the paper (no correction, and the corrections of section 5: a
     fixed vector over r~), in order, without the learned estimators.
 

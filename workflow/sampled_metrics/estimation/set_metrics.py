@@ -8,6 +8,7 @@ its single-item form of :mod:`.metrics` (eqs 7-13).
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = [
     "graded_ndcg_at_k",
@@ -28,7 +29,7 @@ def _positions(relevant_positions, n: int | None = None) -> np.ndarray:
     return R
 
 
-def set_auc(relevant_positions, n: int) -> float:
+def set_auc(relevant_positions: ArrayLike, n: int) -> float:
     """AUC of a set R of relevant positions among n items, eq 2.
 
     AUC = (n - (|R|-1)/2 - mean(R)) / (n - |R|).
@@ -63,7 +64,7 @@ def set_auc(relevant_positions, n: int) -> float:
     return float((n - (R.size - 1) / 2 - R.mean()) / (n - R.size))
 
 
-def set_precision_at_k(relevant_positions, k: int) -> float:
+def set_precision_at_k(relevant_positions: ArrayLike, k: int) -> float:
     """Precision@k of a set R, eq 3: |{r in R: r <= k}| / k.
 
     Parameters
@@ -90,7 +91,7 @@ def set_precision_at_k(relevant_positions, k: int) -> float:
     return float(np.sum(_positions(relevant_positions) <= k) / k)
 
 
-def set_recall_at_k(relevant_positions, k: int) -> float:
+def set_recall_at_k(relevant_positions: ArrayLike, k: int) -> float:
     """Recall@k of a set R, eq 4: |{r in R: r <= k}| / |R|.
 
     Parameters
@@ -118,7 +119,7 @@ def set_recall_at_k(relevant_positions, k: int) -> float:
     return float(np.sum(R <= k) / R.size)
 
 
-def set_average_precision_at_k(relevant_positions, k: int) -> float:
+def set_average_precision_at_k(relevant_positions: ArrayLike, k: int) -> float:
     """AP@k of a set R, eq 5: (1 / min(|R|, k)) sum_{i<=k, i in R} Prec(R)_i.
 
     Prec(R)_i at a relevant position i is (number of relevant positions <= i) / i.
@@ -152,7 +153,7 @@ def set_average_precision_at_k(relevant_positions, k: int) -> float:
     return float(precisions.sum() / min(R.size, k))
 
 
-def set_ndcg_at_k(relevant_positions, k: int) -> float:
+def set_ndcg_at_k(relevant_positions: ArrayLike, k: int) -> float:
     """NDCG@k of a set R, eq 6.
 
     NDCG@k = sum_{i<=k, i in R} 1/log2(i+1) divided by the ideal
@@ -185,7 +186,9 @@ def set_ndcg_at_k(relevant_positions, k: int) -> float:
     return float(dcg / ideal)
 
 
-def graded_ndcg_at_k(gains_in_ranked_order, k: int, *, exponential: bool = False) -> float:
+def graded_ndcg_at_k(
+    gains_in_ranked_order: ArrayLike, k: int, *, exponential: bool = False
+) -> float:
     """NDCG@k with graded relevance: DCG@k / IDCG@k.
 
     DCG@k = sum_{i=1}^k g_i / log2(i + 1) over the ranked list and IDCG@k is the

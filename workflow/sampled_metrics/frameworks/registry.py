@@ -123,7 +123,7 @@ class Protocol:
     history_in_pool: bool = False
     sized: str | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.ties not in TIE_ORDERS:
             raise ValueError(f"protocol {self.name}: ties {self.ties!r} not one of {TIE_ORDERS}")
 

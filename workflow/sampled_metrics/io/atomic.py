@@ -18,8 +18,9 @@ import os
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -28,7 +29,7 @@ import pandas as pd
 CORRUPT_FILE_ERRORS = (OSError, EOFError, zlib.error, zipfile.BadZipFile, UnicodeDecodeError)
 
 
-def remove_stale_temporaries(path, prefix: str | None = None) -> list[Path]:
+def remove_stale_temporaries(path: str | Path, prefix: str | None = None) -> list[Path]:
     """Delete temporary files left beside ``path`` by a killed write of it
     (names starting with ``prefix``, default ``.<name>.``). A job is the only
     writer of its outputs, so any such file is a leftover; returns them."""
@@ -41,7 +42,7 @@ def remove_stale_temporaries(path, prefix: str | None = None) -> list[Path]:
 
 
 @contextlib.contextmanager
-def atomic_path(path) -> Iterator[Path]:
+def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path beside ``path``; rename it onto ``path`` when the
     block succeeds, delete it when the block fails. Temporaries of an earlier,
     killed write of ``path`` are deleted first.
@@ -65,13 +66,13 @@ def atomic_path(path) -> Iterator[Path]:
         Path(tmp).unlink(missing_ok=True)
 
 
-def sha256(path) -> str:
+def sha256(path: str | Path) -> str:
     """The SHA-256 of a file's bytes, as hex."""
     with open(path, "rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-def checksum_path(path) -> Path:
+def checksum_path(path: str | Path) -> Path:
     """Where the checksum of ``path`` is recorded: ``<folder>/.checksums/<name>.sha256``."""
     path = Path(path)
     return path.parent / ".checksums" / f"{path.name}.sha256"
@@ -94,7 +95,7 @@ def _record_checksum(path: Path, digest: str) -> None:
         Path(tmp).unlink(missing_ok=True)
 
 
-def verify_checksum(path) -> bool:
+def verify_checksum(path: str | Path) -> bool:
     """Check ``path`` against the checksum recorded when it was written.
 
     Returns True when it matches, False when no checksum was recorded (a file
@@ -153,24 +154,24 @@ def _fsync(path, flags: int) -> None:
         os.close(fd)
 
 
-def write_atomic(path, write: Callable[[Path], None]) -> None:
+def write_atomic(path: str | Path, write: Callable[[Path], object]) -> None:
     """Call ``write(tmp_path)`` and move the result onto ``path`` atomically."""
     with atomic_path(path) as tmp:
         write(tmp)
 
 
-def write_csv(frame: pd.DataFrame, path, **kwargs) -> None:
+def write_csv(frame: pd.DataFrame, path: str | Path, **kwargs: Any) -> None:
     """A csv written atomically, floats with a fixed format for identical bytes."""
     kwargs.setdefault("index", False)
     kwargs.setdefault("float_format", "%.10g")
     write_atomic(path, lambda tmp: frame.to_csv(tmp, **kwargs))
 
 
-def write_text(text: str, path) -> None:
+def write_text(text: str, path: str | Path) -> None:
     write_atomic(path, lambda tmp: tmp.write_text(text))
 
 
-def write_npy(array: np.ndarray, path) -> None:
+def write_npy(array: np.ndarray, path: str | Path) -> None:
     def write(tmp: Path) -> None:
         with open(tmp, "wb") as f:
             np.save(f, array)
@@ -178,7 +179,7 @@ def write_npy(array: np.ndarray, path) -> None:
     write_atomic(path, write)
 
 
-def write_npz(arrays: dict, path, *, compressed: bool = False) -> None:
+def write_npz(arrays: dict, path: str | Path, *, compressed: bool = False) -> None:
     """An .npz file of ``arrays`` written atomically (``np.savez_compressed`` if asked)."""
     save = np.savez_compressed if compressed else np.savez
 
@@ -189,7 +190,7 @@ def write_npz(arrays: dict, path, *, compressed: bool = False) -> None:
     write_atomic(path, write)
 
 
-def read_npz(path, keys, what: str) -> dict:
+def read_npz(path: str | Path, keys: Iterable[str], what: str) -> dict:
     """The arrays ``keys`` of an .npz file; a cut, damaged or incomplete file raises
     ValueError "<path>: not a <what> (...); delete it and rerun"."""
     try:

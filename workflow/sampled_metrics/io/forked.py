@@ -3,13 +3,24 @@ and the results cross between processes, never the arrays a task works on."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
 __all__ = ["forked_imap", "forked_map"]
 
 # (function, state) of the running map, inherited by its forked workers; empty between maps.
 _RUNNING: list = []
 
 
-def forked_map(function, state, tasks, workers: int, *, chunksize: int = 1, progress=None):
+def forked_map(
+    function: Callable[[Any, Any], Any],
+    state: object,
+    tasks: Sequence[Any],
+    workers: int,
+    *,
+    chunksize: int = 1,
+    progress: str | None = None,
+) -> list:
     """``[function(state, task) for task in tasks]``, in ``workers`` forked processes.
 
     The workers are forked once the map starts, so they inherit ``function`` and
@@ -45,7 +56,15 @@ def forked_map(function, state, tasks, workers: int, *, chunksize: int = 1, prog
     )
 
 
-def forked_imap(function, state, tasks, workers: int, *, chunksize: int = 1, progress=None):
+def forked_imap(
+    function: Callable[[Any, Any], Any],
+    state: object,
+    tasks: Sequence[Any],
+    workers: int,
+    *,
+    chunksize: int = 1,
+    progress: str | None = None,
+) -> Iterator[Any]:
     """:func:`forked_map`'s results yielded one by one, in the order of ``tasks``, as they
     come: the caller keeps only what it makes of them (a worker runs ahead by at most
     the tasks it was sent). The map's state and BLAS's one thread hold until the last

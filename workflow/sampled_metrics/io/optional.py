@@ -9,13 +9,14 @@ threadpoolctl; the workflow's models (implicit), figures (matplotlib) and config
 from __future__ import annotations
 
 import importlib
+from types import ModuleType
 
 __all__ = ["INSTALL_WORKFLOW", "optional_import"]
 
 INSTALL_WORKFLOW = 'pip install "sampled-metrics[workflow]"'
 
 
-def optional_import(module: str, purpose: str):
+def optional_import(module: str, purpose: str) -> ModuleType:
     """Import ``module`` of an optional dependency, or say which extra installs it.
 
     Parameters

@@ -4,6 +4,8 @@ method, and the study's goals, each measured and said to hold or not."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -155,7 +157,15 @@ def decisions_markdown(
     return "\n".join(lines)
 
 
-def write_decisions(summary, goals, csv_path, md_path, *, dataset: str, setup: dict) -> None:
+def write_decisions(
+    summary: pd.DataFrame,
+    goals: pd.DataFrame,
+    csv_path: str | Path,
+    md_path: str | Path,
+    *,
+    dataset: str,
+    setup: dict,
+) -> None:
     """decisions.csv (the summary and its data set) and decisions.md, each written
     atomically, and only once both are rendered: a failure leaves neither half-written.
 

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from .labels import label_keys
 
@@ -41,7 +42,7 @@ _NOISE = 1e-12
 _NUMBER = re.compile(r"^[-+]?(\d+(\.\d*)?|inf)( ± (\d+(\.\d*)?|inf))?$")
 
 
-def format_number(value, digits: int = 2) -> str:
+def format_number(value: float | str | None, digits: int = 2) -> str:
     """A table cell: a float with ``digits`` decimals, "" for NaN or None.
 
     A value that rounds to zero prints without a sign ("0.00", never "-0.00");
@@ -79,7 +80,7 @@ def format_number(value, digits: int = 2) -> str:
     return str(value)
 
 
-def format_mean_std(mean, std, digits: int = 2) -> str:
+def format_mean_std(mean: float, std: float, digits: int = 2) -> str:
     """``mean ± std`` as the paper prints it; the mean alone when std is NaN (an
     exact value), "" when the mean is NaN (a cell the source does not report).
 
@@ -108,7 +109,9 @@ def format_mean_std(mean, std, digits: int = 2) -> str:
     return f"{format_number(float(mean), digits)} ± {format_number(float(std), digits)}"
 
 
-def paper_layout(table: pd.DataFrame, index: Sequence[str], column: str, value: str):
+def paper_layout(
+    table: pd.DataFrame, index: Sequence[str], column: str, value: str
+) -> pd.DataFrame:
     """A long result table laid out as the paper's: one row per ``index`` key, one
     column per value of ``column`` (in order of appearance), cells from ``value``;
     keys and headers labelled.
@@ -144,7 +147,14 @@ def paper_layout(table: pd.DataFrame, index: Sequence[str], column: str, value: 
     return label_keys(wide)
 
 
-def standard_error_gap(mean, std, repetitions, paper_mean, paper_std, paper_repetitions):
+def standard_error_gap(
+    mean: ArrayLike,
+    std: ArrayLike,
+    repetitions: ArrayLike,
+    paper_mean: ArrayLike,
+    paper_std: ArrayLike,
+    paper_repetitions: ArrayLike,
+) -> float | np.ndarray:
     """The difference of two means over repetitions in standard errors of the difference:
     (mean - paper_mean) / sqrt(std² / repetitions + paper_std² / paper_repetitions).
 
@@ -227,7 +237,7 @@ def comparison(table: pd.DataFrame, value: str, paper: str) -> pd.DataFrame:
 
 def mean_std_comparison(
     table: pd.DataFrame,
-    repetitions,
+    repetitions: ArrayLike,
     paper_repetitions: int,
     digits: int = 2,
     keys: Sequence[str] | None = None,

@@ -22,9 +22,11 @@ The result does not depend on how the users are cut into blocks or shards:
 from __future__ import annotations
 
 from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from .draw_plan import DrawPlan, block_positions
 from .entries import row_counts
@@ -32,6 +34,9 @@ from .ranking import above_and_tied, mask_training_items, ranks_from_masks
 from .sampling import excluded_items, free_item_lookup, ranks_among_sampled, sampled_rank_dtype
 from .ties import check_tie_policy, put_ties_first
 from .user_ranks import UserRanks
+
+if TYPE_CHECKING:
+    from .scorer import Scorer
 
 __all__ = ["SCORE_CHUNK", "rank_users", "score_users", "shard_bounds", "users_per_block"]
 
@@ -109,7 +114,7 @@ def shard_bounds(n_users: int, shards: int) -> list[tuple[int, int]]:
     return list(zip(cuts[:-1], cuts[1:]))
 
 
-def score_users(model, start: int, stop: int, out=None) -> np.ndarray:
+def score_users(model: Scorer, start: int, stop: int, out: np.ndarray | None = None) -> np.ndarray:
     """Scores of users ``start..stop-1``: float32 (stop - start, n_items),
     ``model.scores`` called on chunks of :data:`SCORE_CHUNK` users at multiples
     of it, so a user's scores do not depend on the block asked for. A model with
@@ -180,9 +185,9 @@ def _first_rows(array, shape: tuple, dtype) -> np.ndarray:
 
 
 def rank_users(
-    model,
-    train,
-    test_items,
+    model: Scorer,
+    train: sp.spmatrix,
+    test_items: ArrayLike,
     plan: DrawPlan,
     start: int,
     stop: int,
@@ -190,8 +195,8 @@ def rank_users(
     tie_policy: str,
     tie_seed: int,
     memory_mb: float,
-    user_ids=None,
-    beaten=None,
+    user_ids: ArrayLike | None = None,
+    beaten: Any = None,  # a frameworks.beaten_files.BeatenWriter (a higher layer)
     progress: bool = False,
 ) -> UserRanks:
     """Exact, pessimistic and sampled ranks of users ``start..stop-1`` in one pass
@@ -281,7 +286,8 @@ def rank_users(
         from tqdm.auto import tqdm
 
         starts = tqdm(starts, desc=f"ranking {name}", unit="block")
-    block, masks = None, (None, None)  # the first block's arrays: the later ones reuse them
+    block = None  # the first block's arrays: the later ones reuse them
+    masks: tuple[Any, ...] = (None, None)
     for a in starts:
         b = min(a + size, stop)
         S = score_users(model, a, b, out=block)

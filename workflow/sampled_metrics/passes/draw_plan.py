@@ -10,8 +10,10 @@ drawn on its own (:func:`block_positions`) gets exactly the same items.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..io.atomic import read_npz, write_npz
 from .sampling import _check_pools, _positions
@@ -78,7 +80,7 @@ _PLAN_FIELDS = ("m", "repetitions", "seed", "replacement", "chunk", "pool", "sta
 
 
 def draw_plan(
-    pool,
+    pool: ArrayLike,
     m: int,
     repetitions: int,
     seed: int,
@@ -212,7 +214,7 @@ def block_positions(plan: DrawPlan, start: int, stop: int, rep: int) -> np.ndarr
     return _positions(plan.pool[start:stop], plan.m, uniforms, plan.replacement)
 
 
-def save_draw_plan(plan: DrawPlan, path) -> None:
+def save_draw_plan(plan: DrawPlan, path: str | Path) -> None:
     """Write a :class:`DrawPlan` to an .npz file atomically.
 
     Parameters
@@ -237,7 +239,7 @@ def save_draw_plan(plan: DrawPlan, path) -> None:
     write_npz({key: getattr(plan, key) for key in _PLAN_FIELDS}, path, compressed=True)
 
 
-def load_draw_plan(path) -> DrawPlan:
+def load_draw_plan(path: str | Path) -> DrawPlan:
     """Read a :class:`DrawPlan` written by :func:`save_draw_plan`.
 
     Parameters

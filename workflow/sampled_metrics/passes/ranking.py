@@ -18,11 +18,17 @@ sampled ranks too.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from .entries import row_counts
 from .ties import check_tie_policy, random_ties_first, tie_order_keys, tie_term
+
+if TYPE_CHECKING:
+    from .scorer import Scorer
 
 __all__ = [
     "above_and_tied",
@@ -72,15 +78,15 @@ def _shared_tie_keys(shape, users, items, tie_seed) -> np.ndarray:
 
 
 def rank_from_scores(
-    scores,
-    candidate_mask,
-    target_index,
+    scores: ArrayLike,
+    candidate_mask: ArrayLike | None,
+    target_index: ArrayLike,
     tie_policy: str = "pessimistic",
     *,
-    users=None,
-    items=None,
+    users: ArrayLike | None = None,
+    items: ArrayLike | None = None,
     tie_seed: int | None = None,
-) -> np.ndarray:
+) -> float | np.ndarray:
     """Rank of the target item among the candidates, for one or many users.
 
     Parameters
@@ -174,16 +180,16 @@ def rank_from_scores(
 
 
 def exact_ranks(
-    model,
-    train,
-    test_items,
+    model: Scorer,
+    train: sp.spmatrix,
+    test_items: ArrayLike,
     *,
     tie_policy: str = "pessimistic",
     block_size: int = 512,
     seed: int = 0,
     progress: bool = False,
-    users=None,
-):
+    users: ArrayLike | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """Exact rank of every user's held-out item among all items but their training items.
 
     Section 6.1: every item except the user's training items is ranked.
@@ -369,7 +375,9 @@ def block_ranks(
     return ranks_from_masks(above, tied, test_items, users, tie_policy, seed)
 
 
-def above_and_tied(S: np.ndarray, test_items, out=None) -> tuple[np.ndarray, np.ndarray]:
+def above_and_tied(
+    S: np.ndarray, test_items: ArrayLike, out: tuple[np.ndarray, np.ndarray] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """(above, tied), bool (rows, items): the items scored above each row's held-out
     item, and those scored exactly like it (the held-out item itself not). A row's
     ranks under every tie policy follow from the two (:func:`ranks_from_masks`), and
@@ -403,7 +411,12 @@ def above_and_tied(S: np.ndarray, test_items, out=None) -> tuple[np.ndarray, np.
 
 
 def ranks_from_masks(
-    above: np.ndarray, tied: np.ndarray, test_items, users, tie_policy: str, seed: int
+    above: np.ndarray,
+    tied: np.ndarray,
+    test_items: np.ndarray,
+    users: np.ndarray,
+    tie_policy: str,
+    seed: int,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`block_ranks` from the masks of :func:`above_and_tied`: 1 + the items
     above + the policy's share of the tied ones (``ties.tie_term``; under "random" the

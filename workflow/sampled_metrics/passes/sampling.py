@@ -13,8 +13,12 @@ users finds its draws, to draw it on its own, is the draw plan (:mod:`.draw_plan
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from .entries import row_counts, true_entries
 from .ties import check_tie_policy, tie_order_keys, tie_term
@@ -31,7 +35,7 @@ __all__ = [
 ]
 
 
-def excluded_items(train, test_items) -> sp.csr_matrix:
+def excluded_items(train: sp.spmatrix, test_items: ArrayLike) -> sp.csr_matrix:
     """Per user, the sorted items that can never be sampled: training items and the held-out item.
 
     Parameters
@@ -205,7 +209,7 @@ def positions_to_items(excluded: sp.csr_matrix, positions: np.ndarray) -> np.nda
     return free_item_lookup(excluded)(positions)
 
 
-def free_item_lookup(excluded: sp.csr_matrix):
+def free_item_lookup(excluded: sp.csr_matrix) -> Callable[..., Any]:
     """:func:`positions_to_items` for one ``excluded`` matrix, its search array built
     once: a function ``positions -> items`` to call for every repetition (or
     ``(positions, rows) -> items`` for one position of each of the users ``rows``).
@@ -247,7 +251,7 @@ def free_item_lookup(excluded: sp.csr_matrix):
 
 def sampled_ranks(
     scores: np.ndarray,
-    test_items,
+    test_items: ArrayLike,
     excluded: sp.csr_matrix,
     m: int,
     repetitions: int,
@@ -372,7 +376,7 @@ def ranks_among_sampled(
     sampled: np.ndarray,
     target: np.ndarray,
     users: np.ndarray,
-    items: np.ndarray,
+    items: np.ndarray | Callable[[np.ndarray, np.ndarray], np.ndarray],
     test_items: np.ndarray,
     tie_policy: str,
     tie_seed: int,

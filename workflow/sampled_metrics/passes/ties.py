@@ -18,7 +18,10 @@ rank, ties included (redrawing the tie break for each sample would not).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .entries import row_counts, true_entries
 
@@ -77,7 +80,7 @@ def _splitmix64(x: np.ndarray) -> np.ndarray:
         return z ^ (z >> np.uint64(31))
 
 
-def tie_order_keys(users, items, seed: int) -> np.ndarray:
+def tie_order_keys(users: ArrayLike, items: ArrayLike, seed: int) -> np.ndarray:
     """Keys of a seeded random order of the items of each user.
 
     Under the "random" tie policy, a tied item counts as ranked above the
@@ -109,10 +112,15 @@ def tie_order_keys(users, items, seed: int) -> np.ndarray:
     counter = (np.asarray(users, dtype=np.uint64) << np.uint64(32)) | np.asarray(
         items, dtype=np.uint64
     )
-    return _splitmix64(counter ^ _splitmix64(np.uint64(seed)))
+    return _splitmix64(counter ^ _splitmix64(np.asarray(seed, dtype=np.uint64)))
 
 
-def tie_term(tied: np.ndarray, tie_policy: str, keys=None, target_key=None) -> np.ndarray:
+def tie_term(
+    tied: np.ndarray,
+    tie_policy: str,
+    keys: np.ndarray | None = None,
+    target_key: np.ndarray | None = None,
+) -> np.ndarray:
     """The tie term of the rank, one per row.
 
     "pessimistic" counts the tied candidates all, "optimistic" none, "average"
@@ -144,6 +152,8 @@ def tie_term(tied: np.ndarray, tie_policy: str, keys=None, target_key=None) -> n
     [1.0]
     """
     if tie_policy == "random":
+        if keys is None or target_key is None:
+            raise ValueError('tie policy "random" needs keys and target_key')
         return row_counts(tied & (keys < target_key)).astype(np.float64)
     check_tie_policy(tie_policy)
     ties = row_counts(tied).astype(np.float64)
@@ -154,7 +164,14 @@ def tie_term(tied: np.ndarray, tie_policy: str, keys=None, target_key=None) -> n
     return ties / 2.0  # average
 
 
-def put_ties_first(above, tied, test_items, users, tie_order: str, seed: int) -> None:
+def put_ties_first(
+    above: np.ndarray,
+    tied: np.ndarray,
+    test_items: ArrayLike,
+    users: ArrayLike,
+    tie_order: str,
+    seed: int,
+) -> None:
     """Add to ``above``, in place, the tied items that ``tie_order`` puts before the
     held-out item: then 1 + a row's count is its rank, and a draw's rank is 1 + the drawn
     items it holds. "pessimistic": every tied item; "optimistic": none; "random": those
@@ -198,7 +215,9 @@ def put_ties_first(above, tied, test_items, users, tie_order: str, seed: int) ->
         above[row, item] = True
 
 
-def random_ties_first(tied, test_items, users, seed: int):
+def random_ties_first(
+    tied: np.ndarray, test_items: ArrayLike, users: ArrayLike, seed: int
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """(rows, items) of the tied entries whose key (:func:`tie_order_keys`) is below the
     held-out item's, yielded a few rows at a time (at most about 2^20 tied entries).
 

@@ -4,6 +4,7 @@ and the ranks of all users joined from consecutive ranges."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -98,7 +99,7 @@ def concatenate_user_ranks(parts: list[UserRanks], n_users: int) -> UserRanks:
     )
 
 
-def save_user_ranks(ranks: UserRanks, path) -> None:
+def save_user_ranks(ranks: UserRanks, path: str | Path) -> None:
     """Write :class:`UserRanks` to an .npz file atomically.
 
     Parameters
@@ -126,7 +127,7 @@ def save_user_ranks(ranks: UserRanks, path) -> None:
     write_npz(arrays, path)
 
 
-def load_user_ranks(path) -> UserRanks:
+def load_user_ranks(path: str | Path) -> UserRanks:
     """Read :class:`UserRanks` written by :func:`save_user_ranks`.
 
     Parameters

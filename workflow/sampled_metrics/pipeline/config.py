@@ -17,7 +17,10 @@ Validating and completing a configuration (:func:`~.validation.validate_config`,
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from importlib.resources import files
+from pathlib import Path
+from typing import Any
 
 from ..io.optional import optional_import
 
@@ -98,7 +101,7 @@ def check_renamed_keys(config: dict) -> None:
     """
     for old, new in RENAMED_KEYS.items():
         *parents, last = old.split(".")
-        where = config
+        where: object = config
         for key in parents:
             where = where.get(key) if isinstance(where, dict) else None
         if isinstance(where, dict) and last in where:
@@ -118,7 +121,7 @@ def datasets_to_run(config: dict) -> list[str]:
     return names
 
 
-def check_schema(config: dict, schema) -> None:
+def check_schema(config: dict, schema: dict | str | Path) -> None:
     """Validate ``config`` against the JSON schema (a dict or a YAML file);
     raise one one-line ConfigError naming the key of the most relevant error."""
     jsonschema = optional_import("jsonschema", "checking the configuration")
@@ -147,7 +150,7 @@ def check_schema(config: dict, schema) -> None:
     raise ConfigError(f"{where or 'config'}: {message[:300]}")
 
 
-def check_config_files(paths) -> list[dict]:
+def check_config_files(paths: Iterable[str | Path]) -> list[dict]:
     """Read YAML config files, refusing a key given twice in the same mapping (YAML
     keeps the last one silently; snakemake reads them so). Returns their contents.
 
@@ -178,11 +181,11 @@ def check_config_files(paths) -> list[dict]:
     """
     yaml = optional_import("yaml", "reading a config file")
 
-    class Loader(yaml.SafeLoader):
-        pass
+    # A subclass, so that the constructor added below leaves yaml.SafeLoader as it is.
+    Loader: Any = type("Loader", (yaml.SafeLoader,), {})
 
-    def mapping(loader, node):
-        first = {}
+    def mapping(loader: Any, node: Any) -> dict:
+        first: dict[object, int] = {}
         for key_node, _ in node.value:
             key = loader.construct_object(key_node)
             line = key_node.start_mark.line + 1

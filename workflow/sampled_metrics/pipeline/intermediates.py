@@ -14,12 +14,18 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from ..data.split import SplitUsers
 from ..io.atomic import CORRUPT_FILE_ERRORS, read_npz
+
+if TYPE_CHECKING:
+    from ..frameworks.registry import Protocol
+    from ..frameworks.simulate import ProtocolRanks
 
 __all__ = [
     "EXACT_COLUMNS",
@@ -60,7 +66,7 @@ def exact_keys(sampling_keys: Mapping[str, Sequence]) -> dict[str, Sequence]:
     return {key: sampling_keys[key] for key in ("recommender", "metric")}
 
 
-def read_ranks(path, users: SplitUsers) -> pd.DataFrame:
+def read_ranks(path: str | Path, users: SplitUsers) -> pd.DataFrame:
     """The exact ranks of one recommender (rule ``merge_ranks``): ``user``, ``rank``,
     ``n_candidates``, one row per user of the split in its order, ``n_candidates``
     the user's own count, ``rank`` an integer in 1..n_candidates.
@@ -99,7 +105,7 @@ def read_ranks(path, users: SplitUsers) -> pd.DataFrame:
     return frame
 
 
-def read_pessimistic_ranks(path, users: SplitUsers) -> pd.DataFrame:
+def read_pessimistic_ranks(path: str | Path, users: SplitUsers) -> pd.DataFrame:
     """The pessimistic ranks of one recommender (Figure 5): ``user``, ``rank``, one
     row per user of the split in its order, ranks integers in 1..n_candidates.
 
@@ -131,7 +137,7 @@ def read_pessimistic_ranks(path, users: SplitUsers) -> pd.DataFrame:
     return frame
 
 
-def read_sampled_ranks(path, n_users: int, repetitions: int, m: int) -> np.ndarray:
+def read_sampled_ranks(path: str | Path, n_users: int, repetitions: int, m: int) -> np.ndarray:
     """The sampled ranks of one recommender (rule ``merge_ranks``): an integer array
     of shape (repetitions, n_users), each rank in 1..m + 1.
 
@@ -178,7 +184,9 @@ def read_sampled_ranks(path, n_users: int, repetitions: int, m: int) -> np.ndarr
     return ranks
 
 
-def read_table(path, columns: Sequence[str], keys: Mapping[str, Sequence]) -> pd.DataFrame:
+def read_table(
+    path: str | Path, columns: Sequence[str], keys: Mapping[str, Sequence]
+) -> pd.DataFrame:
     """A long table (one value per cell): exactly ``columns``, and the key columns
     ``keys`` holding every combination of their values exactly once, nothing else.
 
@@ -259,8 +267,13 @@ def _check_ranks(path, ranks: pd.Series, low: int, high: np.ndarray) -> None:
 
 
 def read_protocol_ranks(
-    path, protocol, n_users: int, repetitions: int, recommenders: int, smallest_pool=None
-):
+    path: str | Path,
+    protocol: Protocol,
+    n_users: int,
+    repetitions: int,
+    recommenders: int,
+    smallest_pool: int | None = None,
+) -> ProtocolRanks | str:
     """One protocol's simulated ranks (rule ``protocol_ranks``), checked: sampled ranks
     integers in 1..m + 1 of shape (repetitions, recommenders, users), Hansen-Hurwitz
     estimates finite and >= 1 of that shape (protocols with replacement, else none),

@@ -39,8 +39,10 @@ import re
 import signal
 import socket
 import sys
+from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from ..io.optional import optional_import
 
@@ -82,7 +84,7 @@ PACKAGES = (
 _LOGGER = "sampled_metrics"  # the pipeline's logger
 
 
-def start_log(path) -> logging.Logger:
+def start_log(path: str | Path) -> logging.Logger:
     """Send this process's log records, warnings and stderr (progress bars,
     tracebacks) to ``path``, and return the pipeline's logger."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -98,7 +100,7 @@ def start_log(path) -> logging.Logger:
     return logging.getLogger(_LOGGER)
 
 
-def start_job(snakemake) -> logging.Logger:
+def start_job(snakemake: Any) -> logging.Logger:
     """Set up a rule's script: :func:`start_log` on its log (an uncaught exception
     then leaves its traceback there and its one line, :func:`job_error_line`, on the
     console, the job's own stderr), :func:`exit_on_sigterm`, the allocator set to reuse
@@ -169,7 +171,7 @@ def _log_cpu() -> None:
     logging.getLogger(_LOGGER).info(CPU_LINE, own + workers, own, workers)
 
 
-def logged_cpu_seconds(path) -> float | None:
+def logged_cpu_seconds(path: str | Path) -> float | None:
     """The CPU time a job's log records (:func:`log_cpu_at_exit`), or None when it
     has none (the job has not ended, or ended by a signal).
 
@@ -218,7 +220,7 @@ def _stop(owner: int, signum: int, frame) -> None:
     raise SystemExit(128 + signum)
 
 
-def job_error_line(rule: str | None, error: str, log) -> str:
+def job_error_line(rule: str | None, error: str, log: str | Path) -> str:
     """The console's line for a failed job: its rule, its error (``Type: message``,
     one line) and the log that holds the traceback.
 
@@ -256,7 +258,7 @@ _TRACEBACK = "Traceback (most recent call last):"
 _QUALIFIED = re.compile(r"^(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_]\w*(?::|$))")
 
 
-def error_in_log(path, tail: int = 1 << 16) -> str | None:
+def error_in_log(path: str | Path, tail: int = 1 << 16) -> str | None:
     """The error a job's log ends with, as one line ``Type: message`` (the exception's
     own name, unqualified): the exception of its last Python traceback. None when the
     log is absent or its last ``tail`` bytes hold no traceback (a job killed from
@@ -293,7 +295,7 @@ def error_in_log(path, tail: int = 1 << 16) -> str | None:
     return _QUALIFIED.sub("", text)
 
 
-def failed_jobs_text(jobs) -> str:
+def failed_jobs_text(jobs: Iterable[tuple[str | None, Iterable[str | Path]]]) -> str:
     """What the ``onerror`` handler prints: one line per failed job, given as ``(rule,
     log paths)``: its error read back from its log (:func:`error_in_log`), in the
     line of :func:`job_error_line`; "" when there is no job.
@@ -306,7 +308,9 @@ def failed_jobs_text(jobs) -> str:
     """
     lines = []
     for rule, logs in jobs:
-        said = [(log, error) for log in logs if (error := error_in_log(log))]
+        said: list[tuple[str | Path, str | None]] = [
+            (log, error) for log in logs if (error := error_in_log(log))
+        ]
         log, error = (said or [(", ".join(map(str, logs)) or "none", None)])[0]
         error = error or "no error in its log, see Snakemake's message above"
         lines.append("  " + job_error_line(rule, error, log))
@@ -334,7 +338,7 @@ def pin_threads(threads: int) -> None:
 
 
 def record_lock_owner(
-    snakemake_dir=".snakemake", pid: int | None = None, host: str | None = None
+    snakemake_dir: str | Path = ".snakemake", pid: int | None = None, host: str | None = None
 ) -> Path:
     """Write ``<snakemake_dir>/locks/owner.<host>.<pid>`` for the running workflow."""
     locks = Path(snakemake_dir) / "locks"
@@ -354,7 +358,9 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def clear_stale_locks(snakemake_dir=".snakemake", host: str | None = None) -> list[Path]:
+def clear_stale_locks(
+    snakemake_dir: str | Path = ".snakemake", host: str | None = None
+) -> list[Path]:
     """Remove the locks and incomplete markers of a dead run; return what was removed.
 
     Nothing is removed unless every lock file has a recorded owner and every
@@ -382,7 +388,7 @@ def clear_stale_locks(snakemake_dir=".snakemake", host: str | None = None) -> li
     return removed
 
 
-def library_fingerprint(package=Path(__file__).parents[1]) -> str:
+def library_fingerprint(package: Path = Path(__file__).parents[1]) -> str:
     """sha256 (first 16 hex digits) of the Python sources of ``package`` (default:
     this library), sub-packages included, each named by its relative path. The
     rules take it as a param, so that editing a metric, a correction or a loader
@@ -397,7 +403,7 @@ def library_fingerprint(package=Path(__file__).parents[1]) -> str:
     return digest.hexdigest()[:16]
 
 
-def package_versions(packages=PACKAGES) -> dict[str, str]:
+def package_versions(packages: Iterable[str] = PACKAGES) -> dict[str, str]:
     """Installed version of each distribution (``"not installed"`` when absent)."""
     versions = {}
     for name in packages:
@@ -408,7 +414,7 @@ def package_versions(packages=PACKAGES) -> dict[str, str]:
     return versions
 
 
-def versions_text(packages=PACKAGES) -> str:
+def versions_text(packages: Iterable[str] = PACKAGES) -> str:
     """``name==version`` lines: python and platform first, then each package."""
     lines = [
         f"python=={platform.python_version()}",
@@ -428,7 +434,7 @@ def _plain(value):
     return value
 
 
-def config_yaml(config) -> str:
+def config_yaml(config: dict) -> str:
     """The effective configuration as YAML, keys in their configured order."""
     yaml = optional_import("yaml", "writing the configuration")
     return yaml.safe_dump(_plain(config), sort_keys=False, default_flow_style=False)

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import copy
 import re
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from .config import (
     DATASET_NAME,
@@ -43,6 +44,9 @@ from .config import (
 )
 from .data_checks import check_data_sizes, check_draws_with_replacement
 
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
 __all__ = [
     "check_config",
     "load_config",
@@ -50,13 +54,13 @@ __all__ = [
 ]
 
 
-def load_config(path) -> dict:
+def load_config(path: str | Path) -> dict:
     """Read a config file (e.g. the repository's config.yaml) and return it
     validated and completed by :func:`validate_config`."""
     return validate_config(check_config_files([path])[0])
 
 
-def validate_config(config: dict, schema=SCHEMA_FILE) -> dict:
+def validate_config(config: dict, schema: dict | Traversable = SCHEMA_FILE) -> dict:
     """Refuse a renamed key, check ``config`` against the schema, drop the recommenders
     set to null, fill in the schema's defaults and each recommender's hyperparameter
     defaults (in place), then :func:`check_config`.

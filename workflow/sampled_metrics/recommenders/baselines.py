@@ -12,7 +12,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from ..io.optional import optional_import
 from .ease import (
@@ -47,7 +52,7 @@ __all__ = [
 POPULARITY_DEFAULTS: dict = {}
 # implicit's own defaults for BPR (implicit.cpu.bpr.BayesianPersonalizedRanking), and the
 # convergence tolerance of bpr_converged (0: always run all iterations).
-BPR_DEFAULTS = {
+BPR_DEFAULTS: dict[str, Any] = {
     "factors": 100,
     "learning_rate": 0.01,
     "regularization": 0.01,
@@ -62,7 +67,7 @@ BPR_WINDOW = 10
 class PopularityModel:
     """Scores every item by its training count, the same for every user."""
 
-    def __init__(self, counts, name="popularity"):
+    def __init__(self, counts: ArrayLike, name: str = "popularity") -> None:
         self.counts = np.asarray(counts, dtype=np.float32)
         self.name = name
 
@@ -70,8 +75,8 @@ class PopularityModel:
     def n_items(self) -> int:
         return self.counts.size
 
-    def scores(self, users) -> np.ndarray:
-        return np.broadcast_to(self.counts, (len(users), self.counts.size)).copy()
+    def scores(self, users: ArrayLike) -> np.ndarray:
+        return np.broadcast_to(self.counts, (np.size(users), self.counts.size)).copy()
 
 
 def validate_popularity(spec: dict) -> dict:
@@ -94,7 +99,7 @@ def validate_popularity(spec: dict) -> dict:
     return hyperparameters(spec, POPULARITY_DEFAULTS)[1]
 
 
-def build_popularity(spec: dict, train, seed) -> PopularityModel:  # noqa: ARG001 - no randomness
+def build_popularity(spec: dict, train: sp.spmatrix, seed: int) -> PopularityModel:  # noqa: ARG001 - no randomness
     """The popularity baseline of ``train`` (binarized).
 
     Parameters
@@ -128,7 +133,9 @@ class BPRModel(IALSModel):
     training_auc: tuple = ()
 
 
-def bpr_converged(training_auc, tolerance: float, window: int = BPR_WINDOW) -> bool:
+def bpr_converged(
+    training_auc: Sequence[float], tolerance: float, window: int = BPR_WINDOW
+) -> bool:
     """Has BPR's training AUC stopped rising? True when at least ``2 window`` epochs
     have run and the mean of the last ``window`` epochs' training AUC exceeds the mean
     of the ``window`` before by less than ``tolerance``; never when ``tolerance`` is 0.
@@ -198,7 +205,7 @@ class _Converged(Exception):
     """Raised by the epoch callback to end implicit's loop of epochs."""
 
 
-def build_bpr(spec: dict, train, seed) -> BPRModel:
+def build_bpr(spec: dict, train: sp.spmatrix, seed: int) -> BPRModel:
     """Fit BPR with implicit's CPU implementation, seeded, on one thread.
 
     implicit runs up to ``iterations`` epochs; after each, its callback adds the epoch's

@@ -14,8 +14,11 @@ and the float32 weights against float64 ones.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike, DTypeLike
 from scipy.linalg import lapack
 
 from .hyperparameters import binary_train, hyperparameters, positive_number
@@ -35,7 +38,7 @@ __all__ = [
 ]
 
 # Steck's EASE: the L2 weight (he reports 200-1000 as good for MovieLens-size data).
-EASE_DEFAULTS = {"regularization": 500.0}
+EASE_DEFAULTS: dict[str, Any] = {"regularization": 500.0}
 
 # The one precision rule: float64 while the items x items array takes at most this many
 # bytes (n <= 16,384 items), float32 above. On MovieLens 1M float32 moves no weight by
@@ -77,7 +80,9 @@ def _row_blocks(n_rows: int, n_columns: int, itemsize: int = 8) -> list[slice]:
     return [slice(start, min(start + size, n_rows)) for start in range(0, n_rows, size)]
 
 
-def gram_matrix(train, dtype=np.float64, add_to_diagonal: float = 0.0) -> np.ndarray:
+def gram_matrix(
+    train: sp.spmatrix, dtype: DTypeLike = np.float64, add_to_diagonal: float = 0.0
+) -> np.ndarray:
     """X^T X + ``add_to_diagonal`` I for binary ``train``, dense, C-contiguous, of ``dtype``.
 
     Built by blocks of rows from sparse products in float64 (exact counts), so the
@@ -191,7 +196,9 @@ def spd_inverse(A: np.ndarray, max_bytes: int = LAPACK_MAX_BYTES) -> np.ndarray:
     return A
 
 
-def ease_weights(train, regularization: float, dtype=None) -> np.ndarray:
+def ease_weights(
+    train: sp.spmatrix, regularization: float, dtype: DTypeLike | None = None
+) -> np.ndarray:
     """Steck's closed form: B = I - P diag(1/diag(P)), P = (X^T X + lambda I)^-1.
 
     Parameters
@@ -228,12 +235,12 @@ class EASEModel:
     """scores = X_u B, X the training matrix, B :func:`ease_weights`, stored float32 and
     C-contiguous (the product reads B's rows), also after unpickling."""
 
-    def __init__(self, train, weights, name="ease"):
+    def __init__(self, train: sp.spmatrix, weights: np.ndarray, name: str = "ease") -> None:
         self.train = sp.csr_matrix(train, dtype=np.float32)
         self.weights = np.ascontiguousarray(weights, dtype=np.float32)
         self.name = name
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self.weights = np.ascontiguousarray(self.weights, dtype=np.float32)
 
@@ -241,13 +248,13 @@ class EASEModel:
     def n_items(self) -> int:
         return self.weights.shape[0]
 
-    def scores(self, users) -> np.ndarray:
+    def scores(self, users: ArrayLike) -> np.ndarray:
         users = np.asarray(users, dtype=np.int64)
         out = np.empty((users.size, self.n_items), dtype=np.float32)
         self.scores_into(users, out)
         return out
 
-    def scores_into(self, users, out: np.ndarray) -> None:
+    def scores_into(self, users: ArrayLike, out: np.ndarray) -> None:
         """``out[:] = self.scores(users)``: a user's row is the same bits whichever
         users are scored with it (``sparse_dense_product``), so a ranking pass scores
         a whole block of users at once."""
@@ -277,7 +284,7 @@ def validate_ease(spec: dict) -> dict:
     return params
 
 
-def build_ease(spec: dict, train, seed) -> EASEModel:  # noqa: ARG001 - closed form
+def build_ease(spec: dict, train: sp.spmatrix, seed: int) -> EASEModel:  # noqa: ARG001 - closed form
     """Fit EASE on ``train``.
 
     Parameters

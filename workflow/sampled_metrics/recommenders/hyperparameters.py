@@ -4,6 +4,8 @@ hyperparameters of a spec, each bad value named in one ``ValueError``."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -11,7 +13,7 @@ import scipy.sparse as sp
 META_KEYS = ("type", "name")
 
 
-def binary_train(train) -> sp.csr_matrix:
+def binary_train(train: sp.spmatrix) -> sp.csr_matrix:
     if not sp.issparse(train):
         raise ValueError("train must be a scipy.sparse matrix (n_users x n_items)")
     X = sp.csr_matrix(train, copy=True)
@@ -22,7 +24,9 @@ def binary_train(train) -> sp.csr_matrix:
     return X.astype(np.float32)
 
 
-def positive_number(spec_name: str, key: str, value, *, integer=False, allow_zero=False):
+def positive_number(
+    spec_name: str, key: str, value: Any, *, integer: bool = False, allow_zero: bool = False
+) -> float:
     ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
     if ok:
         ok = math.isfinite(float(value)) and (value >= 0 if allow_zero else value > 0)
@@ -37,16 +41,16 @@ def positive_number(spec_name: str, key: str, value, *, integer=False, allow_zer
     return int(value) if integer else float(value)
 
 
-def neighbourhood_size(spec_name: str, key: str, value):
+def neighbourhood_size(spec_name: str, key: str, value: Any) -> int | None:
     """None, inf or the strings 'inf'/'none' mean no cut; otherwise an integer >= 1."""
     if value is None or (isinstance(value, str) and value.strip().lower() in ("inf", "none")):
         return None
     if isinstance(value, (float, np.floating)) and math.isinf(value) and value > 0:
         return None
-    return positive_number(spec_name, key, value, integer=True)
+    return int(positive_number(spec_name, key, value, integer=True))
 
 
-def choice(spec_name: str, key: str, value, allowed):
+def choice(spec_name: str, key: str, value: Any, allowed: Iterable[str]) -> str:
     if isinstance(value, str) and value.lower() in allowed:
         return value.lower()
     raise ValueError(
@@ -54,7 +58,7 @@ def choice(spec_name: str, key: str, value, allowed):
     )
 
 
-def boolean(spec_name: str, key: str, value):
+def boolean(spec_name: str, key: str, value: Any) -> bool:
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
     raise ValueError(f"{spec_name}: hyperparameter {key!r} must be true or false, got {value!r}")

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike, DTypeLike
 from threadpoolctl import threadpool_limits
 
 from ..io.optional import optional_import
@@ -20,7 +22,7 @@ __all__ = ["IALS_DEFAULTS", "IALSModel", "fit_ials", "ials_objective", "implicit
 # Section 9: d = 16, lambda = 10, alpha = 0.2, in the paper's parameterization
 # ("regularization" is the paper's lambda, "alpha" its alpha; the mapping to
 # implicit's is internal). Iterations and dtype: see fit_ials.
-IALS_DEFAULTS = {
+IALS_DEFAULTS: dict[str, Any] = {
     "factors": 16,
     "regularization": 10.0,
     "alpha": 0.2,
@@ -80,7 +82,13 @@ def implicit_parameters(alpha: float, regularization: float) -> tuple[float, flo
     return 1.0 + 1.0 / alpha, regularization * (1.0 + alpha) / alpha, 1.0 + alpha
 
 
-def ials_objective(train, user_factors, item_factors, alpha: float, regularization: float) -> float:
+def ials_objective(
+    train: sp.spmatrix,
+    user_factors: np.ndarray,
+    item_factors: np.ndarray,
+    alpha: float,
+    regularization: float,
+) -> float:
     """The paper's iALS loss of section 9 for binary ``train``::
 
         sum_{(u,i) in H} (w_u.v_i - 1)^2 + alpha sum_{u,i} (w_u.v_i)^2
@@ -105,13 +113,22 @@ class IALSModel:
     Both factor matrices are kept C-contiguous (a row per user or item, as the
     product reads them), also after unpickling."""
 
-    def __init__(self, user_factors, item_factors, name="ials", hyperparameters=None):
+    # implicit's own fitted model, when :func:`fit_ials` made this one
+    implicit_model: Any
+
+    def __init__(
+        self,
+        user_factors: ArrayLike,
+        item_factors: ArrayLike,
+        name: str = "ials",
+        hyperparameters: dict | None = None,
+    ) -> None:
         self.user_factors = np.ascontiguousarray(user_factors)
         self.item_factors = np.ascontiguousarray(item_factors)
         self.name = name
         self.hyperparameters = dict(hyperparameters or {})
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self.user_factors = np.ascontiguousarray(self.user_factors)
         self.item_factors = np.ascontiguousarray(self.item_factors)
@@ -120,24 +137,24 @@ class IALSModel:
     def n_items(self) -> int:
         return self.item_factors.shape[0]
 
-    def scores(self, users) -> np.ndarray:
+    def scores(self, users: ArrayLike) -> np.ndarray:
         users = np.asarray(users, dtype=np.int64)
         return (self.user_factors[users] @ self.item_factors.T).astype(np.float32, copy=False)
 
 
 def fit_ials(
-    train,
+    train: sp.spmatrix,
     *,
-    factors=IALS_DEFAULTS["factors"],
-    regularization=IALS_DEFAULTS["regularization"],
-    alpha=IALS_DEFAULTS["alpha"],
-    iterations=IALS_DEFAULTS["iterations"],
-    use_cg=IALS_DEFAULTS["use_cg"],
-    dtype=IALS_DEFAULTS["dtype"],
-    seed=0,
+    factors: int = IALS_DEFAULTS["factors"],
+    regularization: float = IALS_DEFAULTS["regularization"],
+    alpha: float = IALS_DEFAULTS["alpha"],
+    iterations: int = IALS_DEFAULTS["iterations"],
+    use_cg: bool = IALS_DEFAULTS["use_cg"],
+    dtype: DTypeLike = IALS_DEFAULTS["dtype"],
+    seed: int = 0,
     callback: Callable | None = None,
     initial_factors: tuple | None = None,
-    name="ials",
+    name: str = "ials",
 ) -> IALSModel:
     """Recommender X (section 9): iALS on the paper's loss (see :func:`ials_objective`).
 
@@ -226,5 +243,5 @@ def validate_ials(spec: dict) -> dict:
     }
 
 
-def build_ials(spec: dict, train, seed) -> IALSModel:
+def build_ials(spec: dict, train: sp.spmatrix, seed: int) -> IALSModel:
     return fit_ials(train, seed=seed, **validate_ials(spec))

@@ -4,8 +4,11 @@ the cosine similarity of eqs 27-30, the points the paper leaves open as options
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike, DTypeLike
 
 from ..passes.entries import row_counts, true_entries
 from .hyperparameters import (
@@ -28,7 +31,7 @@ _SPARSE_ROWS = 1024
 # with the L2 norm, no item-dependent denominator in eq 30. float32: on ML-1M it
 # changes no exact rank of Y and 65 of Z's, far less than the tie-order seed does
 # (benchmarks/knn_float32.py), and halves the items x items array.
-ITEM_KNN_DEFAULTS = {
+ITEM_KNN_DEFAULTS: dict[str, Any] = {
     "q": 1.0,
     "k": None,
     "k_prime": None,
@@ -41,7 +44,9 @@ ITEM_KNN_DEFAULTS = {
 }
 
 
-def cosine_similarity(train, q: float = 1.0, dtype=np.float64) -> np.ndarray:
+def cosine_similarity(
+    train: sp.spmatrix, q: float = 1.0, dtype: DTypeLike = np.float64
+) -> np.ndarray:
     """Eq 27: s_ij = (|U_i & U_j| / (sqrt|U_i| sqrt|U_j|))^q, dense (n_items^2) of ``dtype``.
 
     The counts are exact (below 2^24 co-occurrences in float32) and the cosine is
@@ -123,13 +128,13 @@ def _top_k_kept(S: np.ndarray, k: int, axis: int) -> sp.csr_matrix | None:
     A = S if axis == 1 else S.T
     if k >= A.shape[1]:
         return None
-    rows, columns = [], []
+    row_blocks, column_blocks = [], []
     for block_rows in _row_blocks(A.shape[0], A.shape[1]):  # bounded temporaries
         block = A[block_rows]
         row, column = true_entries(_first_k_largest(block, k) & (block > 0))
-        rows.append((block_rows.start + row).astype(np.int64))
-        columns.append(column.astype(np.int64))
-    rows, columns = np.concatenate(rows), np.concatenate(columns)
+        row_blocks.append((block_rows.start + row).astype(np.int64))
+        column_blocks.append(column.astype(np.int64))
+    rows, columns = np.concatenate(row_blocks), np.concatenate(column_blocks)
     if axis == 0:
         rows, columns = columns, rows
     ones = np.ones(rows.size, dtype=np.int8)
@@ -243,19 +248,19 @@ class ItemKNN:
 
     def __init__(
         self,
-        train,
+        train: sp.spmatrix,
         *,
-        q=ITEM_KNN_DEFAULTS["q"],
-        k=ITEM_KNN_DEFAULTS["k"],
-        k_prime=ITEM_KNN_DEFAULTS["k_prime"],
-        self_similarity=ITEM_KNN_DEFAULTS["self_similarity"],
-        cut=ITEM_KNN_DEFAULTS["cut"],
-        normalization=ITEM_KNN_DEFAULTS["normalization"],
-        norm=ITEM_KNN_DEFAULTS["norm"],
-        denominator=ITEM_KNN_DEFAULTS["denominator"],
-        dtype=ITEM_KNN_DEFAULTS["dtype"],
-        name="item_knn",
-    ):
+        q: float = ITEM_KNN_DEFAULTS["q"],
+        k: int | None = ITEM_KNN_DEFAULTS["k"],
+        k_prime: int | None = ITEM_KNN_DEFAULTS["k_prime"],
+        self_similarity: str = ITEM_KNN_DEFAULTS["self_similarity"],
+        cut: str = ITEM_KNN_DEFAULTS["cut"],
+        normalization: str = ITEM_KNN_DEFAULTS["normalization"],
+        norm: str = ITEM_KNN_DEFAULTS["norm"],
+        denominator: str = ITEM_KNN_DEFAULTS["denominator"],
+        dtype: DTypeLike = ITEM_KNN_DEFAULTS["dtype"],
+        name: str = "item_knn",
+    ) -> None:
         if self_similarity not in _SELF_SIMILARITY:
             raise ValueError(f"self_similarity must be one of {list(_SELF_SIMILARITY)}")
         self_similarity = _SELF_SIMILARITY[self_similarity]
@@ -311,7 +316,7 @@ class ItemKNN:
             divisor = _dense(ones @ self._ST).ravel()  # same summation order as the numerator
         self._divisor = divisor
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         if not sp.issparse(self._ST):  # the product reads rows of s'^T
             self._ST = np.ascontiguousarray(self._ST)
@@ -328,13 +333,13 @@ class ItemKNN:
     def n_items(self) -> int:
         return self._ST.shape[0]
 
-    def scores(self, users) -> np.ndarray:
+    def scores(self, users: ArrayLike) -> np.ndarray:
         users = np.asarray(users, dtype=np.int64)
         out = np.empty((users.size, self.n_items), dtype=np.float32)
         self.scores_into(users, out)
         return out
 
-    def scores_into(self, users, out: np.ndarray) -> None:
+    def scores_into(self, users: ArrayLike, out: np.ndarray) -> None:
         """``out[:] = self.scores(users)``: the numerator divided by the item's divisor
         where it is positive (where it is 0 the item's row of s' is all zero, s >= 0,
         so the numerator is 0 already), in the product's precision, then float32. A
@@ -379,5 +384,5 @@ def validate_item_knn(spec: dict) -> dict:
     }
 
 
-def build_item_knn(spec: dict, train, seed) -> ItemKNN:  # noqa: ARG001 - deterministic
+def build_item_knn(spec: dict, train: sp.spmatrix, seed: int) -> ItemKNN:  # noqa: ARG001 - deterministic
     return ItemKNN(train, **validate_item_knn(spec))

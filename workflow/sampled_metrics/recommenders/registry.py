@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import scipy.sparse as sp
 
 from .baselines import (
     BPR_DEFAULTS,
@@ -17,6 +20,9 @@ from .baselines import (
 from .ease import EASE_DEFAULTS, build_ease, validate_ease
 from .ials import IALS_DEFAULTS, build_ials, validate_ials
 from .item_knn import ITEM_KNN_DEFAULTS, build_item_knn, validate_item_knn
+
+if TYPE_CHECKING:
+    from ..passes.scorer import Scorer
 
 __all__ = [
     "PAPER_RECOMMENDERS",
@@ -101,7 +107,7 @@ def validate_spec(spec: dict) -> dict:
     return validate(spec) if validate is not None else dict(spec)
 
 
-def fit_recommender(spec: dict, train, seed: int = 0):
+def fit_recommender(spec: dict, train: sp.spmatrix, seed: int = 0) -> Scorer:
     """Fit the recommender described by ``spec`` on ``train``.
 
     ``spec = {"type": "ials" | "item_knn" | <registered>, "name": optional, **hyperparameters}``;

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+import scipy.sparse as sp
+from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    from ..passes.scorer import Scorer
 
 __all__ = ["PrecomputedScores", "all_scores", "sparse_dense_product"]
 
@@ -17,7 +24,7 @@ class PrecomputedScores:
     """A model whose scores are a stored (n_users, n_items) matrix, e.g. the
     output of :func:`all_scores` loaded back from disk."""
 
-    def __init__(self, scores, name="precomputed"):
+    def __init__(self, scores: ArrayLike, name: str = "precomputed") -> None:
         self.all = np.asarray(scores)
         if self.all.ndim != 2:
             raise ValueError("scores must be a 2-d array (n_users, n_items)")
@@ -27,12 +34,12 @@ class PrecomputedScores:
     def n_items(self) -> int:
         return self.all.shape[1]
 
-    def scores(self, users) -> np.ndarray:
+    def scores(self, users: ArrayLike) -> np.ndarray:
         return self.all[np.asarray(users, dtype=np.int64)]
 
 
 def all_scores(
-    model, n_users: int, *, block_size: int = 1024, progress: bool = False
+    model: Scorer, n_users: int, *, block_size: int = 1024, progress: bool = False
 ) -> np.ndarray:
     """Every user's scores, ``model.scores`` called block by block: float32
     array (n_users, n_items)."""
@@ -48,7 +55,9 @@ def all_scores(
     return np.vstack(blocks) if blocks else np.zeros((0, 0), dtype=np.float32)
 
 
-def sparse_dense_product(rows, dense: np.ndarray, out: np.ndarray, scale=None) -> None:
+def sparse_dense_product(
+    rows: sp.csr_matrix, dense: np.ndarray, out: np.ndarray, scale: np.ndarray | None = None
+) -> None:
     """``out[:] = rows @ dense`` (divided by ``scale`` where it is positive, when given),
     computed in tiles of the dense factor's columns, each copied once per call.
 

@@ -4,13 +4,15 @@ never its users x items scores, and scores blocks of users from it when ranking.
 from __future__ import annotations
 
 import pickle
+from pathlib import Path
+from typing import Any
 
 from ..io.atomic import write_atomic
 
 __all__ = ["load_model", "save_model"]
 
 
-def save_model(model, path) -> None:
+def save_model(model: object, path: str | Path) -> None:
     """Write a fitted model to ``path`` atomically (pickle, protocol 5: arrays are
     written from their buffers without a copy).
 
@@ -42,7 +44,7 @@ def save_model(model, path) -> None:
     write_atomic(path, write)
 
 
-def load_model(path):
+def load_model(path: str | Path) -> Any:
     """Read a model written by :func:`save_model`.
 
     Parameters

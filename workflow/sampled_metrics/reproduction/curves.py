@@ -10,8 +10,11 @@ above what the data set allows (:func:`largest_sample_size`) is left out of the 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from ..estimation.corrections import correction_vectors
 from ..estimation.laws import sampled_rank_pmf
@@ -84,7 +87,9 @@ def largest_sample_size(
     return largest, why
 
 
-def sample_sizes_left_out(m_values, largest: int, why: str, key: str) -> pd.DataFrame:
+def sample_sizes_left_out(
+    m_values: Iterable[int], largest: int, why: str, key: str
+) -> pd.DataFrame:
     """The sample sizes of ``m_values`` above ``largest`` (:func:`largest_sample_size`):
     left out of Figure 6, each with why (:data:`LEFT_OUT_COLUMNS`; no rows when none).
 
@@ -118,8 +123,8 @@ def sample_sizes_left_out(m_values, largest: int, why: str, key: str) -> pd.Data
 def sample_size_curves(
     ranks: dict,
     metric: str,
-    methods,
-    m_values,
+    methods: Iterable[str],
+    m_values: Iterable[int],
     n: int | None,
     law: str,
     correction_law: str | None = None,
@@ -210,7 +215,14 @@ def _curves_at(work: tuple, m: int) -> list:
     return rows
 
 
-def expected_at_nodes(at_nodes, node_n, ranks, n_candidates, m: int, law: str) -> dict:
+def expected_at_nodes(
+    at_nodes: list[dict],
+    node_n: ArrayLike,
+    ranks: ArrayLike,
+    n_candidates: ArrayLike,
+    m: int,
+    law: str,
+) -> dict:
     """Mean over users of E[M^_u(r~) | r_u, n_u], M^_u interpolated in n_u between nodes.
 
     ``at_nodes[k]`` is the dict {(metric, method): M^} built with n = ``node_n[k]``;
@@ -244,7 +256,13 @@ def expected_at_nodes(at_nodes, node_n, ranks, n_candidates, m: int, law: str) -
     return expected_at_nodes_each([(at_nodes, node_n)], ranks, n_candidates, m, law)[0]
 
 
-def expected_at_nodes_each(builds, ranks, n_candidates, m: int, law: str) -> list:
+def expected_at_nodes_each(
+    builds: list[tuple[list[dict], ArrayLike]],
+    ranks: ArrayLike,
+    n_candidates: ArrayLike,
+    m: int,
+    law: str,
+) -> list:
     """:func:`expected_at_nodes` of several builds of the corrections on the same users:
     each user's law of r~ is computed once for all of them.
 

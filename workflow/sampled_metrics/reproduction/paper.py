@@ -10,8 +10,13 @@ tests read it through :func:`published`; nothing computes a result from it.
 from __future__ import annotations
 
 from importlib.resources import files
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 __all__ = ["PAPER_REPETITIONS", "PUBLISHED_FILE", "published"]
 
@@ -22,7 +27,7 @@ _KEYS = ("recommender", "pair", "metric", "method")
 PAPER_REPETITIONS = {"table2": 1000, "table3": 100, "table4": 100}
 
 
-def published(source: str, path=PUBLISHED_FILE) -> pd.DataFrame:
+def published(source: str, path: Traversable | str | Path = PUBLISHED_FILE) -> pd.DataFrame:
     """The numbers of one ``source`` ("table3", "figure6", ...) as a frame: the
     keys that source uses, then one column per statistic (NaN where the paper
     gives none, e.g. the std of an exact value).

@@ -5,6 +5,8 @@ either CLS constraint, each cell in expectation under the sampling that was run.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 import pandas as pd
 
@@ -19,8 +21,8 @@ __all__ = ["protocol_sensitivity"]
 
 def protocol_sensitivity(
     ranks: dict,
-    metrics,
-    methods,
+    metrics: Iterable[str],
+    methods: Iterable[str],
     n_items: int,
     m: int,
     sampling_law: str,
@@ -91,7 +93,7 @@ def protocol_sensitivity(
     builds = [([next(vectors) for _ in node_n], node_n) for node_n in node_sets]
     # each recommender's per-user laws once, for every variant
     expected = forked_map(
-        lambda shared, pair: expected_at_nodes_each(shared, *pair, m, sampling_law),
+        lambda shared, pair: expected_at_nodes_each(shared, pair[0], pair[1], m, sampling_law),
         builds,
         list(ranks.values()),
         workers,

@@ -11,6 +11,8 @@ the repetitions against the expectation of section 4.3 in standard errors.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 import pandas as pd
 
@@ -148,7 +150,9 @@ def estimator_errors(exact: pd.DataFrame, sampling: pd.DataFrame) -> pd.DataFram
     return table[[*keys, "exact", "mean", "bias", "std", "rmse"]]
 
 
-def pair_agreement(exact: pd.DataFrame, sampling: pd.DataFrame, pairs) -> pd.DataFrame:
+def pair_agreement(
+    exact: pd.DataFrame, sampling: pd.DataFrame, pairs: Iterable[tuple[str, str]]
+) -> pd.DataFrame:
     """Table 4: in how many repetitions each pair is in the exact metric's order.
 
     For each pair (a, b), metric and method, the number of repetitions in which

@@ -7,8 +7,11 @@ metrics, laws and corrections; the paper's values are only read for comparison.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from ..estimation.corrections import corrected_metric
 from ..estimation.expected import expected_sampled_metric, metric_on_sample
@@ -25,7 +28,7 @@ TOY_RANKS = {
 TOY_METRICS = ["auc", "ap", "ndcg", "recall@10"]
 
 
-def exact_table(ranks: dict, n: int, metrics=TOY_METRICS) -> pd.DataFrame:
+def exact_table(ranks: dict, n: int, metrics: Iterable[str] = TOY_METRICS) -> pd.DataFrame:
     """Table 1: each recommender's mean metric over its instances (eqs 7-13)."""
     rows = [
         {
@@ -41,7 +44,7 @@ def exact_table(ranks: dict, n: int, metrics=TOY_METRICS) -> pd.DataFrame:
 
 
 def simulate_sampled_ranks(
-    true_ranks, n: int, m: int, repetitions: int, seed: int, replacement: bool = False
+    true_ranks: ArrayLike, n: int, m: int, repetitions: int, seed: int, replacement: bool = False
 ) -> np.ndarray:
     """Real sampling: for each repetition and instance, draw m of the n - 1
     other items and count those ranked above the relevant one (positions
@@ -54,7 +57,7 @@ def simulate_sampled_ranks(
 
 
 def sampled_table(
-    ranks: dict, n: int, m: int, repetitions: int, seed: int, metrics=TOY_METRICS
+    ranks: dict, n: int, m: int, repetitions: int, seed: int, metrics: Iterable[str] = TOY_METRICS
 ) -> pd.DataFrame:
     """Table 2: sampled metrics, mean and std (``STD_DDOF``) over repetitions of the mean
     over instances."""
@@ -74,7 +77,7 @@ def sampled_table(
     return pd.DataFrame(rows)
 
 
-def metric_curves(n: int, metrics=TOY_METRICS) -> pd.DataFrame:
+def metric_curves(n: int, metrics: Iterable[str] = TOY_METRICS) -> pd.DataFrame:
     """Figure 1: every metric at every rank 1..n."""
     return pd.DataFrame(
         {"rank": np.arange(1, n + 1), **{metric: metric_vector(metric, n) for metric in metrics}}
@@ -82,7 +85,7 @@ def metric_curves(n: int, metrics=TOY_METRICS) -> pd.DataFrame:
 
 
 def expected_vs_sample_size(
-    ranks: dict, n: int, m_values, law: str, metrics=TOY_METRICS
+    ranks: dict, n: int, m_values: Iterable[int], law: str, metrics: Iterable[str] = TOY_METRICS
 ) -> pd.DataFrame:
     """Figure 2: E[mean over instances of M(r~)] for each recommender and m (eq 16)."""
     rows = []
@@ -102,7 +105,7 @@ def expected_vs_sample_size(
 
 
 def expected_vs_true_rank(
-    n: int, m_values, max_rank: int, law: str, metrics=TOY_METRICS
+    n: int, m_values: Iterable[int], max_rank: int, law: str, metrics: Iterable[str] = TOY_METRICS
 ) -> pd.DataFrame:
     """Figure 3: E[M(r~) | r] for r = 1..max_rank and each m; m = n - 1 with the
     hypergeometric law is the exact metric."""
@@ -136,7 +139,12 @@ def expected_vs_true_rank(
 
 
 def corrected_ap_curves(
-    n: int, m: int, methods, law: str, max_rank: int, cls_constraint: str = "monotone_in_range"
+    n: int,
+    m: int,
+    methods: Iterable[str],
+    law: str,
+    max_rank: int,
+    cls_constraint: str = "monotone_in_range",
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Figure 4: the corrected AP vectors over r~ (left) and their expectation
     E[M^(r~) | r] over true ranks 1..max_rank (right), with the exact AP; CLS

@@ -5,6 +5,7 @@ mean (eq 26). Each returns the vector M^ over the sampled rank r~ = 1..m+1."""
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..laws import (
     WITH_REPLACEMENT,
@@ -83,7 +84,9 @@ def rank_estimate_correction(
     raise ValueError(f"interpolation must be 'floor' or 'linear', got {interpolation!r}")
 
 
-def least_squares_correction(exact_values, law_matrix, prior=None) -> np.ndarray:
+def least_squares_correction(
+    exact_values: ArrayLike, law_matrix: ArrayLike, prior: ArrayLike | None = None
+) -> np.ndarray:
     """Minimal-bias estimator, eqs 21-22: argmin_x ||A x - b||^2.
 
     Solved with an SVD (numpy.linalg.lstsq) of the (m+1)-dimensional factor R
@@ -129,7 +132,10 @@ def least_squares_correction(exact_values, law_matrix, prior=None) -> np.ndarray
 
 
 def constrained_least_squares_correction(
-    exact_values, law_matrix, prior=None, constraint: str = "monotone_in_range"
+    exact_values: ArrayLike,
+    law_matrix: ArrayLike,
+    prior: ArrayLike | None = None,
+    constraint: str = "monotone_in_range",
 ) -> np.ndarray:
     """Eq 21 under the order constraint M^(1) >= ... >= M^(m+1) ("CLS", sections 5.2 and 6.3).
 
@@ -176,7 +182,9 @@ def constrained_least_squares_correction(
     return _solve_constrained(system, exact_values, constraint)[:, 0]
 
 
-def bias_variance_correction(exact_values, law_matrix, gamma: float, prior=None) -> np.ndarray:
+def bias_variance_correction(
+    exact_values: ArrayLike, law_matrix: ArrayLike, gamma: float, prior: ArrayLike | None = None
+) -> np.ndarray:
     """Bias^2 + gamma * Variance trade-off, eqs 24-25.
 
     M^ = ((1 - gamma) A^T A + gamma diag(c))^-1 A^T b.
@@ -220,7 +228,9 @@ def bias_variance_correction(exact_values, law_matrix, gamma: float, prior=None)
     return _solve_bias_variance(*normal_equations(exact_values, law_matrix, prior), gamma)[:, 0]
 
 
-def posterior_mean_correction(exact_values, law_matrix, prior=None) -> np.ndarray:
+def posterior_mean_correction(
+    exact_values: ArrayLike, law_matrix: ArrayLike, prior: ArrayLike | None = None
+) -> np.ndarray:
     """Eq 26: M^(r~) = sum_r p(r | r~) M(r) by Bayes' rule (BV with gamma = 1).
 
     Sampled ranks that no true rank can produce (c = 0) get 0.

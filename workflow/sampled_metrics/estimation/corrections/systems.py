@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import linalg
 
 from ..laws import significant_blocks
@@ -66,7 +67,9 @@ def _prior(prior, n: int) -> np.ndarray:
     return p / p.sum()
 
 
-def least_squares_design(exact_values, law_matrix, prior=None):
+def least_squares_design(
+    exact_values: ArrayLike, law_matrix: ArrayLike, prior: ArrayLike | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(A, b, c) of eqs 23 and 25 for exact metric values M(1..n), the law and the prior.
 
     A[r, r~] = sqrt(p(r)) p(r~ | r), b[r] = sqrt(p(r)) M(r) and
@@ -151,7 +154,9 @@ class ReducedSystem:
     rcond: float
 
 
-def reduced_system(exact_values, law_matrix, prior=None) -> ReducedSystem:
+def reduced_system(
+    exact_values: ArrayLike, law_matrix: ArrayLike, prior: ArrayLike | None = None
+) -> ReducedSystem:
     """One QR factorization of [A | B] gives eq 21 in m + 1 dimensions for every metric.
 
     Parameters
@@ -226,7 +231,9 @@ def _r_factor(matrix: np.ndarray) -> np.ndarray:
     return r_of(np.vstack(blocks))[:columns]
 
 
-def normal_equations(exact_values, law_matrix, prior=None):
+def normal_equations(
+    exact_values: ArrayLike, law_matrix: ArrayLike, prior: ArrayLike | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(A^T A, A^T B, c): eqs 24-25 in m + 1 dimensions, for one or k metrics.
 
     Only the upper triangle of A^T A is formed (BLAS syrk); the bias-variance
@@ -264,7 +271,9 @@ def normal_equations(exact_values, law_matrix, prior=None):
     return _banded_gram(A), A.T @ weighted, c
 
 
-def binomial_normal_equations(exact_values, n: int, m: int, prior=None):
+def binomial_normal_equations(
+    exact_values: ArrayLike, n: int, m: int, prior: ArrayLike | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`normal_equations` of the binomial law (sampling with replacement) at
     (n, m), from the law of degree 2m (:mod:`..bernstein`): with S = w^T P2 for the
     weights w = p and w = p M_j, A^T A is the Gram of w = p, and A^T b_j and c are the
@@ -326,7 +335,12 @@ def _banded_gram(A) -> np.ndarray:
     return gram
 
 
-def average_squared_bias(values_on_sample, exact_values, law_matrix, prior=None) -> float:
+def average_squared_bias(
+    values_on_sample: ArrayLike,
+    exact_values: ArrayLike,
+    law_matrix: ArrayLike,
+    prior: ArrayLike | None = None,
+) -> float:
     """sum_r p(r) (E[M^(r~) | r] - M(r))^2, the objective of eq 21.
 
     Parameters

@@ -4,9 +4,12 @@ applied to observed sampled ranks (M^[r~ - 1])."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import partial
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from threadpoolctl import threadpool_limits
 
 from ..expected import metric_on_sample
@@ -37,7 +40,7 @@ def corrected_metric(
     n: int,
     m: int,
     law: str = WITHOUT_REPLACEMENT,
-    prior=None,
+    prior: ArrayLike | None = None,
     interpolation: str = "floor",
     cls_constraint: str = "monotone_in_range",
 ) -> np.ndarray:
@@ -88,12 +91,12 @@ def corrected_metric(
 
 
 def correction_vectors(
-    metrics,
-    methods,
+    metrics: Iterable[str | MetricFn],
+    methods: Iterable[str],
     n: int,
     m: int,
     law: str = WITHOUT_REPLACEMENT,
-    prior=None,
+    prior: ArrayLike | None = None,
     interpolation: str = "floor",
     cls_constraint: str = "monotone_in_range",
 ) -> dict:
@@ -133,7 +136,7 @@ def correction_vectors(
     if any(kind == "cls" for kind, _ in parsed.values()):
         _check_constraint(cls_constraint)
     needs_qr = any(kind in ("ls", "cls") or gamma == 0.0 for kind, gamma in parsed.values())
-    needs_gram = any(kind == "bv" and gamma > 0.0 for kind, gamma in parsed.values())
+    needs_gram = any(kind == "bv" and (gamma or 0.0) > 0.0 for kind, gamma in parsed.values())
     solutions = {}
     if needs_qr or needs_gram:
         # the QR of ls and cls is ill-conditioned: it needs the law's tails; the
@@ -148,12 +151,15 @@ def correction_vectors(
                 else (system.R.T @ system.R, system.R.T @ system.Y, system.c)
             )
         for method, (kind, gamma) in parsed.items():
-            if kind == "cls":
-                solutions[method] = _solve_constrained(system, exact, cls_constraint)
-            elif kind == "ls" or gamma == 0.0:
-                solutions[method] = _solve_least_squares(system)
-            elif kind == "bv":
-                solutions[method] = _solve_bias_variance(*normal, gamma)
+            if kind in ("cls", "ls") or gamma == 0.0:
+                assert system is not None  # needs_qr
+                if kind == "cls":
+                    solutions[method] = _solve_constrained(system, exact, cls_constraint)
+                else:
+                    solutions[method] = _solve_least_squares(system)
+            elif kind == "bv" and gamma is not None:
+                gram, rhs, c = normal
+                solutions[method] = _solve_bias_variance(gram, rhs, c, gamma)
     vectors = {}
     for j, metric in enumerate(metrics):
         for method, (kind, _) in parsed.items():
@@ -166,7 +172,7 @@ def correction_vectors(
     return vectors
 
 
-def apply_correction(values_on_sample, sampled_ranks) -> np.ndarray:
+def apply_correction(values_on_sample: ArrayLike, sampled_ranks: ArrayLike) -> np.ndarray:
     """Per-instance corrected metric: M^[r~ - 1] for each observed sampled rank.
 
     Parameters
@@ -199,7 +205,7 @@ def apply_correction(values_on_sample, sampled_ranks) -> np.ndarray:
 
 
 def correction_vectors_by_n(
-    n_values, *args, workers: int = 1, progress: bool = False, **kwargs
+    n_values: Iterable[int], *args: Any, workers: int = 1, progress: bool = False, **kwargs: Any
 ) -> dict:
     """{n: :func:`correction_vectors` (metrics, methods, n, ...)} for every distinct n,
     built in ``workers`` processes: the per-user corrections of a large data set

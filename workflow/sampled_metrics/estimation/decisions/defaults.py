@@ -2,9 +2,27 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from ..estimators.learned import ESTIMATOR_DEFAULTS
 
 __all__ = ["DECISION_DEFAULTS"]
+
+
+class _DecisionDefaults(TypedDict):
+    """The type of each default, read by the type checker where a parameter takes one."""
+
+    budget: float
+    unit: str
+    edges: tuple[int, ...]
+    cells: str
+    floor: int
+    metric: str
+    prior: str
+    confidence: float
+    tuning: str
+    population: str
+
 
 # Edges aim at top-k metrics at k = 10 with m = 100 and n of a few thousand: Recall@10 is
 # non-zero only where r <= 10, which a sampled rank of 1 holds about 80 % of the time, 2
@@ -12,7 +30,7 @@ __all__ = ["DECISION_DEFAULTS"]
 # The floor gives every non-empty stratum a few chosen users, so that every stratum's
 # variance is estimated. The prior of the proxy is learned from phase 1 (EM). lambda = 1
 # ("fixed") keeps the estimator exactly design-unbiased; "power" (PPI++) is an option.
-DECISION_DEFAULTS = {
+DECISION_DEFAULTS: _DecisionDefaults = {
     "budget": 0.1,
     "unit": "users",
     "edges": (1, 2, 3, 5, 10),

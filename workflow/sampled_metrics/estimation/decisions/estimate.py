@@ -50,8 +50,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from typing import Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from ..laws import WITH_REPLACEMENT
@@ -81,6 +83,23 @@ class Estimate:
     """An estimate of a mean over users with its interval.
 
     ``verdict`` reads the interval of a difference A - B (:func:`.interval_verdict`).
+
+    Parameters
+    ----------
+    value : float
+        The estimate.
+    standard_error : float
+        The square root of the estimated variance V.
+    low, high : float
+        The interval.
+    confidence : float
+        The interval's confidence.
+    weight : float
+        lambda, the proxy's weight.
+    n_chosen : int
+        The users ranked exactly.
+    degrees_of_freedom : float, default inf
+        Those of the interval's t quantile (Satterthwaite's).
 
     Examples
     --------
@@ -117,9 +136,20 @@ def _chosen(design: Design, values, name: str) -> np.ndarray:
     )
 
 
-def effective_degrees_of_freedom(parts, degrees) -> float:
+def effective_degrees_of_freedom(parts: ArrayLike, degrees: ArrayLike) -> float:
     """Satterthwaite's degrees of freedom of a sum of variance estimates, part i with
     ``degrees[i]`` of its own: (sum a_i)^2 / sum a_i^2 / d_i; inf where the sum is 0.
+
+    Parameters
+    ----------
+    parts : array_like of float
+        The variance estimates a_i (those not above 0 add nothing to the spread).
+    degrees : array_like of float
+        d_i, the degrees of freedom of each.
+
+    Returns
+    -------
+    float
 
     Examples
     --------
@@ -145,13 +175,13 @@ def _by_stratum(stratum: np.ndarray, counts: np.ndarray, x: np.ndarray, y: np.nd
 
 def estimate_mean(
     design: Design,
-    values,
-    proxy,
+    values: ArrayLike,
+    proxy: ArrayLike,
     *,
     confidence: float = DECISION_DEFAULTS["confidence"],
     tuning: str = DECISION_DEFAULTS["tuning"],
     population: str = DECISION_DEFAULTS["population"],
-    predicted_variance=None,
+    predicted_variance: ArrayLike | None = None,
 ) -> Estimate:
     """The difference estimator of (1/U) sum_u y_u from the chosen users' y and every
     user's proxy g (the module's formula), with its interval (Student's t at
@@ -258,16 +288,16 @@ def _exact_metric(design: Design, exact_ranks, n, fn, name: str) -> np.ndarray:
 
 def estimate_metric(
     design: Design,
-    exact_ranks,
-    sampled_ranks,
-    m,
-    n,
+    exact_ranks: ArrayLike,
+    sampled_ranks: ArrayLike,
+    m: ArrayLike,
+    n: ArrayLike,
     metric: str = DECISION_DEFAULTS["metric"],
     *,
     law: str = WITH_REPLACEMENT,
-    prior=DECISION_DEFAULTS["prior"],
-    proxy=None,
-    **options,
+    prior: str | ArrayLike = DECISION_DEFAULTS["prior"],
+    proxy: ArrayLike | Proxy | None = None,
+    **options: Any,
 ) -> Estimate:
     """One model's exact metric over the users, (1/U) sum_u M(r_u, n_u), from the chosen
     users' exact ranks and every user's sampled rank; the interval cut to [0, 1].
@@ -322,16 +352,16 @@ def estimate_metric(
 
 def estimate_difference(
     design: Design,
-    exact_ranks,
-    sampled_ranks,
-    m,
-    n,
+    exact_ranks: ArrayLike,
+    sampled_ranks: ArrayLike,
+    m: ArrayLike,
+    n: ArrayLike,
     metric: str = DECISION_DEFAULTS["metric"],
     *,
     law: str = WITH_REPLACEMENT,
-    prior=DECISION_DEFAULTS["prior"],
-    proxy=None,
-    **options,
+    prior: str | ArrayLike = DECISION_DEFAULTS["prior"],
+    proxy: ArrayLike | tuple[Proxy, Proxy] | list[Proxy] | None = None,
+    **options: Any,
 ) -> Estimate:
     """The paired difference of two models' exact metric, A - B, over the same chosen
     users: y = M(r_A) - M(r_B), g = g_A - g_B; the interval cut to [-1, 1].
@@ -385,7 +415,8 @@ def estimate_difference(
             **options,
         }  # fmt: skip
         proxy = a.mean - b.mean
-    return _within(estimate_mean(design, ya - yb, proxy, **options), -1.0, 1.0)
+    # proxy: g_A - g_B of every user by now
+    return _within(estimate_mean(design, ya - yb, cast(ArrayLike, proxy), **options), -1.0, 1.0)
 
 
 def _within(estimate: Estimate, low: float, high: float) -> Estimate:
@@ -394,7 +425,9 @@ def _within(estimate: Estimate, low: float, high: float) -> Estimate:
     return replace(estimate, low=max(estimate.low, low), high=min(estimate.high, high))
 
 
-def difference_variance(design: Design, residual_a, residual_b, a: Proxy, b: Proxy) -> np.ndarray:
+def difference_variance(
+    design: Design, residual_a: ArrayLike, residual_b: ArrayLike, a: Proxy, b: Proxy
+) -> np.ndarray:
     """Each user's predicted variance of y_A - y_B given phase 1,
 
         v_A + v_B - 2 rho (v_A v_B)^(1/2),
@@ -403,6 +436,19 @@ def difference_variance(design: Design, residual_a, residual_b, a: Proxy, b: Pro
     residuals y - g, pooled within strata over the chosen users: each proxy's model
     takes its own exact rank alone, and two models ranking one user's held-out item are
     correlated (0 where either residual never varies).
+
+    Parameters
+    ----------
+    design : Design
+    residual_a, residual_b : array_like of float
+        y - g of model A and of model B, for the chosen users (in the order of the users).
+    a, b : Proxy
+        The two models' proxies (their variances v_A, v_B of every user).
+
+    Returns
+    -------
+    numpy.ndarray of float
+        (U,): each user's predicted variance of y_A - y_B.
 
     Examples
     --------

@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import special
 
 from ..metrics import metric_by_name
@@ -28,6 +29,21 @@ DISTRIBUTIONS = ("t", "normal")
 @dataclass(frozen=True)
 class PairedTest:
     """The paired comparison A - B over users like these.
+
+    Parameters
+    ----------
+    difference : float
+        The mean over users of d_u = M(r_A,u) - M(r_B,u).
+    standard_error : float
+        sd(d) / sqrt(U).
+    low, high : float
+        The interval of the difference.
+    p_value : float
+        The two-sided p-value of "no difference".
+    confidence : float
+        The interval's confidence.
+    n_users : int
+        U.
 
     Examples
     --------
@@ -50,8 +66,8 @@ class PairedTest:
 
 
 def paired_test(
-    exact_ranks,
-    n,
+    exact_ranks: ArrayLike,
+    n: ArrayLike,
     metric: str = DECISION_DEFAULTS["metric"],
     *,
     confidence: float = DECISION_DEFAULTS["confidence"],

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..corrections.law_cache import cached_law
 from ..estimators.data import sampled_evaluation
@@ -43,6 +44,13 @@ _UNIFORM_SHARE = 1e-3
 class Proxy:
     """Each user's predicted exact metric from phase 1: E[M(r_u) | r~_u] and
     Var[M(r_u) | r~_u] under the prior.
+
+    Parameters
+    ----------
+    mean : numpy.ndarray of float
+        (U,): E[M(r_u) | r~_u].
+    variance : numpy.ndarray of float
+        (U,): Var[M(r_u) | r~_u].
 
     Examples
     --------
@@ -74,13 +82,13 @@ def _prior_on_grid(prior, data) -> np.ndarray:
 
 
 def metric_proxy(
-    sampled_ranks,
-    m,
-    n,
+    sampled_ranks: ArrayLike,
+    m: ArrayLike,
+    n: ArrayLike,
     metric: str = DECISION_DEFAULTS["metric"],
     *,
     law: str = WITH_REPLACEMENT,
-    prior=DECISION_DEFAULTS["prior"],
+    prior: str | ArrayLike = DECISION_DEFAULTS["prior"],
 ) -> Proxy:
     """The posterior mean and variance of each user's exact metric given the sampled
     rank (eq 26 of Krichene & Rendle, and its second moment), under a prior on the
@@ -148,7 +156,9 @@ def metric_proxy(
     return Proxy(mean, np.maximum(second - mean**2, 0.0))
 
 
-def model_ranks(sampled_ranks, m, n, law: str = WITH_REPLACEMENT) -> tuple:
+def model_ranks(
+    sampled_ranks: ArrayLike, m: ArrayLike, n: ArrayLike, law: str = WITH_REPLACEMENT
+) -> tuple:
     """Check the sampled ranks of one or several models and their m and n.
 
     Parameters
@@ -199,13 +209,13 @@ def model_ranks(sampled_ranks, m, n, law: str = WITH_REPLACEMENT) -> tuple:
 
 
 def predicted_spread(
-    sampled_ranks,
-    m,
-    n,
+    sampled_ranks: ArrayLike,
+    m: ArrayLike,
+    n: ArrayLike,
     metric: str = DECISION_DEFAULTS["metric"],
     *,
     law: str = WITH_REPLACEMENT,
-    prior=DECISION_DEFAULTS["prior"],
+    prior: str | ArrayLike = DECISION_DEFAULTS["prior"],
 ) -> np.ndarray:
     """Each user's predicted variance of the exact metric given phase 1: the sum over the
     models of Var[M(r_u) | r~_u] (:func:`.proxy.metric_proxy`), the variance of a paired
@@ -233,4 +243,6 @@ def predicted_spread(
     [0.2222, 0.0]
     """
     ranks, m_u, n_u = model_ranks(sampled_ranks, m, n, law)
-    return sum(metric_proxy(row, m_u, n_u, metric, law=law, prior=prior).variance for row in ranks)
+    return np.asarray(
+        sum(metric_proxy(row, m_u, n_u, metric, law=law, prior=prior).variance for row in ranks)
+    )

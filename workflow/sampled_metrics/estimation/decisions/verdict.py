@@ -24,6 +24,11 @@ class Verdict(enum.StrEnum):
     The value is the verdict's text about the models named A and B; :meth:`label` names
     them.
 
+    Parameters
+    ----------
+    value : {"A better", "B better", "undecided"}
+        The verdict's text.
+
     Examples
     --------
     >>> Verdict.FIRST.label("iALS", "Pop"), Verdict.UNDECIDED.label("iALS", "Pop")
@@ -55,6 +60,15 @@ def interval_verdict(low: float, high: float) -> Verdict:
     """The verdict an interval [low, high] of A - B supports: A when it lies above 0, B
     when below, else undecided.
 
+    Parameters
+    ----------
+    low, high : float
+        The interval's ends.
+
+    Returns
+    -------
+    Verdict
+
     Examples
     --------
     >>> interval_verdict(0.001, 0.02), interval_verdict(-0.03, -0.01)
@@ -72,6 +86,15 @@ def interval_verdict(low: float, high: float) -> Verdict:
 def exact_verdict(difference: float) -> Verdict:
     """The verdict an exact difference A - B gives: the truth a verdict is judged by
     (equal within :data:`EQUAL_WITHIN`: undecided).
+
+    Parameters
+    ----------
+    difference : float
+        The exact difference of the two models' metric, A - B.
+
+    Returns
+    -------
+    Verdict
 
     Examples
     --------

@@ -71,7 +71,9 @@ r~_Y).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from scipy import optimize, sparse, special
@@ -97,7 +99,7 @@ def identification_interval(
     data: SampledEvaluation,
     metric: str,
     confidence: float = 0.95,
-    **options,
+    **options: Any,
 ) -> tuple:
     """The identification interval of the exact metric: the smallest and the largest
     value of (1/U) sum_u M(r_u, n_u) over every set of ranks whose sampled ranks'
@@ -150,7 +152,7 @@ def identification_interval(
 
 
 def identification_intervals(
-    data: SampledEvaluation, metrics, confidence: float = 0.95, **options
+    data: SampledEvaluation, metrics: Iterable[str], confidence: float = 0.95, **options: Any
 ) -> dict:
     """:func:`identification_interval` of several metrics, one region for all.
 
@@ -205,7 +207,7 @@ def difference_interval(
     second: SampledEvaluation,
     metric: str,
     confidence: float = 0.95,
-    **options,
+    **options: Any,
 ) -> tuple:
     """An interval of the difference of the exact metrics of two models, first minus
     second: [low_1 - high_2, high_1 - low_2] from their identification intervals, each at
@@ -397,9 +399,9 @@ class _Region:
     over the cells), A_eq x = b_eq (each stratum's share), and the strata."""
 
     strata: list
-    a_ub: object  # scipy.sparse matrix
+    a_ub: Any  # scipy.sparse matrix
     b_ub: np.ndarray
-    a_eq: object
+    a_eq: Any
     b_eq: np.ndarray
     upper: np.ndarray  # each column's largest value (its stratum's share)
     slices: list  # each stratum's columns

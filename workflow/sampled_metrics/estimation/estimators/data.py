@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..laws import WITH_REPLACEMENT, sampling_law
 
@@ -45,12 +46,14 @@ class SampledEvaluation:
     def n_users(self) -> int:
         return int(self.ranks.size)
 
-    def take(self, users) -> SampledEvaluation:
+    def take(self, users: np.ndarray) -> SampledEvaluation:
         """The evaluation restricted to (or resampled as) ``users`` (indices)."""
         return SampledEvaluation(self.ranks[users], self.m[users], self.n[users], self.law)
 
 
-def sampled_evaluation(ranks, m, n, law: str = WITH_REPLACEMENT) -> SampledEvaluation:
+def sampled_evaluation(
+    ranks: ArrayLike, m: ArrayLike, n: ArrayLike, law: str = WITH_REPLACEMENT
+) -> SampledEvaluation:
     """Check and bundle the inputs every estimator shares.
 
     Parameters
@@ -161,7 +164,9 @@ def _code_counts(code: np.ndarray, bases, inverse: bool = False) -> tuple:
     np.unique, or by counting when the codes span few values."""
     span = int(np.prod(bases, dtype=object))
     if span > max(4 * code.size, 2**16):
-        return np.unique(code, return_inverse=inverse, return_counts=True)
+        if inverse:
+            return np.unique(code, return_inverse=True, return_counts=True)
+        return np.unique(code, return_counts=True)
     per_code = np.bincount(code, minlength=span)
     codes = np.flatnonzero(per_code)
     if not inverse:

@@ -7,6 +7,8 @@ the same users (:func:`compare`)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -106,7 +108,12 @@ def _estimates(
 
 
 def point_estimates(
-    data: SampledEvaluation, metrics, methods, *, distributions=None, **options
+    data: SampledEvaluation,
+    metrics: Iterable[str],
+    methods: Iterable[str],
+    *,
+    distributions: dict | None = None,
+    **options: Any,
 ) -> dict:
     """{(metric, method): estimate} of every metric by every estimator, without
     intervals; ``distributions`` ({"em": pi, ...}) gives learned distributions already
@@ -135,7 +142,7 @@ def point_estimates(
     return {pair: point for pair, (point, _) in pairs.items()}
 
 
-def estimate(metric: str, method: str, data: SampledEvaluation, **options) -> float:
+def estimate(metric: str, method: str, data: SampledEvaluation, **options: Any) -> float:
     """The estimate of the mean exact metric by one estimator.
 
     Parameters
@@ -220,14 +227,14 @@ def _normal(values, confidence):
 
 def estimate_table(
     data: SampledEvaluation,
-    metrics,
-    methods,
+    metrics: Iterable[str],
+    methods: Iterable[str],
     *,
     confidence: float = ESTIMATOR_DEFAULTS["confidence"],
     bootstrap: int = ESTIMATOR_DEFAULTS["bootstrap"],
     seed: int = 0,
     progress: bool = False,
-    **options,
+    **options: Any,
 ) -> pd.DataFrame:
     """Every metric by every estimator, with a confidence interval.
 
@@ -305,7 +312,7 @@ def compare(
     bootstrap: int = ESTIMATOR_DEFAULTS["bootstrap"],
     seed: int = 0,
     progress: bool = False,
-    **options,
+    **options: Any,
 ) -> dict:
     """Two models evaluated on the same users and the same sampled items: the
     estimated difference (first - second) with its interval, and the probability that

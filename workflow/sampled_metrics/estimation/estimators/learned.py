@@ -11,8 +11,10 @@ theta_j = (j - 1)/(N - 1), j = 1..N, N the largest n (see
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TypedDict
 
 import numpy as np
 from scipy import linalg, optimize, special
@@ -36,10 +38,21 @@ from .data import (
 
 __all__ = ["ESTIMATOR_DEFAULTS", "em_distributions", "learned_rank_distribution"]
 
+
+class _EstimatorDefaults(TypedDict):
+    """The type of each default, read by the type checker where a parameter takes one."""
+
+    em_iterations: int
+    maxent_gamma: float
+    nodes: int
+    bootstrap: int
+    confidence: float
+
+
 # The defaults of the estimators' options. Jin et al.'s code runs EM for 100 iterations
 # from the uniform distribution (no tolerance) and weights the entropy by gamma = 0.01;
 # both kept, so that the numbers are theirs.
-ESTIMATOR_DEFAULTS = {
+ESTIMATOR_DEFAULTS: _EstimatorDefaults = {
     "em_iterations": 100,
     "maxent_gamma": 0.01,
     "nodes": 5,
@@ -155,7 +168,9 @@ def learned_rank_distribution(
     )
 
 
-def em_distributions(datas, iterations: int = ESTIMATOR_DEFAULTS["em_iterations"]) -> list:
+def em_distributions(
+    datas: Sequence[SampledEvaluation], iterations: int = ESTIMATOR_DEFAULTS["em_iterations"]
+) -> list:
     """:func:`learned_rank_distribution` ``em`` of many evaluations at once (the
     repetitions of a pipeline, the resamples of a bootstrap): those that share a grid
     iterate together, two matrix products an iteration for all of them.
@@ -368,10 +383,11 @@ def _metric_on_grid(metric: str, grid: int, data: SampledEvaluation) -> np.ndarr
 
 
 @lru_cache(maxsize=64)
-def _metric_on_grid_at(metric: str, grid: int, values: bytes, counts: bytes) -> np.ndarray:
+def _metric_on_grid_at(metric: str, grid: int, n_bytes: bytes, count_bytes: bytes) -> np.ndarray:
     """One array of the distinct n at once, in blocks of 256 (bounded memory)."""
     fn = metric_by_name(metric)
-    values, counts = np.frombuffer(values, dtype=np.int64), np.frombuffer(counts, dtype=np.int64)
+    values = np.frombuffer(n_bytes, dtype=np.int64)
+    counts = np.frombuffer(count_bytes, dtype=np.int64)
     theta = np.linspace(0.0, 1.0, grid)
     total = np.zeros(grid)
     for start in range(0, values.size, 256):

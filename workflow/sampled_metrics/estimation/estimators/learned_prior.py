@@ -9,6 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import linalg
 
 from ..corrections.law_cache import cached_law
@@ -19,7 +20,9 @@ from .learned import _prior_on_ranks
 __all__ = ["mn_correction"]
 
 
-def mn_correction(exact_values, law_matrix, prior, n_users: int) -> np.ndarray:
+def mn_correction(
+    exact_values: ArrayLike, law_matrix: ArrayLike, prior: ArrayLike, n_users: int
+) -> np.ndarray:
     """The MN correction of Li et al. (AAAI 2023): with P = p(r~ | r), D = diag(p(r)),
 
         M^ = [P^T D P + (1/U) (diag(P^T 1) - P^T P)]^-1 P^T D M,

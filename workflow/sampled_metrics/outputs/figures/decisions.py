@@ -4,11 +4,16 @@ pair's wrong verdicts beside each point."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import matplotlib.pyplot as plt
 import pandas as pd
 
 from ..labels import metric_label
 from .style import MARKERS, styled, subtitle
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["decisions_figure"]
 
@@ -32,7 +37,7 @@ def _point_label(method: str, wrong: float) -> str:
 
 
 @styled
-def decisions_figure(summary: pd.DataFrame, *, dataset: str = "", note: str = ""):
+def decisions_figure(summary: pd.DataFrame, *, dataset: str = "", note: str = "") -> Figure:
     """Pairs decided right against cost (``results/<dataset>/decisions.csv``): one panel
     per metric, a point per method at its mean cost and mean share of the pairs decided
     right, the budgets of one kind joined, labelled with the budget and, above 2.5 %,

@@ -6,7 +6,13 @@ placement of a figure's labels once it is complete.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 __all__ = ["corners", "place_labels", "vertical_marker"]
 
@@ -60,7 +66,7 @@ def _obstacles(ax, renderer):
     return np.vstack(points), boxes
 
 
-def place_labels(labels) -> None:
+def place_labels(labels: Iterable[tuple[Any, str, list[dict], dict]]) -> None:
     """Place the labels ``(ax, text, candidates, kwargs)`` one after the other, once
     the figure is complete (legend and subtitle change the layout).
 
@@ -89,7 +95,8 @@ def _place_text(ax, text: str, candidates, renderer, points, boxes, pad: float =
     inside the axes and covers none of the ``points`` and ``boxes`` (``_obstacles``);
     else where it covers least."""
     frame = ax.get_window_extent(renderer)
-    best, best_cost = None, np.inf
+    best: dict = {}
+    best_cost = np.inf
     for candidate in candidates:
         spot = {"transform": ax.transAxes, **candidate}
         artist = ax.text(s=text, **spot, **kwargs)
@@ -117,7 +124,7 @@ def _place_text(ax, text: str, candidates, renderer, points, boxes, pad: float =
 _OUTSIDE = 1e6
 
 
-def corners(margin: float = 0.03):
+def corners(margin: float = 0.03) -> list[dict]:
     """Candidate spots in the corners and along the edges of the axes."""
     lo, hi = margin, 1 - margin
     spots = []
@@ -156,7 +163,7 @@ def _beside_vertical(ax, x: float, factor: float = 1.06):
     return spots
 
 
-def vertical_marker(ax, m: float, label: str, labels: list, linestyle="-.") -> None:
+def vertical_marker(ax: Axes, m: float, label: str, labels: list, linestyle: Any = "-.") -> None:
     """A vertical line at m, its label to be placed beside it."""
     ax.axvline(m, color="0.35", linestyle=linestyle, linewidth=1.0, zorder=1)
     if label:

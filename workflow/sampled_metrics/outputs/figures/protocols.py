@@ -5,6 +5,8 @@ pairs it orders as the exact metric does; a note names the protocols left out.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -12,13 +14,16 @@ import pandas as pd
 from ..labels import method_label, metric_label
 from .style import MARKERS, method_color_of, styled, subtitle
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 __all__ = ["protocols_figure"]
 
 
 @styled
 def protocols_figure(
     errors: pd.DataFrame, pairs: pd.DataFrame, *, dataset: str = "", note: str | None = None
-):
+) -> Figure:
     """The protocol study (``results/<dataset>/protocols.csv``): for each metric, the
     RMSE of every estimator against the exact metric under every framework's
     protocol (mean over the recommenders, log scale), and the share of recommender

@@ -5,6 +5,8 @@ ranks on a linear one, one row per tie policy), and the counts section 6.1 quote
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -13,6 +15,9 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
 
 from .placement import corners, place_labels
 from .style import LINESTYLES, MARKERS, color_of, styled, subtitle
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = [
     "EMPTY_BUCKET",
@@ -110,7 +115,7 @@ def rank_distribution_figure(
     pessimistic: dict[str, pd.DataFrame] | None = None,
     tie_policy: str = "random",
     dataset: str | None = None,
-):
+) -> Figure:
     """Figure 5: the number of users per bucket of exact ranks, per recommender.
 
     Left: all ranks in buckets of ``width`` (log axis; an empty bucket is drawn

@@ -6,6 +6,10 @@ note names the sample sizes left out (above the data set's n - 1).
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -15,6 +19,9 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 from ..labels import metric_label
 from .placement import place_labels, vertical_marker
 from .style import color_of, law_description, method_title, styled, subtitle
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["sample_size_figure"]
 
@@ -42,9 +49,9 @@ def sample_size_figure(
     law: str | None = None,
     marked_m: int | None = None,
     marked_label: str = "Table 3",
-    log_methods=("sampled",),
+    log_methods: Iterable[str] = ("sampled",),
     note: str | None = None,
-):
+) -> Figure:
     """Figure 6: expected metric against m per recommender, one panel per method.
 
     Solid lines: the expected metric; dashed: the exact values (named with
@@ -113,7 +120,8 @@ def sample_size_figure(
     )
     m_low, m_high = int(curves["m"].min()), int(curves["m"].max())
     show_marked = marked_m is not None and m_low <= marked_m <= m_high
-    labels = []
+    marked = float(marked_m) if marked_m is not None else math.nan  # read when show_marked
+    labels: list = []
     for ax, method in zip(axes[0], methods):
         part = curves[curves["method"] == method]
         values = [100 * part["expected"].to_numpy()]
@@ -126,22 +134,22 @@ def sample_size_figure(
                 ax.axhline(100 * exact[name], color=color, linestyle="--", linewidth=1.0)
                 values.append([100 * exact[name]])
             if show_marked and len(group):
-                value = 100 * _value_at(group, marked_m)
+                value = 100 * _value_at(group, marked)
                 ax.plot([marked_m], [value], marker="o", markersize=4, color=color, zorder=4)
                 at_marked.append(f"{name} {value:.1f} %")
         ax.set_xscale("log")
         ax.set_xlim(m_low / 1.3, m_high * 1.3)
-        values = np.concatenate(values)
+        shown = np.concatenate(values)
         if method in log_methods:
             ax.set_yscale("log")
-            low, high = _nice_floor(values.min() / 1.1), values.max() * 1.35
+            low, high = _nice_floor(shown.min() / 1.1), shown.max() * 1.35
             ax.set_ylim(low, high)
             subs = (1.0, 2.0, 5.0) if high / low >= 10 else (1.0, 2.0, 3.0, 5.0, 7.0)
             ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
             ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
             ax.yaxis.set_minor_formatter(NullFormatter())
         else:
-            ax.set_ylim(0, values.max() * 1.12)
+            ax.set_ylim(0, shown.max() * 1.12)
         ax.set(
             xlabel="number of sampled items m",
             ylabel=f"expected {metric_label(metric)} (%)",
@@ -149,7 +157,7 @@ def sample_size_figure(
         )
         if show_marked:
             label = f"m = {marked_m} ({marked_label}):\n" + "\n".join(at_marked)
-            vertical_marker(ax, marked_m, label, labels)
+            vertical_marker(ax, marked, label, labels)
         row = orders[orders["method"] == method]
         if len(row) and not np.isnan(row["stays_right_from_m"].iloc[0]):
             m_right = float(row["stays_right_from_m"].iloc[0])

@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import functools
 import textwrap
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import matplotlib.pyplot as plt
 
 from ...estimation.registry import method_color
 from ...io.atomic import atomic_path
 from ..labels import method_label
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = [
     "CLS_CONSTRAINT_WORDS",
@@ -36,7 +41,7 @@ __all__ = [
 ]
 
 # One style for every figure; svg.hashsalt makes SVG ids the same in every run.
-STYLE = {
+STYLE: dict[Any, Any] = {
     "font.size": 9,
     "axes.titlesize": 9.5,
     "axes.labelsize": 9,
@@ -56,7 +61,7 @@ DPI = 300
 COLORS = {"X": "tab:blue", "Y": "tab:orange", "Z": "tab:green"}
 TOY_COLORS = {"A": "tab:red", "B": "tab:purple", "C": "tab:brown"}
 MARKERS = ("o", "s", "^", "D", "v", "P")
-LINESTYLES = ("-", "--", ":", "-.")
+LINESTYLES: tuple[Any, ...] = ("-", "--", ":", "-.")
 # What the figures draw beside the estimators, in black: the exact metric, and
 # Hansen-Hurwitz (no estimator of the registry: it needs each draw's probability).
 REFERENCE_COLORS = {"hansen_hurwitz": "black", "exact": "black"}
@@ -67,7 +72,7 @@ CLS_CONSTRAINT_WORDS = {
 }
 
 
-def styled(draw):
+def styled(draw: Callable[..., Any]) -> Callable[..., Any]:
     """Run a figure-drawing function inside the figures' style (:data:`STYLE`).
 
     Parameters
@@ -97,7 +102,7 @@ def styled(draw):
 
 
 @styled
-def save_figure(figure, *paths) -> None:
+def save_figure(figure: Figure, *paths: Any) -> None:
     """Save a figure to each path (format from the suffix), atomically.
 
     Saved in the figures' style (ticks drawn at save time follow it too), at
@@ -188,7 +193,7 @@ def method_title(method: str) -> str:
     return titles.get(method, method_label(method))
 
 
-def color_of(name: str, index: int, colors=COLORS) -> str:
+def color_of(name: str, index: int, colors: Mapping[str, str] = COLORS) -> str:
     """The colour of ``name`` in ``colors``, else the ``index``-th of the default cycle."""
     return colors.get(name, f"C{index % 10}")
 
@@ -199,7 +204,7 @@ def method_color_of(method: str, index: int) -> str:
     return method_color(method) or REFERENCE_COLORS.get(method) or f"C{index % 10}"
 
 
-def subtitle(fig, *lines: str) -> None:
+def subtitle(fig: Figure, *lines: str) -> None:
     """The figure's subtitle: where its numbers come from, wrapped to the figure's width."""
     width = int(fig.get_figwidth() * 15)
     parts = [part for line in lines for part in line.split("\n") if part]

@@ -7,6 +7,8 @@ expectation over the sampling beside the exact AP.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -23,6 +25,9 @@ from .style import (
     styled,
     subtitle,
 )
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = [
     "corrected_ap_figure",
@@ -50,7 +55,7 @@ def _sci(value: float) -> str:
 
 
 @styled
-def metric_curves_figure(curves: pd.DataFrame, top: int = 100):
+def metric_curves_figure(curves: pd.DataFrame, top: int = 100) -> Figure:
     """Figure 1: each metric of one held-out item against its rank r = 1..n.
 
     Parameters
@@ -99,7 +104,7 @@ def _panel_row(panels: int):
 @styled
 def expected_vs_sample_size_figure(
     curves: pd.DataFrame, n: int | None = None, law: str | None = None, marked_m: int | None = None
-):
+) -> Figure:
     """Figure 2: expected sampled metric of each toy recommender against m (eq 16).
 
     Parameters
@@ -137,7 +142,7 @@ def expected_vs_sample_size_figure(
             ax.plot(group["m"], group["expected"], label=name, color=color_of(name, i, TOY_COLORS))
         ax.set(xscale="log", xlabel="number of sampled items m", title=metric_label(metric))
         ax.set_ylim(-0.03, 1.03)
-    labels = []
+    labels: list = []
     if marked_m is not None:
         for i, ax in enumerate(axes):
             vertical_marker(ax, marked_m, "" if i else f"m = {marked_m}\n(Table 2)", labels)
@@ -157,7 +162,7 @@ def expected_vs_sample_size_figure(
 
 
 @styled
-def expected_vs_true_rank_figure(curves: pd.DataFrame, n: int, law: str | None = None):
+def expected_vs_true_rank_figure(curves: pd.DataFrame, n: int, law: str | None = None) -> Figure:
     """Figure 3: expected sampled metric against the exact rank r, for several m.
 
     The exact metric (rows with m = n) is a wide grey band under the sampled
@@ -252,7 +257,7 @@ def corrected_ap_figure(
     m: int,
     law: str | None = None,
     cls_constraint: str | None = None,
-):
+) -> Figure:
     """Figure 4: corrected AP on the sampled rank (left) and its expectation over
     the sampling against the exact rank, beside the exact AP (right).
 
@@ -352,7 +357,8 @@ def corrected_ap_figure(
         + "; uniform prior p(r) = 1/n"
         + (
             f"; CLS: {CLS_CONSTRAINT_WORDS.get(cls_constraint, cls_constraint)}"
-            * bool(cls_constraint)
+            if cls_constraint
+            else ""
         ),
     )
     place_labels(notes)

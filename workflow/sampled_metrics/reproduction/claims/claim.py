@@ -5,6 +5,7 @@ read, with the small helpers that format the evidence.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pandas as pd
@@ -50,7 +51,7 @@ def _means(table3: pd.DataFrame, metric: str, method: str) -> dict[str, float]:
 
 
 def _order(values: dict[str, float]) -> str:
-    return " > ".join(sorted(values, key=values.get, reverse=True))
+    return " > ".join(sorted(values, key=lambda name: values[name], reverse=True))
 
 
 def _fmt(values: dict[str, float]) -> str:
@@ -86,6 +87,13 @@ class _Run:
             return None
         return {rec: means[rec] for rec in self.recommenders}
 
+    def known(self, metric: str, method: str) -> dict[str, float]:
+        """:meth:`values` of a metric and method that :meth:`metrics_with` vouched for."""
+        values = self.values(metric, method)
+        if values is None:
+            raise KeyError(f"Table 3 has no {method} {metric} of every recommender")
+        return values
+
     def metrics_with(self, metrics, *methods: str) -> list[str]:
         """The ``metrics`` with values of every one of ``methods`` for every recommender."""
         return [m for m in metrics if all(self.values(m, k) is not None for k in methods)]
@@ -113,8 +121,9 @@ def _partly(evidence: str, absent: str) -> str:
     return f"{evidence}; {absent}" if absent else evidence
 
 
-def paper_trio(recommenders) -> tuple[str, str, str] | None:
+def paper_trio(recommenders: Iterable[str]) -> tuple[str, str, str] | None:
     """The recommenders the paper's claims are about: X, Y and Z when the run
     has all three (other recommenders may run beside them), else None."""
-    trio = tuple(PAPER_RECOMMENDERS)
+    x, y, z = PAPER_RECOMMENDERS
+    trio = (x, y, z)
     return trio if set(trio) <= set(recommenders) else None

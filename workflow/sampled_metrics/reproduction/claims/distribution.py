@@ -4,6 +4,8 @@ rank-distribution facts of each recommender.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pandas as pd
 
 from .claim import Claim, _not_applicable
@@ -11,7 +13,9 @@ from .claim import Claim, _not_applicable
 __all__ = ["rank_distribution_claims"]
 
 
-def rank_distribution_claims(distribution: pd.DataFrame, paper: dict, recommenders) -> list[Claim]:
+def rank_distribution_claims(
+    distribution: pd.DataFrame, paper: dict, recommenders: Sequence[str]
+) -> list[Claim]:
     """The claims of section 6.1 on Figure 5, from its rank-distribution facts.
 
     Parameters

@@ -13,6 +13,7 @@ the sample sizes the text gives for Figure 6, passed in by the caller.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import combinations
 
 import pandas as pd
@@ -44,7 +45,7 @@ def _exact_orders(run: _Run) -> list[Claim]:
     top = f"On the exact metric, {z} > {y} > {x} for Recall, NDCG and AP"
     metrics = run.metrics_with(TOP_HEAVY, "exact")
     if metrics:
-        exact = {m: run.values(m, "exact") for m in metrics}
+        exact = {m: run.known(m, "exact") for m in metrics}
         first = Claim(
             "6.2",
             top,
@@ -71,7 +72,7 @@ def _sampled_recall_reverses(run: _Run) -> list[Claim]:
     statement = f"Sampled Recall@10 reverses the exact order of {x} and {y}"
     if not run.metrics_with([r], "exact", "sampled"):
         return [_not_applicable("6.2", statement, run.absent([r], ["exact", "sampled"]))]
-    exact, sampled = run.values(r, "exact"), run.values(r, "sampled")
+    exact, sampled = run.known(r, "exact"), run.known(r, "sampled")
     return [
         Claim(
             "6.2",
@@ -92,12 +93,13 @@ def _worst_looks_best(run: _Run) -> list[Claim]:
     metrics = run.metrics_with(TOP_HEAVY, "exact", "sampled")
     if not metrics:
         return [_not_applicable("6.2", statement, run.absent(TOP_HEAVY, ["exact", "sampled"]))]
-    exact = {m: run.values(m, "exact") for m in metrics}
-    sampled = {m: run.values(m, "sampled") for m in metrics}
+    exact = {m: run.known(m, "exact") for m in metrics}
+    sampled = {m: run.known(m, "sampled") for m in metrics}
     worst_best = [
         m
         for m in metrics
-        if min(exact[m], key=exact[m].get) == x and max(sampled[m], key=sampled[m].get) == x
+        if min(exact[m], key=exact[m].__getitem__) == x
+        and max(sampled[m], key=sampled[m].__getitem__) == x
     ]
     return [
         Claim(
@@ -116,7 +118,7 @@ def _sampled_auc_keeps_order(run: _Run) -> list[Claim]:
     statement = "Sampled AUC keeps the exact order of every pair"
     if not run.metrics_with(["auc"], "exact", "sampled"):
         return [_not_applicable("6.2", statement, run.absent(["auc"], ["exact", "sampled"]))]
-    exact, sampled = run.values("auc", "exact"), run.values("auc", "sampled")
+    exact, sampled = run.known("auc", "exact"), run.known("auc", "sampled")
     kept = all(
         (exact[a] - exact[b]) * (sampled[a] - sampled[b]) > 0
         for a, b in combinations(run.recommenders, 2)
@@ -137,7 +139,7 @@ def _sampled_keeps_the_better_two(run: _Run) -> list[Claim]:
         return [_not_applicable("6.2", statement, run.absent(wanted, ["exact", "sampled"]))]
     checks, evidence = {}, []
     for m in metrics:
-        exact, sampled = run.values(m, "exact"), run.values(m, "sampled")
+        exact, sampled = run.known(m, "exact"), run.known(m, "sampled")
         checks[m] = (exact[z] - exact[y]) * (sampled[z] - sampled[y]) > 0
         evidence.append(
             f"{m}: exact {_fmt({k: exact[k] for k in (y, z)})}, "
@@ -169,7 +171,7 @@ def _sampled_gaps_are_not_variance(run: _Run) -> list[Claim]:
     std = run.table3.set_index(["recommender", "metric", "method"])["std"]
     ratios = {}
     for m in metrics:
-        sampled = run.values(m, "sampled")
+        sampled = run.known(m, "sampled")
         spread = max(std.get((rec, m, "sampled"), float("nan")) for rec in run.recommenders)
         ratios[m] = min(sampled[x] - sampled[y], sampled[x] - sampled[z]) / spread
     return [
@@ -196,7 +198,7 @@ def _corrections_are_closer(run: _Run) -> list[Claim]:
     closer, total, misses = 0, 0, []
     metrics = run.metrics_with(TOP_HEAVY, "exact", "sampled")
     for m in metrics:
-        exact, sampled = run.values(m, "exact"), run.values(m, "sampled")
+        exact, sampled = run.known(m, "exact"), run.known(m, "sampled")
         for method in run.methods:
             corrected = run.values(m, method)
             if corrected is None:
@@ -362,10 +364,10 @@ def check_claims(
     table4: pd.DataFrame,
     thresholds: pd.DataFrame,
     paper_thresholds: dict,
-    recommenders=tuple(PAPER_RECOMMENDERS),
+    recommenders: Sequence[str] = tuple(PAPER_RECOMMENDERS),
     *,
     fig6_metric: str = FIGURE6_METRIC,
-    fig6_pair=None,
+    fig6_pair: Sequence[str] | None = None,
 ) -> list[Claim]:
     """Every claim of section 6, each PASS, FAIL or N/A (see :class:`Claim`).
 
