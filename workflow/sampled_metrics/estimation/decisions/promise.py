@@ -20,11 +20,12 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["effective_degrees_of_freedom", "full_note", "predicted_degrees"]
 
 
-def effective_degrees_of_freedom(parts, degrees) -> float:
+def effective_degrees_of_freedom(parts: ArrayLike, degrees: ArrayLike) -> float:
     """Satterthwaite's degrees of freedom of a sum of variance estimates, part i with
     ``degrees[i]`` of its own: (sum a_i)^2 / sum a_i^2 / d_i; inf where the sum is 0
     (Satterthwaite, Biometrics Bulletin 1946; Cochran 1977, eq. 5.16).
@@ -42,7 +43,7 @@ def effective_degrees_of_freedom(parts, degrees) -> float:
     return float(np.sum(parts) ** 2 / spread) if spread > 0 else math.inf
 
 
-def predicted_degrees(sizes, counts, spreads) -> float:
+def predicted_degrees(sizes: ArrayLike, counts: ArrayLike, spreads: ArrayLike) -> float:
     """The effective degrees of freedom of a design's variance as phase 1 predicts it:
     Satterthwaite's nu of the parts a_h = (N_h / U)^2 (1 - n_h / N_h) sigma_h^2 / n_h,
     each with n_h - 1 (:func:`effective_degrees_of_freedom`), U = sum_h N_h; inf when no
