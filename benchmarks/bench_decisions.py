@@ -16,7 +16,8 @@ populations, with the time of each part:
   and 1000, with and without replacement; no range;
 * ``small``: the same population with 100 users at a budget of 0.5 and 300 at 0.25,
   n_u about 370 and m = 99 (cornac's example's sizes), many seeds (``--small-seeds``):
-  the design, the design per pair and the uniform subset;
+  the design, the design per pair and the uniform subset (at 100 users the designs rank
+  every user: too few to promise their coverage, ``benchmarks/bench_small_populations.py``);
 * ``large``: ML-20M-like sizes (138,493 users, 26,744 items, n_u the items a user has
   not trained on), synthetic ranks as above, m = 100 without replacement, fewer seeds
   (``--large-seeds``), no range and no adaptive-em (EM on a grid of 26,744 per model

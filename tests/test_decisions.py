@@ -26,6 +26,7 @@ from sampled_metrics.estimation.decisions import (
     estimate_metric,
     metric_proxy,
     paired_test,
+    predicted_degrees,
     predicted_spread,
 )
 from sampled_metrics.estimation.metrics import metric_by_name
@@ -143,10 +144,55 @@ def test_the_interval_covers_in_a_small_population(users, budget):
     spread = pair[0].variance + pair[1].variance
     covered = []
     for seed in range(draws):
-        d = draw_design(sampled, M, n, budget=budget, spread=spread, seed=seed)
+        # the design as asked (degrees=0): at these sizes the rule would rank every user
+        d = draw_design(sampled, M, n, budget=budget, spread=spread, degrees=0, seed=seed)
         e = estimate_difference(d, exact, sampled, M, n, "recall@10", proxy=pair)
         covered.append(e.low <= y.mean() <= e.high)
     assert np.mean(covered) >= within(draws, 0.95)
+
+
+def test_the_predicted_degrees_are_satterthwaites_of_the_strata_sampled_in_part():
+    # one stratum sampled in part carries all the variance: n - 1 degrees of freedom
+    assert predicted_degrees([100, 40, 60], [20, 40, 5], [0.4, 0.4, 0.0]) == pytest.approx(19)
+    # two equal parts add up (Satterthwaite); nothing sampled in part: nothing to fear
+    assert predicted_degrees([50, 50], [10, 10], [0.3, 0.3]) == pytest.approx(18)
+    assert predicted_degrees([50, 50], [50, 50], [0.3, 0.3]) == np.inf
+
+
+def test_a_small_population_is_ranked_whole_and_says_why():
+    pop = population()
+    n, sampled = pop["n"][:100], pop["sampled"][:2, :100]
+    d = draw_design(sampled, M, n, budget=0.5, seed=0)
+    assert d.chosen.all() and np.all(d.probability == 1) and d.n_chosen == 100
+    assert d.note.startswith("100 users are too few to promise the intervals' coverage")
+    # 50 chosen users carry at most 50 - 1 degrees of freedom, fewer than 56: asked for
+    # anyway, the design is the one asked for
+    asked = draw_design(sampled, M, n, budget=0.5, degrees=0, seed=0)
+    assert asked.n_chosen == 50 and asked.note is None
+
+
+def test_a_large_population_keeps_the_design_asked_for():
+    pop = population()
+    for budget in (0.1, 0.25):
+        d = draw_design(pop["sampled"][:2], M, pop["n"], budget=budget, seed=0)
+        assert d.note is None and d.n_chosen == round(budget * USERS)
+
+
+def test_a_population_ranked_whole_gives_the_exact_mean_and_the_paired_t_test():
+    pop = population()
+    kept = slice(0, 150)
+    n, sampled, exact = pop["n"][kept], pop["sampled"][:2, kept], pop["exact"][:2, kept]
+    design = draw_design(sampled, M, n, budget=0.25, seed=0)
+    assert design.note is not None and design.chosen.all()
+    ya, yb = (metric_by_name("ndcg@10")(ranks, n) for ranks in exact)
+    e = estimate_metric(design, exact[0], sampled[0], M, n, "ndcg@10")
+    assert e.value == pytest.approx(np.mean(ya), abs=1e-12) and e.low == e.high == e.value
+    d = estimate_difference(design, exact, sampled, M, n, "ndcg@10")
+    assert d.value == pytest.approx(np.mean(ya) - np.mean(yb), abs=1e-12) and d.low == d.high
+    # about users like these: the paired t interval of scipy
+    d = estimate_difference(design, exact, sampled, M, n, "ndcg@10", population="superpopulation")
+    low, high = stats.ttest_rel(ya, yb).confidence_interval(0.95)
+    assert (d.low, d.high) == pytest.approx((low, high), rel=1e-9)
 
 
 def test_one_stratum_gives_the_t_interval_with_the_finite_population_correction():

@@ -18,6 +18,7 @@ user is ranked exactly, the paired t-test over users (:mod:`.full_ranking`).
 * :mod:`.defaults`      the defaults of the design and the estimators
 * :mod:`.proxy`         phase 1's prediction: posterior mean and variance of M(r) given r~
 * :mod:`.design`        strata, Neyman's allocation, the draw; a design to and from a table
+* :mod:`.promise`       when a design can promise its coverage (else every user is ranked)
 * :mod:`.estimate`      the difference estimator and its interval
 * :mod:`.verdict`       the verdict an interval, or an exact difference, gives
 * :mod:`.full_ranking`  the paired test when every user is ranked exactly
@@ -45,6 +46,7 @@ from .estimate import (
     estimate_metric,
 )
 from .full_ranking import DISTRIBUTIONS, PairedTest, paired_test
+from .promise import predicted_degrees
 from .proxy import PRIORS, Proxy, metric_proxy, model_ranks, predicted_spread
 from .verdict import EQUAL_WITHIN, Verdict, exact_verdict, interval_verdict
 
@@ -75,5 +77,6 @@ __all__ = [
     "metric_proxy",
     "model_ranks",
     "paired_test",
+    "predicted_degrees",
     "predicted_spread",
 ]

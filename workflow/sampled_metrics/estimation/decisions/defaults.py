@@ -17,6 +17,7 @@ class _DecisionDefaults(TypedDict):
     edges: tuple[int, ...]
     cells: str
     floor: int
+    degrees: int
     metric: str
     prior: str
     confidence: float
@@ -30,12 +31,16 @@ class _DecisionDefaults(TypedDict):
 # The floor gives every non-empty stratum a few chosen users, so that every stratum's
 # variance is estimated. The prior of the proxy is learned from phase 1 (EM). lambda = 1
 # ("fixed") keeps the estimator exactly design-unbiased; "power" (PPI++) is an option.
+# "degrees": the fewest effective degrees of freedom a design's predicted variance must
+# rest on to promise its intervals' coverage, else every user is ranked (its reason and
+# measurement: the module promise).
 DECISION_DEFAULTS: _DecisionDefaults = {
     "budget": 0.1,
     "unit": "users",
     "edges": (1, 2, 3, 5, 10),
     "cells": "min",
     "floor": 5,
+    "degrees": 56,
     "metric": "recall@10",
     "prior": "em",
     "confidence": ESTIMATOR_DEFAULTS["confidence"],

@@ -6,6 +6,9 @@ across them by Neyman's rule n_h proportional to N_h sigma_h / sqrt(c_h) (Cochra
 h fully) with a floor and a cap (:func:`allocate`), sigma_h predicted from phase 1 alone
 (:func:`predicted_spread`), then n_h users drawn without replacement in each stratum:
 user u of stratum h is chosen with probability pi_u = n_h / N_h (:func:`draw_design`).
+A design whose predicted variance rests on too few chosen users cannot promise its
+intervals' coverage (:func:`.promise.predicted_degrees`): then every user is ranked, and the
+design's ``note`` says why.
 
 The budget is a share of the users (``unit="users"``: sum_u pi_u = round(budget U)) or
 of the scored items of ranking every user fully (``unit="items"``: ranking user u costs
@@ -21,6 +24,7 @@ import numpy as np
 
 from ..laws import WITH_REPLACEMENT
 from .defaults import DECISION_DEFAULTS
+from .promise import full_note, predicted_degrees
 from .proxy import model_ranks, predicted_spread
 
 __all__ = [
@@ -259,6 +263,7 @@ def draw_design(
     law: str = WITH_REPLACEMENT,
     prior=DECISION_DEFAULTS["prior"],
     spread=None,
+    degrees: float = DECISION_DEFAULTS["degrees"],
     seed=None,
 ) -> Design:
     """Choose the users to rank exactly: strata from the sampled ranks of every model,
@@ -290,13 +295,19 @@ def draw_design(
     spread : array_like, optional
         Each user's predicted variance, instead of :func:`.proxy.predicted_spread`'s
         (any function of phase 1).
+    degrees : float, default 56
+        The fewest effective degrees of freedom of the predicted variance
+        (:func:`.promise.predicted_degrees`) for the design to promise its coverage;
+        below, every user is ranked (probability 1) and ``note`` says why. 0 draws the
+        design asked for whatever it promises.
     seed : int or numpy.random.Generator, optional
 
     Returns
     -------
     Design
         pi_u = n_h / N_h for every user: sum_u pi_u is the budget's count of users (or
-        sum_u pi_u n_u its items) up to rounding.
+        sum_u pi_u n_u its items) up to rounding; or every user, probability 1, with a
+        ``note``.
 
     Raises
     ------
@@ -307,11 +318,17 @@ def draw_design(
     Examples
     --------
     >>> rng = np.random.default_rng(0)
-    >>> ranks = rng.integers(1, 12, size=(2, 200))
+    >>> ranks = rng.integers(1, 12, size=(2, 500))
     >>> d = draw_design(ranks, m=10, n=100, budget=0.25, seed=1)
-    >>> d.n_chosen, bool(np.isclose(d.probability.sum(), 50))
-    (50, True)
-    """
+    >>> d.n_chosen, bool(np.isclose(d.probability.sum(), 125)), d.note
+    (125, True, None)
+
+    On 200 of these users the chosen would carry too little of the variance:
+
+    >>> small = draw_design(ranks[:, :200], m=10, n=100, budget=0.25, seed=1)
+    >>> small.n_chosen, small.note
+    (200, "200 users are too few to promise the intervals' coverage with 25% of them ranked exactly: every user is ranked (the design needs about 300 users)")
+    """  # noqa: E501
     if not 0.0 < budget <= 1.0:
         raise ValueError(f"budget must lie in (0, 1], got {budget!r}")
     if unit not in UNITS:
@@ -332,9 +349,13 @@ def draw_design(
         # an empty stratum costs what it is never asked to pay: 1, not 0 (a division)
         costs = np.where(sizes > 0, np.bincount(stratum, n_u, minlength=strata) / occupied, 1.0)
         counts = allocate(sizes, sigma, budget * n_u.sum(), costs=costs, floor=floor)
+    note, nu = None, predicted_degrees(sizes, counts, sigma)
+    if nu < degrees:
+        counts = sizes
+        note = full_note(stratum.size, budget, unit, nu, degrees)
     chosen = _draw(stratum, counts, np.random.default_rng(seed))
     probability = (counts / occupied)[stratum]
-    return Design(stratum, probability, chosen, sizes)
+    return Design(stratum, probability, chosen, sizes, note)
 
 
 def design_table(design: Design) -> tuple:

@@ -60,6 +60,7 @@ from ..laws import WITH_REPLACEMENT
 from ..metrics import metric_by_name
 from .defaults import DECISION_DEFAULTS
 from .design import Design
+from .promise import effective_degrees_of_freedom
 from .proxy import Proxy, metric_proxy, model_ranks
 from .verdict import Verdict, interval_verdict
 
@@ -68,7 +69,6 @@ __all__ = [
     "TUNINGS",
     "Estimate",
     "difference_variance",
-    "effective_degrees_of_freedom",
     "estimate_difference",
     "estimate_mean",
     "estimate_metric",
@@ -134,34 +134,6 @@ def _chosen(design: Design, values, name: str) -> np.ndarray:
         f"{name} must hold every user's value ({design.n_users}) or the chosen users' "
         f"({design.n_chosen}), got shape {values.shape}"
     )
-
-
-def effective_degrees_of_freedom(parts: ArrayLike, degrees: ArrayLike) -> float:
-    """Satterthwaite's degrees of freedom of a sum of variance estimates, part i with
-    ``degrees[i]`` of its own: (sum a_i)^2 / sum a_i^2 / d_i; inf where the sum is 0.
-
-    Parameters
-    ----------
-    parts : array_like of float
-        The variance estimates a_i (those not above 0 add nothing to the spread).
-    degrees : array_like of float
-        d_i, the degrees of freedom of each.
-
-    Returns
-    -------
-    float
-
-    Examples
-    --------
-    One part keeps its own; k equal parts of d add up to k d:
-
-    >>> effective_degrees_of_freedom([0.3], [4]), effective_degrees_of_freedom([1, 1, 1], [4, 4, 4])
-    (4.0, 12.0)
-    """
-    parts = np.asarray(parts, dtype=float)
-    degrees = np.asarray(degrees, dtype=float)
-    spread = np.sum(parts**2 / degrees, where=parts > 0, initial=0.0)
-    return float(np.sum(parts) ** 2 / spread) if spread > 0 else math.inf
 
 
 def _by_stratum(stratum: np.ndarray, counts: np.ndarray, x: np.ndarray, y: np.ndarray):

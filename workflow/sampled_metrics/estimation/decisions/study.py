@@ -51,7 +51,7 @@ from .study_methods import (
     SeedMethods,
     simulate_sampled_ranks,
 )
-from .verdict import exact_verdict
+from .verdict import EQUAL_WITHIN, exact_verdict
 
 __all__ = [
     "METHOD_KINDS",
@@ -125,7 +125,9 @@ def _row(seed, method, target, name, metric, exact, low, high, estimate, verdict
         "seed": seed, "method": method, "target": target, "name": name, "metric": metric,
         "exact": float(exact), "estimate": estimate,
         "low": low if interval else np.nan, "high": high if interval else np.nan,
-        "covered": float(low <= exact <= high) if interval else np.nan,
+        # an interval of zero width (every user ranked) holds the exact value to rounding
+        "covered": float(low - EQUAL_WITHIN <= exact <= high + EQUAL_WITHIN)
+        if interval else np.nan,
         "width": high - low if interval else np.nan,
         "verdict": "" if verdict is None else verdict.value,
         "right": np.nan, "wrong": np.nan, "cost": cost,

@@ -58,7 +58,8 @@ class Verdict(enum.StrEnum):
 
 def interval_verdict(low: float, high: float) -> Verdict:
     """The verdict an interval [low, high] of A - B supports: A when it lies above 0, B
-    when below, else undecided.
+    when below, else undecided; 0 is any value within :data:`EQUAL_WITHIN` of it (so
+    that an interval of zero width, every user ranked, gives :func:`exact_verdict`).
 
     Parameters
     ----------
@@ -76,9 +77,9 @@ def interval_verdict(low: float, high: float) -> Verdict:
     >>> interval_verdict(-0.01, 0.01).decided
     False
     """
-    if low > 0:
+    if low > EQUAL_WITHIN:
         return Verdict.FIRST
-    if high < 0:
+    if high < -EQUAL_WITHIN:
         return Verdict.SECOND
     return Verdict.UNDECIDED
 
