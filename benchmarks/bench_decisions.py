@@ -32,12 +32,12 @@ from pathlib import Path
 import numpy as np
 
 from sampled_metrics.data import split_users
-from sampled_metrics.estimation.decisions.study import method_names, run_study
-from sampled_metrics.estimation.decisions.study_summary import goals, summarize
 from sampled_metrics.io.forked import forked_map
-from sampled_metrics.outputs.decisions import method_table
 from sampled_metrics.outputs.tables import markdown_table
 from sampled_metrics.pipeline.intermediates import read_ranks
+from sampled_metrics.studies.decisions.report import method_table
+from sampled_metrics.studies.decisions.study import method_names, run_study
+from sampled_metrics.studies.decisions.summary import goals, summarize
 
 RECOMMENDERS = ["X", "Y", "Z", "Pop", "EASE", "BPR"]
 ALL = ["full", "uniform", "design", "pair-design", "range", "adaptive-em"]

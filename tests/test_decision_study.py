@@ -1,5 +1,5 @@
-"""The design study (sampled_metrics.estimation.decisions.study, study_summary;
-outputs.decisions): the simulation against closed forms, coverage near the nominal level
+"""The design study (sampled_metrics.studies.decisions: study, methods, summary,
+report): the simulation against closed forms, coverage near the nominal level
 on a population with known truth, full ranking exact, the cost accounting, the outputs
 and the configuration."""
 
@@ -8,15 +8,15 @@ import pandas as pd
 import pytest
 from conftest import CONFIG_FILE
 
-from sampled_metrics.estimation.decisions.study import method_names, run_study
-from sampled_metrics.estimation.decisions.study_methods import (
+from sampled_metrics.pipeline.config import ConfigError
+from sampled_metrics.pipeline.validation import load_config, validate_config
+from sampled_metrics.studies.decisions.methods import (
     adaptive_ranks,
     simulate_sampled_ranks,
 )
-from sampled_metrics.estimation.decisions.study_summary import SUMMARY_COLUMNS, goals, summarize
-from sampled_metrics.outputs.decisions import write_decisions
-from sampled_metrics.pipeline.config import ConfigError
-from sampled_metrics.pipeline.validation import load_config, validate_config
+from sampled_metrics.studies.decisions.report import write_decisions
+from sampled_metrics.studies.decisions.study import method_names, run_study
+from sampled_metrics.studies.decisions.summary import SUMMARY_COLUMNS, goals, summarize
 
 N = 400  # every user's ranked-set size
 

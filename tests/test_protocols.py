@@ -17,7 +17,6 @@ from scipy import stats
 from sampled_metrics.estimation.laws import sampled_rank_pmf
 from sampled_metrics.estimation.population import exact_metric
 from sampled_metrics.frameworks.draws import draw_items
-from sampled_metrics.frameworks.estimates import protocol_estimates
 from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS, HANSEN_HURWITZ, Protocol
 from sampled_metrics.frameworks.simulate import (
     ProtocolRanks,
@@ -33,6 +32,7 @@ from sampled_metrics.pipeline.config import ConfigError
 from sampled_metrics.pipeline.intermediates import read_protocol_ranks
 from sampled_metrics.pipeline.validation import load_config, validate_config
 from sampled_metrics.recommenders import PrecomputedScores
+from sampled_metrics.studies.protocols.estimates import protocol_estimates
 
 
 def protocol(**changes) -> Protocol:

@@ -7,17 +7,17 @@ import time
 import numpy as np
 
 from sampled_metrics.data import split_users
-from sampled_metrics.estimation.decisions.study import (
+from sampled_metrics.io.forked import forked_map
+from sampled_metrics.pipeline.intermediates import read_ranks
+from sampled_metrics.pipeline.runs import start_job
+from sampled_metrics.studies.decisions.methods import ADAPTIVE_STEPS
+from sampled_metrics.studies.decisions.report import write_decisions
+from sampled_metrics.studies.decisions.study import (
     left_out_methods,
     method_names,
     run_study,
 )
-from sampled_metrics.estimation.decisions.study_methods import ADAPTIVE_STEPS
-from sampled_metrics.estimation.decisions.study_summary import goals, summarize
-from sampled_metrics.io.forked import forked_map
-from sampled_metrics.outputs.decisions import write_decisions
-from sampled_metrics.pipeline.intermediates import read_ranks
-from sampled_metrics.pipeline.runs import start_job
+from sampled_metrics.studies.decisions.summary import goals, summarize
 
 log = start_job(snakemake)
 p = snakemake.params

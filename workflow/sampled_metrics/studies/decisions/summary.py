@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .verdict import EQUAL_WITHIN
+from ...estimation.decisions.verdict import EQUAL_WITHIN
 
 __all__ = ["GOALS", "SUMMARY_COLUMNS", "goals", "summarize"]
 

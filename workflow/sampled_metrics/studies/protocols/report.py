@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..outputs.tables import markdown_table
-from .registry import FRAMEWORK_PROTOCOLS
+from ...frameworks.registry import FRAMEWORK_PROTOCOLS
+from ...outputs.tables import markdown_table
 
 __all__ = ["LEFT_OUT_COLUMNS", "left_out_lines", "protocols_markdown"]
 

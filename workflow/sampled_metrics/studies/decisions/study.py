@@ -2,7 +2,7 @@
 
 Given every model's exact rank r_u of every user's held-out item (and n_u, the ranked-set
 size), one *seed* simulates phase 1, each model's sampled rank among m sampled items
-(:func:`.study_methods.simulate_sampled_ranks`), then every method of :data:`METHOD_KINDS` estimates
+(:func:`.methods.simulate_sampled_ranks`), then every method of :data:`METHOD_KINDS` estimates
 each model's mean metric and each pair's difference over these users:
 
 * ``full``: every user ranked exactly: the metric itself (an interval of zero width
@@ -15,19 +15,20 @@ each model's mean metric and each pair's difference over these users:
 * ``pair-design-<b>``: the same planned for one pair (strata from its two models'
   sampled ranks), as a comparison of two models would be: pairs only;
 * ``range``: the identification interval from the sampled ranks alone
-  (:func:`..estimators.identification_intervals`; pairs as
-  :func:`..estimators.difference_interval`, Bonferroni over the two models);
+  (:func:`sampled_metrics.estimation.estimators.identification_intervals`; pairs as
+  :func:`sampled_metrics.estimation.estimators.difference_interval`, Bonferroni over the
+  two models);
 * ``adaptive-em``: Li et al.'s adaptive sampling ("Towards Reliable Item Sampling for
   Recommendation Evaluation", AAAI 2023): a user whose held-out item beat every sampled
   item gets more sampled items, cumulatively ``steps`` more (100, 200, 400, 800, 1600
   by default), until one ranks above it or the steps end
-  (:func:`.study_methods.adaptive_ranks`); the
+  (:func:`.methods.adaptive_ranks`); the
   metric is then the EM estimate over the sampled ranks with their own m_u: a point
   estimate, its pairs ordered by the estimates' signs.
 
 The cost of a method is its scored items as a share of full ranking's sum_u n_u:
 phase 1 scores m_u + 1 items of each user, an exact ranking n_u
-(:func:`.study_methods.method_cost`).
+(:func:`.methods.method_cost`).
 
 **The simplification.** Each model's sampled rank is drawn independently given its exact
 rank (the law the corrections assume, eq 15 or its hypergeometric form). A real paired
@@ -43,15 +44,15 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from ..laws import WITH_REPLACEMENT
-from ..metrics import metric_by_name
-from .defaults import DECISION_DEFAULTS
-from .study_methods import (
+from ...estimation.decisions.defaults import DECISION_DEFAULTS
+from ...estimation.decisions.verdict import exact_verdict
+from ...estimation.laws import WITH_REPLACEMENT
+from ...estimation.metrics import metric_by_name
+from .methods import (
     ADAPTIVE_STEPS,
     SeedMethods,
     simulate_sampled_ranks,
 )
-from .verdict import exact_verdict
 
 __all__ = [
     "METHOD_KINDS",

@@ -11,13 +11,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..estimation.corrections import correction_vectors
-from ..estimation.metrics import metric_by_name
-from ..estimation.nodes import interpolation_nodes, node_weights
-from ..estimation.population import learned_estimates
-from ..estimation.registry import paper_methods
-from .registry import HANSEN_HURWITZ, Protocol
-from .simulate import ProtocolRanks
+from ...estimation.corrections import correction_vectors
+from ...estimation.metrics import metric_by_name
+from ...estimation.nodes import interpolation_nodes, node_weights
+from ...estimation.population import learned_estimates
+from ...estimation.registry import paper_methods
+from ...frameworks.registry import HANSEN_HURWITZ, Protocol
+from ...frameworks.simulate import ProtocolRanks
 
 __all__ = ["protocol_estimates", "protocol_table"]
 

@@ -10,18 +10,18 @@ from itertools import combinations
 
 import numpy as np
 
-from ..estimators import (
+from ...estimation.decisions.design import Design, draw_design
+from ...estimation.decisions.estimate import estimate_difference, estimate_mean, estimate_metric
+from ...estimation.decisions.full_ranking import paired_test
+from ...estimation.decisions.proxy import metric_proxy
+from ...estimation.decisions.verdict import exact_verdict, interval_verdict
+from ...estimation.estimators import (
     em_distributions,
     identification_intervals,
     point_estimates,
     sampled_evaluation,
 )
-from ..laws import sampling_law
-from .design import Design, draw_design
-from .estimate import estimate_difference, estimate_mean, estimate_metric
-from .full_ranking import paired_test
-from .proxy import metric_proxy
-from .verdict import exact_verdict, interval_verdict
+from ...estimation.laws import sampling_law
 
 __all__ = [
     "ADAPTIVE_STEPS",
@@ -257,8 +257,9 @@ class SeedMethods:
 
     def range(self) -> tuple:
         """Identification intervals: each model's at the confidence, each pair's from
-        the models' at 1 - (1 - confidence)/2, as :func:`..estimators.difference_interval`
-        (Bonferroni), each model's region solved once for every pair."""
+        the models' at 1 - (1 - confidence)/2, as
+        :func:`sampled_metrics.estimation.estimators.difference_interval` (Bonferroni),
+        each model's region solved once for every pair."""
         metrics = list(self.values)
         datas = [sampled_evaluation(row, self.m, self.n, self.law) for row in self.sampled]
         half = 1.0 - (1.0 - self.confidence) / 2.0
