@@ -17,6 +17,7 @@ from scipy import stats
 from sampled_metrics.estimation.laws import sampled_rank_pmf
 from sampled_metrics.estimation.population import exact_metric
 from sampled_metrics.frameworks.draws import draw_items
+from sampled_metrics.frameworks.protocol_pass import simulate_protocols
 from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS, HANSEN_HURWITZ, Protocol
 from sampled_metrics.frameworks.simulate import (
     ProtocolRanks,
@@ -25,7 +26,6 @@ from sampled_metrics.frameworks.simulate import (
     save_protocol_ranks,
     simulate,
 )
-from sampled_metrics.frameworks.study_pass import simulate_protocols
 from sampled_metrics.passes.block_pass import SCORE_CHUNK
 from sampled_metrics.passes.ranking import block_ranks
 from sampled_metrics.pipeline.config import ConfigError

@@ -11,7 +11,7 @@ from sampled_metrics.pipeline.config import (
 )
 from sampled_metrics.pipeline.data_checks import check_data_sizes, check_fit_memory
 from sampled_metrics.data import split_users
-from sampled_metrics.frameworks.beaten_files import study_layers
+from sampled_metrics.studies.protocols.beaten_files import study_layers
 from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
 from sampled_metrics.frameworks.simulate import ranks_bytes_per_user
 from sampled_metrics.reproduction.paper import PUBLISHED_FILE

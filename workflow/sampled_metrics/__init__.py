@@ -117,7 +117,7 @@ _API = {
     "frameworks.draws": ("draw_items", "draw_negatives"),
     "frameworks.beaten": ("beaten_items",),
     "frameworks.simulate": ("simulate",),
-    "frameworks.study_pass": ("simulate_protocols",),
+    "frameworks.protocol_pass": ("simulate_protocols",),
     "studies.protocols.estimates": ("protocol_estimates",),
     "frameworks.rank_files": ("rank_files",),
 }

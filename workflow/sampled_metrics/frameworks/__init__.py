@@ -5,8 +5,13 @@ rank. The protocol study that runs every estimator on them is
 
 - ``registry``      one record per framework: where its protocol was read, the
                     protocols the study simulates, the command line's preset
+- ``beaten``        the items a model ranks above the held-out one, by tie order
 - ``draws``         drawing items by a popularity (or uniform) law
-- ``simulate``      the protocols simulated on real scores: the sampled ranks
+- ``simulate``      a paired protocol simulated on a block's scores: the sampled ranks;
+                    ``cells`` the same for uniform draws, ``unpaired`` each model its own
+- ``mask_pass``     every protocol, every model, over blocks of users from their masks
+- ``protocol_pass`` the same from the models' scores, each block scored once
+- ``rank_meta``     the sidecar of a rank file
 - ``rank_files``    any model's exact ranks and a protocol's sampled ranks, as the CLI
                     reads them
 - ``adapters``      a framework's own evaluation read rank by rank (RecBole, cornac)

@@ -8,7 +8,7 @@ draws of a user depend only on (seed, protocol, the user's chunk of
 protocol, as with a shared test file) and the result does not depend on the blocks.
 ``cells.simulate_cells`` draws the same law for uniform paired protocols without
 drawing every item; ``unpaired.simulate_unpaired`` gives each recommender its own draws
-(RecBole, DaisyRec); ``study_pass.simulate_protocols`` runs them over blocks of users.
+(RecBole, DaisyRec); ``protocol_pass.simulate_protocols`` runs them over blocks of users.
 With replacement each user also gets the Hansen-Hurwitz estimate of the rank, and
 every user the popularity-weighted rank R^pi = 1 + (n - 1) q (docs/popularity.md).
 

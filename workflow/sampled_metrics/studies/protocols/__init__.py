@@ -2,6 +2,9 @@
 (:mod:`sampled_metrics.frameworks.registry`) simulated on real scores, and every
 estimator on the sampled ranks they give.
 
-* :mod:`.estimates`  every estimator on the simulated ranks
-* :mod:`.report`     the study's report, protocols.md
+* :mod:`.beaten_files`  the items each model scores above and tied with the held-out
+                        one, stored by the ranking pass so the study scores no model again
+* :mod:`.stored`        every protocol's sampled ranks from those stored masks
+* :mod:`.estimates`     every estimator on the simulated ranks
+* :mod:`.report`        the study's report, protocols.md
 """

@@ -21,7 +21,7 @@ import os
 
 import numpy as np
 
-from ..io.atomic import CORRUPT_FILE_ERRORS, atomic_path
+from ...io.atomic import CORRUPT_FILE_ERRORS, atomic_path
 
 __all__ = ["BeatenWriter", "StoredBeaten", "study_layers"]
 
