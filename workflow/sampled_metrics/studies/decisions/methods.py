@@ -1,20 +1,26 @@
-"""Each method of the design study (:mod:`.study`) on one simulated phase 1, and the
-simulation it reads: each model's sampled rank given its exact rank
+"""Each method of the design study on one simulated phase 1 (:class:`Phase1`): a
+function ``run_<kind>(phase1, method) -> Found`` per kind of :mod:`.registry`, and the
+simulation they read: each model's sampled rank given its exact rank
 (:func:`simulate_sampled_ranks`), Li et al.'s adaptive sampling (:func:`adaptive_ranks`),
 a method's cost (:func:`method_cost`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
 from itertools import combinations
+from typing import NamedTuple
+from typing import Protocol as Interface
 
 import numpy as np
 
 from ...estimation.decisions.design import Design, draw_design
 from ...estimation.decisions.estimate import estimate_difference, estimate_mean, estimate_metric
 from ...estimation.decisions.full_ranking import paired_test
-from ...estimation.decisions.proxy import metric_proxy
-from ...estimation.decisions.verdict import exact_verdict, interval_verdict
+from ...estimation.decisions.proxy import Proxy, metric_proxy
+from ...estimation.decisions.verdict import Verdict, exact_verdict, interval_verdict
 from ...estimation.estimators import (
     em_distributions,
     identification_intervals,
@@ -24,16 +30,20 @@ from ...estimation.estimators import (
 from ...estimation.laws import sampling_law
 
 __all__ = [
-    "ADAPTIVE_STEPS",
-    "SeedMethods",
+    "Estimated",
+    "Found",
+    "Parameters",
+    "Phase1",
     "adaptive_ranks",
     "method_cost",
+    "run_adaptive_em",
+    "run_design",
+    "run_full",
+    "run_pair_design",
+    "run_range",
+    "run_uniform",
     "simulate_sampled_ranks",
 ]
-
-# Li et al.'s sample sizes: the extra sampled items, cumulatively, of a user whose
-# held-out item still ranks first.
-ADAPTIVE_STEPS = (100, 200, 400, 800, 1600)
 
 
 def simulate_sampled_ranks(exact, n, m: int, law: str, rng) -> np.ndarray:
@@ -71,7 +81,7 @@ def simulate_sampled_ranks(exact, n, m: int, law: str, rng) -> np.ndarray:
     return 1 + rng.hypergeometric(r - 1, size - r, m)
 
 
-def adaptive_ranks(exact, n, sampled, m: int, law: str, rng, steps=ADAPTIVE_STEPS) -> tuple:
+def adaptive_ranks(exact, n, sampled, m: int, law: str, rng, steps) -> tuple:
     """Li et al.'s adaptive sampling of one model: while a user's held-out item ranks
     first among its sampled items, draw more, up to ``steps[j]`` more in all after step
     j (without replacement never more than the n_u - 1 other items).
@@ -90,7 +100,7 @@ def adaptive_ranks(exact, n, sampled, m: int, law: str, rng, steps=ADAPTIVE_STEP
     law : {"binomial", "hypergeometric"}
     rng : numpy.random.Generator
     steps : sequence of int
-        Increasing cumulative extra sample sizes.
+        Increasing cumulative extra sample sizes (``decisions.adaptive_steps``).
 
     Returns
     -------
@@ -129,180 +139,239 @@ def adaptive_ranks(exact, n, sampled, m: int, law: str, rng, steps=ADAPTIVE_STEP
     return ranks, m_u
 
 
-def method_cost(method: str, n, m_u=None, chosen=None) -> float:
+def method_cost(n, m_u=None, chosen=None) -> float:
     """Scored items as a share of full ranking's, sum_u n_u: phase 1 scores m_u + 1
     items of each user (``m_u``; none when None), the users of ``chosen`` n_u each.
 
     Examples
     --------
     >>> n = np.full(4, 101)
-    >>> method_cost("design-0.5", n, m_u=np.full(4, 100), chosen=np.array([1, 0, 1, 0], bool))
+    >>> method_cost(n, m_u=np.full(4, 100), chosen=np.array([1, 0, 1, 0], bool))
     1.5
-    >>> method_cost("full", n)
+    >>> method_cost(n, chosen=np.ones(4, bool))
     1.0
     """
     n = np.asarray(n, dtype=float)
-    if method == "full":
-        return 1.0
     scored = 0.0 if m_u is None else float(np.sum(np.asarray(m_u) + 1))
     if chosen is not None:
         scored += float(n[chosen].sum())
     return scored / float(n.sum())
 
 
-class SeedMethods:
-    """What one seed's methods share: the exact ranks and metrics, phase 1, the proxy."""
-
-    def __init__(self, exact, n, sampled, m, law, values, confidence, rng, steps):
-        self.exact, self.n, self.sampled, self.m, self.law = exact, n, sampled, m, law
-        self.values, self.confidence, self.rng, self.steps = values, confidence, rng, steps
-        self._proxies = None
+class Parameters(Interface):
+    """A method's parameters, as :class:`.registry.Method` holds them."""
 
     @property
-    def proxies(self) -> dict:
+    def budget(self) -> float | None:
+        """The share of the users it ranks exactly."""
+        ...
+
+    @property
+    def steps(self) -> tuple[int, ...]:
+        """adaptive-em's cumulative extra sample sizes."""
+        ...
+
+
+class Estimated(NamedTuple):
+    """A method's estimate of a model's metric or a pair's difference: the interval
+    (None, None for a point estimate), the point, and a pair's verdict."""
+
+    low: float | None
+    high: float | None
+    value: float
+    verdict: Verdict | None = None
+
+
+class Found(NamedTuple):
+    """What a method found on one phase 1: its cost (:func:`method_cost`), each model's
+    estimate ``model_of(metric, k)`` (None when it estimates pairs only) and each pair's
+    ``pair_of(metric, a, b)``."""
+
+    cost: float
+    model_of: Callable[[str, int], Estimated] | None
+    pair_of: Callable[[str, int, int], Estimated]
+
+
+@dataclass
+class Phase1:
+    """What one seed's methods share: every model's exact ranks (k, U), the ranked-set
+    sizes n (U,), phase 1's simulated sampled ranks (k, U) among m items under ``law``,
+    the exact metric values {metric: (k, U)} (the design is tuned for the first), the
+    confidence of the intervals, and the seed's generator (the methods draw from it in
+    turn)."""
+
+    exact: np.ndarray
+    n: np.ndarray
+    sampled: np.ndarray
+    m: int
+    law: str
+    values: dict
+    confidence: float
+    rng: np.random.Generator
+
+    @cached_property
+    def proxies(self) -> dict[str, list[Proxy]]:
         """{metric: [Proxy of each model]}: phase 1's posterior means and variances."""
-        if self._proxies is None:
-            self._proxies = {
-                metric: [
-                    metric_proxy(row, self.m, self.n, metric, law=self.law) for row in self.sampled
-                ]
-                for metric in self.values
-            }
-        return self._proxies
+        return {
+            metric: [
+                metric_proxy(row, self.m, self.n, metric, law=self.law) for row in self.sampled
+            ]
+            for metric in self.values
+        }
 
-    def full(self) -> tuple:
-        """(cost, each model's (low, high, point), each pair's verdict function)."""
+    @property
+    def phase1_cost(self) -> np.ndarray:
+        """Every user's phase 1: m sampled items (as m_u of :func:`method_cost`)."""
+        return np.full(self.n.size, self.m)
 
-        def model_of(metric, k):
-            value = float(self.values[metric][k].mean())
-            return value, value, value
 
-        def pair_of(metric, a, b):
-            d = float(self.values[metric][a].mean() - self.values[metric][b].mean())
-            test = paired_test(self.exact[[a, b]], self.n, metric, confidence=self.confidence)
-            return d, d, d, test.verdict
+def run_full(phase1: Phase1, method: Parameters) -> Found:
+    """Every user ranked exactly: the metric itself (an interval of zero width about
+    these users), the pairs' verdicts from the paired t-test (:func:`.paired_test`)."""
+    values = phase1.values
 
-        return 1.0, model_of, pair_of
+    def model_of(metric: str, k: int) -> Estimated:
+        value = float(values[metric][k].mean())
+        return Estimated(value, value, value)
 
-    def uniform(self, budget: float) -> tuple:
-        design = _uniform_design(self.n.size, budget, self.rng)
-        zero = np.zeros(self.n.size)
+    def pair_of(metric: str, a: int, b: int) -> Estimated:
+        d = float(values[metric][a].mean() - values[metric][b].mean())
+        test = paired_test(phase1.exact[[a, b]], phase1.n, metric, confidence=phase1.confidence)
+        return Estimated(d, d, d, test.verdict)
 
-        def interval(y):
-            e = estimate_mean(design, y, zero, confidence=self.confidence)
-            return e.low, e.high, e.value
+    return Found(1.0, model_of, pair_of)
 
-        def pair_of(metric, a, b):
-            low, high, value = interval(self.values[metric][a] - self.values[metric][b])
-            return low, high, value, interval_verdict(low, high)
 
-        cost = method_cost("uniform", self.n, chosen=design.chosen)
-        return cost, lambda metric, k: interval(self.values[metric][k]), pair_of
+def run_uniform(phase1: Phase1, method: Parameters) -> Found:
+    """A simple random subset of round(b U) users ranked exactly, b the method's
+    budget: their mean with the finite-population correction (one stratum, no proxy)."""
+    design = _uniform_design(phase1.n.size, method.budget, phase1.rng)
+    zero = np.zeros(phase1.n.size)
 
-    def design(self, budget: float) -> tuple:
-        first = next(iter(self.values))
-        spread = sum(p.variance for p in self.proxies[first])  # as predicted_spread's
-        design = draw_design(
-            self.sampled, self.m, self.n, budget=budget, metric=first, law=self.law,
-            spread=spread, seed=self.rng,
+    def interval(y: np.ndarray) -> Estimated:
+        e = estimate_mean(design, y, zero, confidence=phase1.confidence)
+        return Estimated(e.low, e.high, e.value)
+
+    def pair_of(metric: str, a: int, b: int) -> Estimated:
+        low, high, value, _ = interval(phase1.values[metric][a] - phase1.values[metric][b])
+        return Estimated(low, high, value, interval_verdict(low, high))
+
+    cost = method_cost(phase1.n, chosen=design.chosen)
+    return Found(cost, lambda metric, k: interval(phase1.values[metric][k]), pair_of)
+
+
+def run_design(phase1: Phase1, method: Parameters) -> Found:
+    """Two-phase sampling at the method's budget (:func:`.draw_design`,
+    :func:`.estimate_metric`, :func:`.estimate_difference`): one design for every
+    model, strata from all their sampled ranks."""
+    p = phase1
+    first = next(iter(p.values))
+    spread = sum(proxy.variance for proxy in p.proxies[first])  # as predicted_spread's
+    design = draw_design(
+        p.sampled, p.m, p.n, budget=method.budget, metric=first, law=p.law, spread=spread,
+        seed=p.rng,
+    )  # fmt: skip
+    options = {"law": p.law, "confidence": p.confidence}
+
+    def model_of(metric: str, k: int) -> Estimated:
+        e = estimate_metric(
+            design, p.exact[k], p.sampled[k], p.m, p.n, metric, proxy=p.proxies[metric][k],
+            **options,
         )  # fmt: skip
-        options = {"law": self.law, "confidence": self.confidence}
+        return Estimated(e.low, e.high, e.value)
 
-        def model_of(metric, k):
-            e = estimate_metric(
-                design, self.exact[k], self.sampled[k], self.m, self.n, metric,
-                proxy=self.proxies[metric][k], **options,
-            )  # fmt: skip
-            return e.low, e.high, e.value
+    def pair_of(metric: str, a: int, b: int) -> Estimated:
+        pair = [p.proxies[metric][a], p.proxies[metric][b]]
+        e = estimate_difference(
+            design, p.exact[[a, b]], p.sampled[[a, b]], p.m, p.n, metric, proxy=pair, **options
+        )
+        return Estimated(e.low, e.high, e.value, e.verdict)
 
-        def pair_of(metric, a, b):
-            pair = [self.proxies[metric][a], self.proxies[metric][b]]
-            e = estimate_difference(
-                design, self.exact[[a, b]], self.sampled[[a, b]], self.m, self.n, metric,
-                proxy=pair, **options,
-            )  # fmt: skip
-            return e.low, e.high, e.value, e.verdict
+    return Found(method_cost(p.n, m_u=p.phase1_cost, chosen=design.chosen), model_of, pair_of)
 
-        m_u = np.full(self.n.size, self.m)
-        return method_cost("design", self.n, m_u=m_u, chosen=design.chosen), model_of, pair_of
 
-    def pair_design(self, budget: float) -> tuple:
-        """Two-phase sampling planned for one pair at a time: each pair's own design,
-        strata from its two models' sampled ranks and Neyman's allocation on their
-        predicted spread, at a budget of ``budget`` of the users; no model's metric
-        alone (the cost: the pairs' mean)."""
-        first = next(iter(self.values))
-        pairs = list(combinations(range(len(self.exact)), 2))
-        designs = {
-            (a, b): draw_design(
-                self.sampled[[a, b]], self.m, self.n, budget=budget, metric=first,
-                law=self.law, seed=self.rng,
-                spread=self.proxies[first][a].variance + self.proxies[first][b].variance,
-            )
-            for a, b in pairs
-        }  # fmt: skip
-        options = {"law": self.law, "confidence": self.confidence}
+def run_pair_design(phase1: Phase1, method: Parameters) -> Found:
+    """Two-phase sampling planned for one pair at a time: each pair's own design,
+    strata from its two models' sampled ranks and Neyman's allocation on their
+    predicted spread, at the method's budget; no model's metric alone (the cost: the
+    pairs' mean)."""
+    p = phase1
+    first = next(iter(p.values))
+    pairs = list(combinations(range(len(p.exact)), 2))
+    designs = {
+        (a, b): draw_design(
+            p.sampled[[a, b]], p.m, p.n, budget=method.budget, metric=first, law=p.law,
+            seed=p.rng, spread=p.proxies[first][a].variance + p.proxies[first][b].variance,
+        )
+        for a, b in pairs
+    }  # fmt: skip
+    options = {"law": p.law, "confidence": p.confidence}
 
-        def pair_of(metric, a, b):
-            pair = [self.proxies[metric][a], self.proxies[metric][b]]
-            e = estimate_difference(
-                designs[a, b], self.exact[[a, b]], self.sampled[[a, b]], self.m, self.n,
-                metric, proxy=pair, **options,
-            )  # fmt: skip
-            return e.low, e.high, e.value, e.verdict
+    def pair_of(metric: str, a: int, b: int) -> Estimated:
+        pair = [p.proxies[metric][a], p.proxies[metric][b]]
+        e = estimate_difference(
+            designs[a, b], p.exact[[a, b]], p.sampled[[a, b]], p.m, p.n, metric, proxy=pair,
+            **options,
+        )  # fmt: skip
+        return Estimated(e.low, e.high, e.value, e.verdict)
 
-        m_u = np.full(self.n.size, self.m)
-        costs = [method_cost("design", self.n, m_u=m_u, chosen=d.chosen) for d in designs.values()]
-        return float(np.mean(costs)), None, pair_of
+    costs = [method_cost(p.n, m_u=p.phase1_cost, chosen=d.chosen) for d in designs.values()]
+    return Found(float(np.mean(costs)), None, pair_of)
 
-    def range(self) -> tuple:
-        """Identification intervals: each model's at the confidence, each pair's from
-        the models' at 1 - (1 - confidence)/2, as
-        :func:`sampled_metrics.estimation.estimators.difference_interval` (Bonferroni),
-        each model's region solved once for every pair."""
-        metrics = list(self.values)
-        datas = [sampled_evaluation(row, self.m, self.n, self.law) for row in self.sampled]
-        half = 1.0 - (1.0 - self.confidence) / 2.0
-        whole = [identification_intervals(d, metrics, self.confidence) for d in datas]
-        halves = [identification_intervals(d, metrics, half) for d in datas]
 
-        def model_of(metric, k):
-            low, high = whole[k][metric]
-            return low, high, (low + high) / 2
+def run_range(phase1: Phase1, method: Parameters) -> Found:
+    """Identification intervals from the sampled ranks alone: each model's at the
+    confidence, each pair's from the models' at 1 - (1 - confidence)/2, as
+    :func:`sampled_metrics.estimation.estimators.difference_interval` (Bonferroni),
+    each model's region solved once for every pair."""
+    p = phase1
+    metrics = list(p.values)
+    datas = [sampled_evaluation(row, p.m, p.n, p.law) for row in p.sampled]
+    half = 1.0 - (1.0 - p.confidence) / 2.0
+    whole = [identification_intervals(d, metrics, p.confidence) for d in datas]
+    halves = [identification_intervals(d, metrics, half) for d in datas]
 
-        def pair_of(metric, a, b):
-            low = halves[a][metric][0] - halves[b][metric][1]
-            high = halves[a][metric][1] - halves[b][metric][0]
-            return low, high, (low + high) / 2, interval_verdict(low, high)
+    def model_of(metric: str, k: int) -> Estimated:
+        low, high = whole[k][metric]
+        return Estimated(low, high, (low + high) / 2)
 
-        m_u = np.full(self.n.size, self.m)
-        return method_cost("range", self.n, m_u=m_u), model_of, pair_of
+    def pair_of(metric: str, a: int, b: int) -> Estimated:
+        low = halves[a][metric][0] - halves[b][metric][1]
+        high = halves[a][metric][1] - halves[b][metric][0]
+        return Estimated(low, high, (low + high) / 2, interval_verdict(low, high))
 
-    def adaptive_em(self) -> tuple:
-        """Li et al.'s adaptive sampling and EM: point estimates, pairs by their sign."""
-        grown = [
-            adaptive_ranks(r, self.n, s, self.m, self.law, self.rng, self.steps)
-            for r, s in zip(self.exact, self.sampled)
-        ]
-        datas = [sampled_evaluation(r, m_u, self.n, self.law) for r, m_u in grown]
-        metrics = list(self.values)
-        # one model at a time: EM over several evaluations at once iterates on the union
-        # of their rows, slower here than one by one
-        points = [
-            point_estimates(
-                data, metrics, ["em"], distributions={"em": em_distributions([data])[0]}
-            )
-            for data in datas
-        ]
+    return Found(method_cost(p.n, m_u=p.phase1_cost), model_of, pair_of)
 
-        def pair_of(metric, a, b):
-            d = points[a][metric, "em"] - points[b][metric, "em"]
-            return None, None, d, exact_verdict(d)
 
-        # each model scores its own extra items: the models' mean
-        m_u = np.mean([m_u for _, m_u in grown], axis=0)
-        cost = method_cost("adaptive-em", self.n, m_u=m_u)
-        return cost, lambda metric, k: (None, None, points[k][metric, "em"]), pair_of
+def run_adaptive_em(phase1: Phase1, method: Parameters) -> Found:
+    """Li et al.'s adaptive sampling at the method's steps (:func:`adaptive_ranks`),
+    then EM over the sampled ranks with their own m_u: point estimates, pairs by their
+    sign."""
+    p = phase1
+    grown = [
+        adaptive_ranks(r, p.n, s, p.m, p.law, p.rng, method.steps)
+        for r, s in zip(p.exact, p.sampled)
+    ]
+    datas = [sampled_evaluation(r, m_u, p.n, p.law) for r, m_u in grown]
+    metrics = list(p.values)
+    # one model at a time: EM over several evaluations at once iterates on the union
+    # of their rows, slower here than one by one
+    points = [
+        point_estimates(data, metrics, ["em"], distributions={"em": em_distributions([data])[0]})
+        for data in datas
+    ]
+
+    def pair_of(metric: str, a: int, b: int) -> Estimated:
+        d = points[a][metric, "em"] - points[b][metric, "em"]
+        return Estimated(None, None, d, exact_verdict(d))
+
+    # each model scores its own extra items: the models' mean
+    m_u = np.mean([m_u for _, m_u in grown], axis=0)
+    return Found(
+        method_cost(p.n, m_u=m_u),
+        lambda metric, k: Estimated(None, None, points[k][metric, "em"]),
+        pair_of,
+    )
 
 
 def _uniform_design(users: int, budget: float, rng) -> Design:

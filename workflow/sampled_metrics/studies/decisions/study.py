@@ -2,32 +2,10 @@
 
 Given every model's exact rank r_u of every user's held-out item (and n_u, the ranked-set
 size), one *seed* simulates phase 1, each model's sampled rank among m sampled items
-(:func:`.methods.simulate_sampled_ranks`), then every method of :data:`METHOD_KINDS` estimates
-each model's mean metric and each pair's difference over these users:
-
-* ``full``: every user ranked exactly: the metric itself (an interval of zero width
-  about these users) and the verdict of the paired t-test (:func:`.paired_test`);
-* ``uniform-<b>``: a simple random subset of round(b U) users ranked exactly, their
-  mean with the finite-population correction (the design of one stratum, no proxy);
-* ``design-<b>``: two-phase sampling (:func:`.draw_design`, :func:`.estimate_metric`,
-  :func:`.estimate_difference`) at a budget of b of the users, one design for every
-  model (strata from all their sampled ranks);
-* ``pair-design-<b>``: the same planned for one pair (strata from its two models'
-  sampled ranks), as a comparison of two models would be: pairs only;
-* ``range``: the identification interval from the sampled ranks alone
-  (:func:`sampled_metrics.estimation.estimators.identification_intervals`; pairs as
-  :func:`sampled_metrics.estimation.estimators.difference_interval`, Bonferroni over the
-  two models);
-* ``adaptive-em``: Li et al.'s adaptive sampling ("Towards Reliable Item Sampling for
-  Recommendation Evaluation", AAAI 2023): a user whose held-out item beat every sampled
-  item gets more sampled items, cumulatively ``steps`` more (100, 200, 400, 800, 1600
-  by default), until one ranks above it or the steps end
-  (:func:`.methods.adaptive_ranks`); the
-  metric is then the EM estimate over the sampled ranks with their own m_u: a point
-  estimate, its pairs ordered by the estimates' signs.
-
-The cost of a method is its scored items as a share of full ranking's sum_u n_u:
-phase 1 scores m_u + 1 items of each user, an exact ranking n_u
+(:func:`.methods.simulate_sampled_ranks`), then every method of the study
+(:mod:`.registry`) estimates each model's mean metric and each pair's difference over
+these users. The cost of a method is its scored items as a share of full ranking's
+sum_u n_u: phase 1 scores m_u + 1 items of each user, an exact ranking n_u
 (:func:`.methods.method_cost`).
 
 **The simplification.** Each model's sampled rank is drawn independently given its exact
@@ -39,122 +17,86 @@ one, which the exact ranks do not hold.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from itertools import combinations
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from ...estimation.decisions.defaults import DECISION_DEFAULTS
 from ...estimation.decisions.verdict import exact_verdict
 from ...estimation.laws import WITH_REPLACEMENT
 from ...estimation.metrics import metric_by_name
-from .methods import (
-    ADAPTIVE_STEPS,
-    SeedMethods,
-    simulate_sampled_ranks,
-)
+from .methods import Estimated, Found, Phase1, simulate_sampled_ranks
+from .registry import Method
 
-__all__ = [
-    "METHOD_KINDS",
-    "STUDY_COLUMNS",
-    "left_out_methods",
-    "method_names",
-    "run_study",
-    "study_seed",
-]
-
-METHOD_KINDS = ("full", "uniform", "design", "pair-design", "range", "adaptive-em")
-# One row per seed, method, model or pair, and metric.
-STUDY_COLUMNS = [
-    "seed", "method", "target", "name", "metric", "exact", "estimate", "low", "high",
-    "covered", "width", "verdict", "right", "wrong", "cost",
-]  # fmt: skip
+__all__ = ["STUDY_COLUMNS", "StudyRow", "run_study", "study_seed"]
 
 
-def method_names(run, budgets, uniform_budgets) -> list:
-    """The methods of a study: each kind of ``run`` with its budgets.
+class StudyRow(NamedTuple):
+    """One seed's estimate by one method of one model's metric or one pair's difference:
+    the exact value, the estimate, its interval (NaN for a point estimate), whether it
+    covers and its width, a pair's verdict ("" for a model) and whether it is right or
+    wrong (NaN for a model), the method's cost."""
 
-    Examples
-    --------
-    >>> method_names(["full", "uniform", "design", "range"], [0.05, 0.1], [0.25])
-    ['full', 'uniform-0.25', 'design-0.05', 'design-0.1', 'range']
-    """
-    unknown = [kind for kind in run if kind not in METHOD_KINDS]
-    if unknown:
-        raise ValueError(f"unknown methods {unknown}; known: {list(METHOD_KINDS)}")
-    names = []
-    for kind in run:
-        if kind == "uniform":
-            names += [f"uniform-{b:g}" for b in uniform_budgets]
-        elif kind in ("design", "pair-design"):
-            names += [f"{kind}-{b:g}" for b in budgets]
-        else:
-            names.append(kind)
-    return names
-
-
-def left_out_methods(methods, users: int) -> dict:
-    """{method: why} of the methods that ``users`` users cannot support: a design whose
-    budget cannot give every possible stratum (one per bin of
-    ``DECISION_DEFAULTS["edges"]``) its floor of users, a subset of fewer than 2.
-
-    Examples
-    --------
-    >>> left_out_methods(["full", "design-0.05", "design-0.5", "uniform-0.01"], 90)
-    {'design-0.05': 'its budget ranks 4 of the 90 users, fewer than the 30 its strata need (5 in each of 6)', 'uniform-0.01': 'its budget ranks 1 of the 90 users, fewer than 2'}
-    """  # noqa: E501
-    strata = len(DECISION_DEFAULTS["edges"]) + 1
-    needed = DECISION_DEFAULTS["floor"] * strata
-    out = {}
-    for method in methods:
-        kind, budget = _parsed(method)
-        chosen = 0 if budget is None else round(budget * users)
-        if kind in ("design", "pair-design") and chosen < needed:
-            out[method] = (
-                f"its budget ranks {chosen} of the {users} users, fewer than the {needed} its "
-                f"strata need ({DECISION_DEFAULTS['floor']} in each of {strata})"
-            )
-        elif kind == "uniform" and chosen < 2:
-            out[method] = f"its budget ranks {chosen} of the {users} users, fewer than 2"
-    return out
+    seed: int
+    method: str
+    target: str  # "model" or "pair"
+    name: str
+    metric: str
+    exact: float
+    estimate: float
+    low: float
+    high: float
+    covered: float
+    width: float
+    verdict: str
+    right: float
+    wrong: float
+    cost: float
 
 
-def _row(seed, method, target, name, metric, exact, low, high, estimate, verdict, cost):
-    """One row of :data:`STUDY_COLUMNS`; ``verdict`` None for a model's metric."""
-    interval = low is not None
-    row = {
-        "seed": seed, "method": method, "target": target, "name": name, "metric": metric,
-        "exact": float(exact), "estimate": estimate,
-        "low": low if interval else np.nan, "high": high if interval else np.nan,
-        "covered": float(low <= exact <= high) if interval else np.nan,
-        "width": high - low if interval else np.nan,
-        "verdict": "" if verdict is None else verdict.value,
-        "right": np.nan, "wrong": np.nan, "cost": cost,
-    }  # fmt: skip
-    if verdict is not None:
+STUDY_COLUMNS = list(StudyRow._fields)
+
+
+def _row(
+    seed: int, method: str, target: str, name: str, metric: str, exact: float,
+    found: Estimated, cost: float,
+) -> StudyRow:  # fmt: skip
+    """One :class:`StudyRow`; ``found.verdict`` None for a model's metric."""
+    interval = found.low is not None and found.high is not None
+    low = found.low if interval else np.nan
+    high = found.high if interval else np.nan
+    right = wrong = np.nan
+    if found.verdict is not None:
         truth = exact_verdict(exact)
-        row["right"] = float(verdict == truth and truth.decided)
-        row["wrong"] = float(verdict.decided and verdict != truth)
-    return row
+        right = float(found.verdict == truth and truth.decided)
+        wrong = float(found.verdict.decided and found.verdict != truth)
+    return StudyRow(
+        seed, method, target, name, metric, float(exact), found.value, low, high,
+        float(low <= exact <= high) if interval else np.nan,
+        high - low if interval else np.nan,
+        "" if found.verdict is None else found.verdict.value,
+        right, wrong, cost,
+    )  # fmt: skip
 
 
 def study_seed(
     exact,
     n,
-    names,
+    names: Sequence[str],
     *,
-    seed,
+    seed: int,
     m: int,
+    methods: Sequence[Method],
     law: str = WITH_REPLACEMENT,
-    metrics=("recall@10", "ndcg@10"),
-    methods=("full", "design-0.1"),
+    metrics: Sequence[str] = ("recall@10", "ndcg@10"),
     confidence: float = 0.95,
     ranges: bool = True,
-    steps=ADAPTIVE_STEPS,
     base_seed: int = 0,
-) -> list:
+) -> list[StudyRow]:
     """One seed of the study: phase 1 simulated, every method's estimates of every
-    model's metric and every pair's difference, as rows of :data:`STUDY_COLUMNS`.
+    model's metric and every pair's difference.
 
     Parameters
     ----------
@@ -167,27 +109,27 @@ def study_seed(
     seed : int
         The seed's number: its draws come from ``(base_seed, seed)``.
     m : int
+    methods : sequence of Method
+        :func:`.registry.study_methods`'s, run in this order (they draw from the seed's
+        generator in turn).
     law : {"binomial", "hypergeometric"}
     metrics : sequence of str
         The design is tuned for the first.
-    methods : sequence of str
-        Names of :func:`method_names`.
     confidence : float
     ranges : bool
         Whether ``range`` runs at this seed (it is slow: a study runs it on fewer).
-    steps : sequence of int
-        ``adaptive-em``'s extra sample sizes (:func:`adaptive_ranks`).
     base_seed : int
 
     Returns
     -------
-    list of dict
+    list of StudyRow
 
     Examples
     --------
+    >>> from sampled_metrics.studies.decisions.registry import study_methods
     >>> rows = study_seed([[1, 5, 30, 2], [40, 9, 1, 60]], [100] * 4, ["A", "B"], seed=0,
-    ...                   m=10, metrics=["recall@10"], methods=["full"])
-    >>> [(r["target"], r["name"], r["exact"], r["width"]) for r in rows]
+    ...                   m=10, metrics=["recall@10"], methods=study_methods(["full"], [], []))
+    >>> [(r.target, r.name, r.exact, r.width) for r in rows]
     [('model', 'A', 0.75, 0.0), ('model', 'B', 0.5, 0.0), ('pair', 'A-B', 0.25, 0.0)]
     """
     rng = np.random.default_rng([base_seed, seed])
@@ -197,18 +139,25 @@ def study_seed(
     values = {
         metric: np.asarray(metric_by_name(metric)(exact, n), dtype=float) for metric in metrics
     }
-    study = SeedMethods(exact, n, sampled, m, law, values, confidence, rng, steps)
-    rows = []
+    phase1 = Phase1(exact, n, sampled, m, law, values, confidence, rng)
+    rows: list[StudyRow] = []
     for method in methods:
-        kind, budget = _parsed(method)
-        if kind == "range" and not ranges:
+        if method.kind.name == "range" and not ranges:
             continue
-        found = getattr(study, kind.replace("-", "_"))(*([] if budget is None else [budget]))
-        rows += _rows(seed, method, names, values, *found)
+        rows += _rows(seed, method.name, names, values, method.run(phase1))
     return rows
 
 
-def run_study(exact, n, names, *, seeds: int, range_seeds: int, mapper=None, **options):
+def run_study(
+    exact,
+    n,
+    names: Sequence[str],
+    *,
+    seeds: int,
+    range_seeds: int,
+    mapper: Callable[[Callable[[int], list[StudyRow]], Iterable[int]], Iterable] | None = None,
+    **options,
+) -> pd.DataFrame:
     """Every seed of the study (:func:`study_seed`), the identification range on the
     first ``range_seeds`` only.
 
@@ -230,42 +179,37 @@ def run_study(exact, n, names, *, seeds: int, range_seeds: int, mapper=None, **o
 
     Examples
     --------
+    >>> from sampled_metrics.studies.decisions.registry import study_methods
     >>> rows = run_study([[1, 2, 30, 4], [9, 1, 1, 70]], [100] * 4, ["A", "B"], seeds=3,
-    ...                  range_seeds=0, m=10, metrics=["recall@10"], methods=["full"])
+    ...                  range_seeds=0, m=10, metrics=["recall@10"],
+    ...                  methods=study_methods(["full"], [], []))
     >>> rows.shape
     (9, 15)
     """
 
-    def one(seed):
+    def one(seed: int) -> list[StudyRow]:
         return study_seed(exact, n, names, seed=seed, ranges=seed < range_seeds, **options)
 
     found = (mapper or map)(one, range(seeds))
-    return pd.DataFrame([row for rows in found for row in rows], columns=STUDY_COLUMNS)
+    rows = [row._asdict() for rows in found for row in rows]
+    return pd.DataFrame(rows, columns=STUDY_COLUMNS)
 
 
-def _rows(seed, method, names, values, cost, model_of, pair_of) -> list:
+def _rows(
+    seed: int, method: str, names: Sequence[str], values: dict, found: Found
+) -> list[StudyRow]:
     rows = []
     for metric, v in values.items():
         truth = v.mean(axis=1)
-        for k, name in enumerate(names if model_of is not None else []):
-            low, high, point = model_of(metric, k)
-            rows.append(
-                _row(seed, method, "model", name, metric, truth[k], low, high, point, None, cost)
-            )
+        if found.model_of is not None:
+            for k, name in enumerate(names):
+                estimated = found.model_of(metric, k)
+                rows.append(
+                    _row(seed, method, "model", name, metric, truth[k], estimated, found.cost)
+                )
         for a, b in combinations(range(len(names)), 2):
-            low, high, point, verdict = pair_of(metric, a, b)
-            rows.append(
-                _row(seed, method, "pair", f"{names[a]}-{names[b]}", metric, truth[a] - truth[b],
-                     low, high, point, verdict, cost)
-            )  # fmt: skip
+            estimated = found.pair_of(metric, a, b)
+            difference = truth[a] - truth[b]
+            pair = f"{names[a]}-{names[b]}"
+            rows.append(_row(seed, method, "pair", pair, metric, difference, estimated, found.cost))
     return rows
-
-
-def _parsed(method: str) -> tuple:
-    """(kind, budget or None) of a name of :func:`method_names`."""
-    for kind in ("uniform", "design", "pair-design"):
-        if method.startswith(f"{kind}-"):
-            return kind, float(method[len(kind) + 1 :])
-    if method not in METHOD_KINDS:
-        raise ValueError(f"unknown method {method!r}; known: {list(METHOD_KINDS)} (with budgets)")
-    return method, None

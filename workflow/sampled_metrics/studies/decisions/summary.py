@@ -1,6 +1,6 @@
 """The design study summarized: per method, model or pair and metric, over the seeds
-(:func:`summarize`), and the study's goals, each measured and said to hold or not
-(:func:`goals`).
+(:func:`summarize`), and the study's goals (:class:`Goals`, the ``decisions.goals``
+section of the configuration), each measured and said to hold or not (:func:`goals`).
 
 The rows are :func:`.study.study_seed`'s. A pair's verdict is *right* when it names the
 model whose exact metric over these users is higher, *wrong* when it names the other
@@ -10,12 +10,17 @@ model whose exact metric over these users is higher, *wrong* when it names the o
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
 from ...estimation.decisions.verdict import EQUAL_WITHIN
+from .registry import Method
 
-__all__ = ["GOALS", "SUMMARY_COLUMNS", "goals", "summarize"]
+__all__ = ["GOAL_COLUMNS", "SUMMARY_COLUMNS", "Goals", "goals", "summarize"]
 
 # Percent points throughout: metrics, widths, errors; shares in percent.
 SUMMARY_COLUMNS = [
@@ -23,17 +28,72 @@ SUMMARY_COLUMNS = [
     "wrong", "undecided", "rmse", "cost",
 ]  # fmt: skip
 
-# The goals of issue 45: (key, what it says, threshold).
-GOALS = {
-    "cost": ("the design at 25 % of the users costs at most 30 % of full ranking's items", 30.0),
-    "coverage": ("the design covers at least 93 % in every model, pair and metric", 93.0),
-    "decided": ("pairs 0.8 points apart or more: decided right in at least 90 %", 90.0),
-    "wrong": ("wrong verdicts at most 2.5 % in every pair and metric", 2.5),
-    "equal": ("pairs of equal metrics: any verdict at most 5 %", 5.0),
-    "decisive": ("the design at 10 % of the users decides more than a uniform 25 %", None),
-}
-# A pair "differs" from this many points of its metric on.
-DIFFERS_POINTS = 0.8
+GOAL_COLUMNS = ["goal", "says", "method", "measured", "holds"]
+
+
+@dataclass(frozen=True)
+class Goals:
+    """The study's goals: the thresholds of the ``decisions.goals`` section (shares of
+    the users as fractions, everything else in percent or percent points).
+
+    Parameters
+    ----------
+    cost_budget, cost_at_most : float
+        The design at ``cost_budget`` of the users costs at most ``cost_at_most`` % of
+        full ranking's scored items.
+    coverage_at_least : float
+        Every design covers at least this (%) in every model, pair and metric.
+    decided_apart, decided_at_least : float
+        Pairs ``decided_apart`` points apart or more are decided right in at least
+        ``decided_at_least`` % of the seeds.
+    wrong_at_most : float
+        Wrong verdicts (%) in every pair and metric.
+    equal_at_most : float
+        Any verdict (%) on pairs of equal metrics.
+    decisive_budget, decisive_uniform : float
+        The design at ``decisive_budget`` decides more pairs right than a uniform subset
+        of ``decisive_uniform`` of the users.
+
+    Examples
+    --------
+    >>> Goals.from_config({"cost": {"budget": 0.25, "at_most": 30}}).cost_at_most
+    30.0
+    """
+
+    cost_budget: float = math.nan
+    cost_at_most: float = math.nan
+    coverage_at_least: float = math.nan
+    decided_apart: float = math.nan
+    decided_at_least: float = math.nan
+    wrong_at_most: float = math.nan
+    equal_at_most: float = math.nan
+    decisive_budget: float = math.nan
+    decisive_uniform: float = math.nan
+
+    @classmethod
+    def from_config(cls, section: dict) -> Goals:
+        """The goals of a ``decisions.goals`` section, {goal: {key: value}}; a goal it
+        leaves out is never met by a cell (NaN thresholds)."""
+        return cls(**{
+            f"{goal}_{'uniform' if key == 'uniform_budget' else key}": float(value)
+            for goal, keys in section.items()
+            for key, value in keys.items()
+        })  # fmt: skip
+
+    def says(self, goal: str) -> str:
+        """What ``goal`` says, with its thresholds."""
+        return {
+            "cost": f"the design at {100 * self.cost_budget:g} % of the users costs at most "
+            f"{self.cost_at_most:g} % of full ranking's items",
+            "coverage": f"the design covers at least {self.coverage_at_least:g} % in every "
+            "model, pair and metric",
+            "decided": f"pairs {self.decided_apart:g} points apart or more: decided right in "
+            f"at least {self.decided_at_least:g} %",
+            "wrong": f"wrong verdicts at most {self.wrong_at_most:g} % in every pair and metric",
+            "equal": f"pairs of equal metrics: any verdict at most {self.equal_at_most:g} %",
+            "decisive": f"the design at {100 * self.decisive_budget:g} % of the users decides "
+            f"more than a uniform {100 * self.decisive_uniform:g} %",
+        }[goal]
 
 
 def summarize(rows: pd.DataFrame) -> pd.DataFrame:
@@ -81,58 +141,66 @@ def _pairs(summary: pd.DataFrame, method: str) -> pd.DataFrame:
     return summary[(summary["method"] == method) & (summary["target"] == "pair")]
 
 
-def goals(summary: pd.DataFrame, methods) -> pd.DataFrame:
-    """Each goal of :data:`GOALS` measured: goal, method, measured (its worst cell, or
-    the share decided), holds (True, False, or None when no cell applies).
+def goals(summary: pd.DataFrame, methods: Sequence[Method], targets: Goals) -> pd.DataFrame:
+    """Each goal of ``targets`` measured: goal, what it says, method, measured (its worst
+    cell, or the share decided), holds (True, False, or None when no cell applies)
+    (:data:`GOAL_COLUMNS`).
 
-    The design's goals are measured at every budget of both designs (one for every model,
-    one per pair); ``decisive`` compares each design at 10 % of the users with the uniform
-    subset of 25 %, by the share of the pairs decided right (every pair and metric, mean
-    over the seeds).
+    The design's goals are measured at every budget of both stratified designs (one for
+    every model, one per pair); ``decisive`` compares each design at
+    ``targets.decisive_budget`` with the uniform subset at ``targets.decisive_uniform``,
+    by the share of the pairs decided right (every pair and metric, mean over the seeds).
 
     Examples
     --------
+    >>> from sampled_metrics.studies.decisions.registry import study_methods
     >>> s = pd.DataFrame({"method": "design-0.25", "target": ["model", "pair"],
     ...     "name": ["A", "A-B"], "metric": "recall@10", "seeds": 10, "exact": [5.0, 2.0],
     ...     "coverage": [95.0, 92.0], "width": 1.0, "right": [np.nan, 95.0],
     ...     "wrong": [np.nan, 0.0], "undecided": [np.nan, 5.0], "rmse": 0.5, "cost": 27.9})
-    >>> g = goals(s, ["design-0.25"])
+    >>> g = goals(s, study_methods(["design"], [0.25], []), Goals(coverage_at_least=93))
     >>> g[g.goal == "coverage"][["measured", "holds"]].values.tolist()
     [[92.0, False]]
     """
     found = []
 
-    def add(goal, method, measured, holds):
-        found.append({"goal": goal, "says": GOALS[goal][0], "method": method,
+    def add(goal: str, method: str, measured: float, holds: bool | None) -> None:
+        found.append({"goal": goal, "says": targets.says(goal), "method": method,
                       "measured": measured, "holds": holds})  # fmt: skip
 
-    designs = [m for m in methods if m.startswith(("design-", "pair-design-"))]
+    designs = [m for m in methods if m.kind.stratified]
     for method in designs:
-        rows = summary[summary["method"] == method]
-        pairs = _pairs(summary, method)
-        if method.endswith("design-0.25"):
+        rows = summary[summary["method"] == method.name]
+        pairs = _pairs(summary, method.name)
+        if _at(method, targets.cost_budget):
             cost = float(rows["cost"].mean())
-            add("cost", method, cost, cost <= GOALS["cost"][1])
+            add("cost", method.name, cost, cost <= targets.cost_at_most)
         coverage = float(rows["coverage"].min())
-        add("coverage", method, coverage, coverage >= GOALS["coverage"][1])
-        apart = pairs[pairs["exact"].abs() >= DIFFERS_POINTS]
+        add("coverage", method.name, coverage, coverage >= targets.coverage_at_least)
+        apart = pairs[pairs["exact"].abs() >= targets.decided_apart]
         if apart.empty:
-            add("decided", method, np.nan, None)
+            add("decided", method.name, np.nan, None)
         else:
             worst = float(apart["right"].min())
-            add("decided", method, worst, worst >= GOALS["decided"][1])
+            add("decided", method.name, worst, worst >= targets.decided_at_least)
         is_equal = pairs["exact"].abs() <= 100 * EQUAL_WITHIN  # points
         wrong = float(pairs.loc[~is_equal, "wrong"].max()) if (~is_equal).any() else np.nan
-        add("wrong", method, wrong, None if np.isnan(wrong) else wrong <= GOALS["wrong"][1])
+        holds = None if np.isnan(wrong) else wrong <= targets.wrong_at_most
+        add("wrong", method.name, wrong, holds)
         equal = pairs[is_equal]
         if equal.empty:
-            add("equal", method, np.nan, None)
+            add("equal", method.name, np.nan, None)
         else:
             any_verdict = float(equal["wrong"].max())
-            add("equal", method, any_verdict, any_verdict <= GOALS["equal"][1])
-    for design in ("design-0.1", "pair-design-0.1"):
-        if design in methods and "uniform-0.25" in methods:
-            right = float(_pairs(summary, design)["right"].mean())
-            uniform = float(_pairs(summary, "uniform-0.25")["right"].mean())
-            add("decisive", f"{design} vs uniform-0.25", right - uniform, right > uniform)
-    return pd.DataFrame(found, columns=["goal", "says", "method", "measured", "holds"])
+            add("equal", method.name, any_verdict, any_verdict <= targets.equal_at_most)
+    uniform = [m for m in methods if m.kind.name == "uniform" and _at(m, targets.decisive_uniform)]
+    for design in [m for m in designs if _at(m, targets.decisive_budget)] if uniform else []:
+        right = float(_pairs(summary, design.name)["right"].mean())
+        base = float(_pairs(summary, uniform[0].name)["right"].mean())
+        add("decisive", f"{design.name} vs {uniform[0].name}", right - base, right > base)
+    return pd.DataFrame(found, columns=GOAL_COLUMNS)
+
+
+def _at(method: Method, budget: float) -> bool:
+    """Whether ``method`` runs at ``budget``."""
+    return method.budget is not None and math.isclose(method.budget, budget)
