@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import CONFIG_FILE
+from conftest import CONFIG_FILE, REPO
 
 from sampled_metrics.pipeline.config import SCHEMA_FILE, ConfigError
 from sampled_metrics.pipeline.validation import load_config, validate_config
@@ -71,6 +71,29 @@ def test_the_configuration_runs_the_kinds_of_the_registry():
     schema = yaml.safe_load(SCHEMA_FILE.read_text())
     run = schema["properties"]["decisions"]["properties"]["run"]
     assert run["items"]["enum"] == run["default"] == list(KINDS)
+
+
+def first_column(doc: str, heading: str) -> list[str]:
+    """The first column of the table under ``## heading`` in ``doc``, code quotes off."""
+    section = doc.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    return [row.split("|")[1].strip().strip("`") for row in rows]
+
+
+def test_the_docs_list_the_registry_kinds_and_the_configured_goals():
+    doc = (REPO / "docs" / "decisions_study.md").read_text()
+    assert first_column(doc, "The methods") == list(KINDS)
+    schema = yaml.safe_load(SCHEMA_FILE.read_text())
+    goals_schema = schema["properties"]["decisions"]["properties"]["goals"]["properties"]
+    assert first_column(doc, "The goals") == list(goals_schema)
+    assert set(goals_schema) == {goal for goal in default_goals_frame()["goal"]}
+
+
+def default_goals_frame() -> pd.DataFrame:
+    """Every goal measured once, on an empty study with every method."""
+    methods = study_methods(list(KINDS), [0.1, 0.25], [0.25])
+    empty = pd.DataFrame(columns=SUMMARY_COLUMNS)
+    return goals(empty, methods, default_goals())
 
 
 def default_goals() -> Goals:
