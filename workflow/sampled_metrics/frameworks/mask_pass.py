@@ -15,6 +15,7 @@ from typing import NamedTuple
 from typing import Protocol as Interface
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..io.forked import forked_imap
 from ..passes.block_pass import SCORE_CHUNK, users_per_block
@@ -116,7 +117,7 @@ class BlockWork(NamedTuple):
     """What every block of :func:`simulate_masks` reads (inherited at fork)."""
 
     source: MaskSource
-    X: object
+    X: sp.csr_matrix
     test_items: np.ndarray
     protocols: list
     weights: dict

@@ -245,19 +245,20 @@ def run_full(phase1: Phase1, method: Parameters) -> Found:
 def run_uniform(phase1: Phase1, method: Parameters) -> Found:
     """A simple random subset of round(b U) users ranked exactly, b the method's
     budget: their mean with the finite-population correction (one stratum, no proxy)."""
-    design = _uniform_design(phase1.n.size, method.budget, phase1.rng)
+    design = _uniform_design(phase1.n.size, _budget(method), phase1.rng)
     zero = np.zeros(phase1.n.size)
+    values = phase1.values
 
-    def interval(y: np.ndarray) -> Estimated:
-        e = estimate_mean(design, y, zero, confidence=phase1.confidence)
+    def model_of(metric: str, k: int) -> Estimated:
+        e = estimate_mean(design, values[metric][k], zero, confidence=phase1.confidence)
         return Estimated(e.low, e.high, e.value)
 
     def pair_of(metric: str, a: int, b: int) -> Estimated:
-        low, high, value, _ = interval(phase1.values[metric][a] - phase1.values[metric][b])
-        return Estimated(low, high, value, interval_verdict(low, high))
+        y = values[metric][a] - values[metric][b]
+        e = estimate_mean(design, y, zero, confidence=phase1.confidence)
+        return Estimated(e.low, e.high, e.value, interval_verdict(e.low, e.high))
 
-    cost = method_cost(phase1.n, chosen=design.chosen)
-    return Found(cost, lambda metric, k: interval(phase1.values[metric][k]), pair_of)
+    return Found(method_cost(phase1.n, chosen=design.chosen), model_of, pair_of)
 
 
 def run_design(phase1: Phase1, method: Parameters) -> Found:
@@ -268,23 +269,23 @@ def run_design(phase1: Phase1, method: Parameters) -> Found:
     first = next(iter(p.values))
     spread = sum(proxy.variance for proxy in p.proxies[first])  # as predicted_spread's
     design = draw_design(
-        p.sampled, p.m, p.n, budget=method.budget, metric=first, law=p.law, spread=spread,
+        p.sampled, p.m, p.n, budget=_budget(method), metric=first, law=p.law, spread=spread,
         seed=p.rng,
     )  # fmt: skip
-    options = {"law": p.law, "confidence": p.confidence}
 
     def model_of(metric: str, k: int) -> Estimated:
         e = estimate_metric(
             design, p.exact[k], p.sampled[k], p.m, p.n, metric, proxy=p.proxies[metric][k],
-            **options,
+            law=p.law, confidence=p.confidence,
         )  # fmt: skip
         return Estimated(e.low, e.high, e.value)
 
     def pair_of(metric: str, a: int, b: int) -> Estimated:
         pair = [p.proxies[metric][a], p.proxies[metric][b]]
         e = estimate_difference(
-            design, p.exact[[a, b]], p.sampled[[a, b]], p.m, p.n, metric, proxy=pair, **options
-        )
+            design, p.exact[[a, b]], p.sampled[[a, b]], p.m, p.n, metric, proxy=pair,
+            law=p.law, confidence=p.confidence,
+        )  # fmt: skip
         return Estimated(e.low, e.high, e.value, e.verdict)
 
     return Found(method_cost(p.n, m_u=p.phase1_cost, chosen=design.chosen), model_of, pair_of)
@@ -300,18 +301,17 @@ def run_pair_design(phase1: Phase1, method: Parameters) -> Found:
     pairs = list(combinations(range(len(p.exact)), 2))
     designs = {
         (a, b): draw_design(
-            p.sampled[[a, b]], p.m, p.n, budget=method.budget, metric=first, law=p.law,
+            p.sampled[[a, b]], p.m, p.n, budget=_budget(method), metric=first, law=p.law,
             seed=p.rng, spread=p.proxies[first][a].variance + p.proxies[first][b].variance,
         )
         for a, b in pairs
     }  # fmt: skip
-    options = {"law": p.law, "confidence": p.confidence}
 
     def pair_of(metric: str, a: int, b: int) -> Estimated:
         pair = [p.proxies[metric][a], p.proxies[metric][b]]
         e = estimate_difference(
             designs[a, b], p.exact[[a, b]], p.sampled[[a, b]], p.m, p.n, metric, proxy=pair,
-            **options,
+            law=p.law, confidence=p.confidence,
         )  # fmt: skip
         return Estimated(e.low, e.high, e.value, e.verdict)
 
@@ -372,6 +372,13 @@ def run_adaptive_em(phase1: Phase1, method: Parameters) -> Found:
         lambda metric, k: Estimated(None, None, points[k][metric, "em"]),
         pair_of,
     )
+
+
+def _budget(method: Parameters) -> float:
+    """The method's budget, which its kind needs."""
+    if method.budget is None:
+        raise ValueError("this kind of method ranks a budget's share of the users: give one")
+    return method.budget
 
 
 def _uniform_design(users: int, budget: float, rng) -> Design:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from ...estimation.decisions.defaults import DECISION_DEFAULTS
 from .methods import (
@@ -162,8 +163,9 @@ def left_out_methods(methods: Sequence[Method], users: int) -> dict[str, str]:
     >>> left_out_methods(methods, 90)
     {'design-0.05': 'its budget ranks 4 of the 90 users, fewer than the 30 its strata need (5 in each of 6)', 'uniform-0.01': 'its budget ranks 1 of the 90 users, fewer than 2'}
     """  # noqa: E501
-    strata = len(DECISION_DEFAULTS["edges"]) + 1
-    needed = DECISION_DEFAULTS["floor"] * strata
+    strata = len(cast(Sequence[int], DECISION_DEFAULTS["edges"])) + 1
+    floor = cast(int, DECISION_DEFAULTS["floor"])
+    needed = floor * strata
     out = {}
     for method in methods:
         if method.budget is None:
@@ -172,7 +174,7 @@ def left_out_methods(methods: Sequence[Method], users: int) -> dict[str, str]:
         if method.kind.stratified and chosen < needed:
             out[method.name] = (
                 f"its budget ranks {chosen} of the {users} users, fewer than the {needed} its "
-                f"strata need ({DECISION_DEFAULTS['floor']} in each of {strata})"
+                f"strata need ({floor} in each of {strata})"
             )
         elif not method.kind.stratified and chosen < 2:
             out[method.name] = f"its budget ranks {chosen} of the {users} users, fewer than 2"

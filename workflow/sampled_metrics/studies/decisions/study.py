@@ -64,19 +64,18 @@ def _row(
     found: Estimated, cost: float,
 ) -> StudyRow:  # fmt: skip
     """One :class:`StudyRow`; ``found.verdict`` None for a model's metric."""
-    interval = found.low is not None and found.high is not None
-    low = found.low if interval else np.nan
-    high = found.high if interval else np.nan
+    low = high = covered = width = np.nan
+    if found.low is not None and found.high is not None:
+        low, high = found.low, found.high
+        covered, width = float(low <= exact <= high), high - low
     right = wrong = np.nan
     if found.verdict is not None:
         truth = exact_verdict(exact)
         right = float(found.verdict == truth and truth.decided)
         wrong = float(found.verdict.decided and found.verdict != truth)
     return StudyRow(
-        seed, method, target, name, metric, float(exact), found.value, low, high,
-        float(low <= exact <= high) if interval else np.nan,
-        high - low if interval else np.nan,
-        "" if found.verdict is None else found.verdict.value,
+        seed, method, target, name, metric, float(exact), found.value, low, high, covered,
+        width, "" if found.verdict is None else found.verdict.value,
         right, wrong, cost,
     )  # fmt: skip
 
