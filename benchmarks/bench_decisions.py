@@ -33,14 +33,18 @@ from pathlib import Path
 import numpy as np
 
 from sampled_metrics.data import split_users
-from sampled_metrics.estimation.decisions.study import method_names, run_study
-from sampled_metrics.estimation.decisions.study_summary import goals, summarize
 from sampled_metrics.io.forked import forked_map
-from sampled_metrics.outputs.decisions import method_table
 from sampled_metrics.outputs.tables import markdown_table
 from sampled_metrics.pipeline.intermediates import read_ranks
+from sampled_metrics.pipeline.validation import load_config
+from sampled_metrics.studies.decisions.registry import study_methods
+from sampled_metrics.studies.decisions.report import method_table
+from sampled_metrics.studies.decisions.study import run_study
+from sampled_metrics.studies.decisions.summary import Goals, goals, summarize
 
 RECOMMENDERS = ["X", "Y", "Z", "Pop", "EASE", "BPR"]
+# The study's adaptive steps and goals, as the pipeline's configuration sets them.
+DECISIONS = load_config(Path(__file__).resolve().parents[1] / "config.yaml")["decisions"]
 ALL = ["full", "uniform", "design", "pair-design", "range", "adaptive-em"]
 BUDGETS, UNIFORM = [0.05, 0.1, 0.25], [0.1, 0.25]
 
@@ -61,7 +65,7 @@ def heavy_tailed(users: int, n, seed: int = 0) -> np.ndarray:
 
 def part(title, exact, n, names, *, seeds, range_seeds, m, law, run, cores,
          budgets=BUDGETS, uniform=UNIFORM) -> None:  # fmt: skip
-    methods = method_names(run, budgets, uniform)
+    methods = study_methods(run, budgets, uniform, DECISIONS["adaptive_steps"])
     started = time.perf_counter()
     rows = run_study(
         exact, n, names, seeds=seeds, range_seeds=range_seeds, m=m, law=law,
@@ -72,7 +76,7 @@ def part(title, exact, n, names, *, seeds, range_seeds, m, law, run, cores,
     summary = summarize(rows)
     print(f"\n## {title}: {n.size:,} users, m = {m}, {law}, {seeds} seeds, {seconds:.0f} s\n")
     print(markdown_table(method_table(summary), digits=2))
-    measured = goals(summary, methods)
+    measured = goals(summary, methods, Goals.from_config(DECISIONS["goals"]))
     print(markdown_table(measured[["method", "goal", "measured", "holds"]], digits=2))
 
 

@@ -1,4 +1,4 @@
-"""The protocol study from the masks the ranking pass stores (frameworks.beaten_files):
+"""The protocol study from the masks the ranking pass stores (studies.protocols.beaten_files):
 the masks against their definition, the study from them equal to the study that scores
 the models itself, and damaged or incomplete files refused by name."""
 
@@ -8,14 +8,15 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from sampled_metrics.frameworks.beaten_files import BeatenWriter, StoredBeaten, study_layers
+from sampled_metrics.frameworks.protocol_pass import simulate_protocols
 from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
-from sampled_metrics.frameworks.study_pass import simulate_protocols, simulate_stored_protocols
 from sampled_metrics.passes.block_pass import SCORE_CHUNK, rank_users, shard_bounds
 from sampled_metrics.passes.draw_plan import draw_plan
 from sampled_metrics.passes.ranking import above_and_tied
 from sampled_metrics.passes.sampling import excluded_items, pool_sizes
 from sampled_metrics.recommenders import PrecomputedScores
+from sampled_metrics.studies.protocols.beaten_files import BeatenWriter, StoredBeaten, study_layers
+from sampled_metrics.studies.protocols.stored import simulate_stored_protocols
 
 USERS, ITEMS = 3 * SCORE_CHUNK + 5, 300
 PROTOCOLS = list(FRAMEWORK_PROTOCOLS.values())  # every layer and tie order

@@ -169,7 +169,7 @@ def test_the_ranking_pass_stays_within_its_memory_budget(memory_mb, layers, tmp_
     study's masks stored as well (both layers) or not."""
     import tracemalloc
 
-    from sampled_metrics.frameworks.beaten_files import BeatenWriter
+    from sampled_metrics.studies.protocols.beaten_files import BeatenWriter
 
     rng = np.random.default_rng(0)
     train = sp.csr_matrix((rng.random((1024, 2000)) < 0.05).astype(np.float32))

@@ -1,22 +1,24 @@
-"""The design study (sampled_metrics.estimation.decisions.study, study_summary;
-outputs.decisions): the simulation against closed forms, coverage near the nominal level
+"""The design study (sampled_metrics.studies.decisions: study, methods, summary,
+report): the simulation against closed forms, coverage near the nominal level
 on a population with known truth, full ranking exact, the cost accounting, the outputs
 and the configuration."""
 
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import CONFIG_FILE
+import yaml
+from conftest import CONFIG_FILE, REPO
 
-from sampled_metrics.estimation.decisions.study import method_names, run_study
-from sampled_metrics.estimation.decisions.study_methods import (
+from sampled_metrics.pipeline.config import SCHEMA_FILE, ConfigError
+from sampled_metrics.pipeline.validation import load_config, validate_config
+from sampled_metrics.studies.decisions.methods import (
     adaptive_ranks,
     simulate_sampled_ranks,
 )
-from sampled_metrics.estimation.decisions.study_summary import SUMMARY_COLUMNS, goals, summarize
-from sampled_metrics.outputs.decisions import write_decisions
-from sampled_metrics.pipeline.config import ConfigError
-from sampled_metrics.pipeline.validation import load_config, validate_config
+from sampled_metrics.studies.decisions.registry import KINDS, Method, study_methods
+from sampled_metrics.studies.decisions.report import write_decisions
+from sampled_metrics.studies.decisions.study import run_study
+from sampled_metrics.studies.decisions.summary import SUMMARY_COLUMNS, Goals, goals, summarize
 
 N = 400  # every user's ranked-set size
 
@@ -56,16 +58,57 @@ def test_adaptive_sampling_grows_only_the_users_ranked_first():
     assert m_u[0] == 1050 and ranks[0] == 1
 
 
-def test_method_names_and_an_unknown_method():
-    assert method_names(["design", "full"], [0.1], [0.25]) == ["design-0.1", "full"]
+def test_the_methods_of_a_study_and_an_unknown_one():
+    methods = study_methods(["design", "full", "adaptive-em"], [0.1, 0.2], [0.25], [100, 200])
+    assert [m.name for m in methods] == ["design-0.1", "design-0.2", "full", "adaptive-em"]
+    assert [m.budget for m in methods] == [0.1, 0.2, None, None]
+    assert methods[-1].steps == (100, 200) and methods[0].steps == ()
     with pytest.raises(ValueError, match="unknown methods"):
-        method_names(["full", "oracle"], [0.1], [0.25])
+        study_methods(["full", "oracle"], [0.1], [0.25])
+
+
+def test_the_configuration_runs_the_kinds_of_the_registry():
+    schema = yaml.safe_load(SCHEMA_FILE.read_text())
+    run = schema["properties"]["decisions"]["properties"]["run"]
+    assert run["items"]["enum"] == run["default"] == list(KINDS)
+
+
+def first_column(doc: str, heading: str) -> list[str]:
+    """The first column of the table under ``## heading`` in ``doc``, code quotes off."""
+    section = doc.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    return [row.split("|")[1].strip().strip("`") for row in rows]
+
+
+def test_the_docs_list_the_registry_kinds_and_the_configured_goals():
+    doc = (REPO / "docs" / "decisions_study.md").read_text()
+    assert first_column(doc, "The methods") == list(KINDS)
+    schema = yaml.safe_load(SCHEMA_FILE.read_text())
+    goals_schema = schema["properties"]["decisions"]["properties"]["goals"]["properties"]
+    assert first_column(doc, "The goals") == list(goals_schema)
+    assert set(goals_schema) == {goal for goal in default_goals_frame()["goal"]}
+
+
+def default_goals_frame() -> pd.DataFrame:
+    """Every goal measured once, on an empty study with every method."""
+    methods = study_methods(list(KINDS), [0.1, 0.25], [0.25])
+    empty = pd.DataFrame(columns=SUMMARY_COLUMNS)
+    return goals(empty, methods, default_goals())
+
+
+def default_goals() -> Goals:
+    return Goals.from_config(load_config(CONFIG_FILE)["decisions"]["goals"])
 
 
 @pytest.fixture(scope="module")
 def study():
     exact, n = population()
-    methods = ["full", "uniform-0.25", "design-0.25", "adaptive-em"]
+    methods = [
+        Method(KINDS["full"]),
+        Method(KINDS["uniform"], 0.25),
+        Method(KINDS["design"], 0.25),
+        Method(KINDS["adaptive-em"], steps=(100, 200, 400, 800, 1600)),
+    ]
     rows = run_study(
         exact, n, ["A", "B", "C"], seeds=40, range_seeds=0, m=30, law="hypergeometric",
         metrics=["recall@10", "ndcg@10"], methods=methods, base_seed=7,
@@ -115,14 +158,14 @@ def test_the_summary_counts_verdicts_against_the_truth(study):
     pairs = summary[summary["target"] == "pair"]
     total = pairs["right"] + pairs["wrong"] + pairs["undecided"]
     assert np.allclose(total, 100)
-    measured = goals(summary, methods)
+    measured = goals(summary, methods, default_goals())
     assert set(measured["goal"]) >= {"cost", "coverage", "decided", "wrong", "equal"}
 
 
 def test_the_outputs_are_written_whole_with_their_columns(study, tmp_path):
     _, _, methods, rows = study
     summary = summarize(rows)
-    measured = goals(summary, methods)
+    measured = goals(summary, methods, default_goals())
     setup = {"users": 1500, "models": ["A", "B", "C"], "m": 30, "law": "hypergeometric",
              "seeds": 40, "range_seeds": 0, "confidence": 0.95, "steps": (100, 200)}  # fmt: skip
     csv, md = tmp_path / "decisions.csv", tmp_path / "decisions.md"
@@ -148,6 +191,8 @@ def test_the_configuration_section_validates():
         ({"metrics": ["recall@x"]}, "decisions.metrics"),
         ({"range_seeds": 300}, "decisions.range_seeds"),
         ({"budgets": [0.1, 0.1]}, "decisions.budgets"),
+        ({"adaptive_steps": [100, 100]}, "decisions.adaptive_steps"),
+        ({"goals": {"wrong": {"at_most": 101}}}, "decisions.goals.wrong.at_most"),
     ):
         config = load_config(CONFIG_FILE)
         config["decisions"].update(change)
@@ -169,8 +214,9 @@ def test_a_design_per_pair_decides_its_pair_with_a_narrower_interval():
         for _ in range(4)
     ]
     exact = np.stack([a, b, *others])
+    methods = study_methods(["design", "pair-design"], [0.2], [])
     rows = run_study(exact, n, ["A", "B", "C", "D", "E", "F"], seeds=30, range_seeds=0, m=50,
-                     metrics=["recall@10"], methods=["design-0.2", "pair-design-0.2"])  # fmt: skip
+                     metrics=["recall@10"], methods=methods)  # fmt: skip
     pair = rows[rows["method"] == "pair-design-0.2"]
     assert set(pair["target"]) == {"pair"}
     width = rows[rows["name"] == "A-B"].groupby("method")["width"].mean()

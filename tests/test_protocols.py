@@ -17,22 +17,22 @@ from scipy import stats
 from sampled_metrics.estimation.laws import sampled_rank_pmf
 from sampled_metrics.estimation.population import exact_metric
 from sampled_metrics.frameworks.draws import draw_items
-from sampled_metrics.frameworks.estimates import protocol_estimates
+from sampled_metrics.frameworks.protocol_pass import simulate_protocols
 from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS, HANSEN_HURWITZ, Protocol
 from sampled_metrics.frameworks.simulate import (
     ProtocolRanks,
     beaten_items,
     interaction_counts,
-    save_protocol_ranks,
     simulate,
 )
-from sampled_metrics.frameworks.study_pass import simulate_protocols
 from sampled_metrics.passes.block_pass import SCORE_CHUNK
 from sampled_metrics.passes.ranking import block_ranks
 from sampled_metrics.pipeline.config import ConfigError
 from sampled_metrics.pipeline.intermediates import read_protocol_ranks
 from sampled_metrics.pipeline.validation import load_config, validate_config
 from sampled_metrics.recommenders import PrecomputedScores
+from sampled_metrics.studies.protocols.estimates import protocol_estimates
+from sampled_metrics.studies.protocols.files import save_protocol_ranks
 
 
 def protocol(**changes) -> Protocol:
@@ -367,8 +367,8 @@ def test_the_configuration_of_the_study_is_checked():
 def test_a_protocol_larger_than_the_pool_is_left_out_not_an_error():
     """The sizes that only the study needs stop nothing (data_checks.check_data_sizes);
     rule protocol_ranks leaves out what left_out_reason names (tests/test_small_data.py)."""
-    from sampled_metrics.frameworks.simulate import left_out_reason
     from sampled_metrics.pipeline.data_checks import check_data_sizes
+    from sampled_metrics.studies.protocols.files import left_out_reason
 
     config = load_config(CONFIG_FILE)
     check_data_sizes(config, "ml-1m", 3706, 1391, "split")
@@ -386,7 +386,7 @@ def test_a_protocol_larger_than_the_pool_is_left_out_not_an_error():
 def test_a_left_out_record_must_be_what_the_split_calls_for(tmp_path):
     """Read back with the split's smallest pool: a left-out record of a protocol the pool
     supports, ranks of one it does not, or another reason, are refused."""
-    from sampled_metrics.frameworks.simulate import left_out_reason, save_left_out
+    from sampled_metrics.studies.protocols.files import left_out_reason, save_left_out
 
     elliot = FRAMEWORK_PROTOCOLS["elliot"]
     path = tmp_path / "elliot.npz"

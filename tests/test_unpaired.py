@@ -15,8 +15,8 @@ import scipy.sparse as sp
 from scipy import stats
 
 from sampled_metrics.frameworks.beaten import beaten_items, tie_order_for
+from sampled_metrics.frameworks.protocol_pass import simulate_protocols
 from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS, Protocol
-from sampled_metrics.frameworks.study_pass import simulate_protocols
 from sampled_metrics.frameworks.unpaired import simulate_unpaired
 from sampled_metrics.passes.block_pass import SCORE_CHUNK
 from sampled_metrics.recommenders import PrecomputedScores

@@ -11,9 +11,9 @@ from sampled_metrics.pipeline.config import (
 )
 from sampled_metrics.pipeline.data_checks import check_data_sizes, check_fit_memory
 from sampled_metrics.data import split_users
-from sampled_metrics.frameworks.beaten_files import study_layers
+from sampled_metrics.studies.protocols.beaten_files import study_layers
 from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
-from sampled_metrics.frameworks.simulate import ranks_bytes_per_user
+from sampled_metrics.studies.protocols.files import ranks_bytes_per_user
 from sampled_metrics.reproduction.paper import PUBLISHED_FILE
 from sampled_metrics.pipeline.runs import library_fingerprint
 
@@ -154,7 +154,7 @@ def check_known_sizes():
 
 def protocol_ranks_mem_mb(wildcards, input):
     """Rule protocol_ranks' memory: a block of users (ranking.memory_mb), the split and
-    every protocol's ranks of all users (frameworks.simulate.ranks_bytes_per_user).
+    every protocol's ranks of all users (studies.protocols.files.ranks_bytes_per_user).
     Evaluated once the split exists (before, the missing file defers it)."""
     split_mb = os.path.getsize(input.split) / 2**20
     users = len(split_users(input.split).user_ids)

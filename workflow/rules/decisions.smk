@@ -53,5 +53,9 @@ rule decisions_figure:
         mem_mb=1000,
     params:
         library=LIBRARY,
+        run=config["decisions"]["run"],
+        budgets=config["decisions"]["budgets"],
+        uniform_budgets=config["decisions"]["uniform_budgets"],
+        goals=config["decisions"]["goals"],
     script:
         "../scripts/decisions_figure.py"

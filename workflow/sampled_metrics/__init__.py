@@ -21,8 +21,10 @@ re-exported here:
 - ``recommenders``  iALS (X), item-kNN (Y, Z) and the baselines (section 9, eqs 27-30)
 - ``outputs``       labels, tables and figures as files: renders results, computes none
 - ``frameworks``    the frameworks' sampling protocols: their registry, the one place
-                    that draws by popularity, the simulation on real scores, estimates
+                    that draws by popularity, the simulation on real scores; adapters
 - ``reproduction``  the paper's numbers, the toy example, Tables 3-4, Figure 6, claims
+- ``studies``       beside it: the design study (deciding between models) and the
+                    protocol study (the frameworks' protocols, every estimator on them)
 - ``pipeline``      the workflow's support: configuration, intermediate files, job runs
 - ``cli``           the ``sampled-metrics`` command
 
@@ -122,8 +124,8 @@ _API = {
     "frameworks.draws": ("draw_items", "draw_negatives"),
     "frameworks.beaten": ("beaten_items",),
     "frameworks.simulate": ("simulate",),
-    "frameworks.study_pass": ("simulate_protocols",),
-    "frameworks.estimates": ("protocol_estimates",),
+    "frameworks.protocol_pass": ("simulate_protocols",),
+    "studies.protocols.estimates": ("protocol_estimates",),
     "frameworks.rank_files": ("rank_files",),
 }
 _HOME = {name: module for module, names in _API.items() for name in names}

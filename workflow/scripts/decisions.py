@@ -7,17 +7,13 @@ import time
 import numpy as np
 
 from sampled_metrics.data import split_users
-from sampled_metrics.estimation.decisions.study import (
-    left_out_methods,
-    method_names,
-    run_study,
-)
-from sampled_metrics.estimation.decisions.study_methods import ADAPTIVE_STEPS
-from sampled_metrics.estimation.decisions.study_summary import goals, summarize
 from sampled_metrics.io.forked import forked_map
-from sampled_metrics.outputs.decisions import write_decisions
 from sampled_metrics.pipeline.intermediates import read_ranks
 from sampled_metrics.pipeline.runs import start_job
+from sampled_metrics.studies.decisions.registry import left_out_methods, study_methods
+from sampled_metrics.studies.decisions.report import write_decisions
+from sampled_metrics.studies.decisions.study import run_study
+from sampled_metrics.studies.decisions.summary import Goals, goals, summarize
 
 log = start_job(snakemake)
 p = snakemake.params
@@ -25,11 +21,11 @@ started = time.perf_counter()
 users = split_users(snakemake.input.split)
 n = users.n_candidates
 exact = np.stack([read_ranks(path, users)["rank"].to_numpy() for path in snakemake.input.ranks])
-methods = method_names(p.run, p.budgets, p.uniform_budgets)
+methods = study_methods(p.run, p.budgets, p.uniform_budgets, p.adaptive_steps)
 left_out = left_out_methods(methods, n.size)
-for method, why in left_out.items():
-    log.warning("%s left out: %s", method, why)
-methods = [method for method in methods if method not in left_out]
+for name, why in left_out.items():
+    log.warning("%s left out: %s", name, why)
+methods = [method for method in methods if method.name not in left_out]
 rows = run_study(
     exact, n, p.recommenders,
     seeds=p.seeds, range_seeds=p.range_seeds, m=p.m, law=p.law, metrics=p.metrics,
@@ -39,11 +35,11 @@ rows = run_study(
     ),
 )  # fmt: skip
 summary = summarize(rows)
-measured = goals(summary, methods)
+measured = goals(summary, methods, Goals.from_config(p.goals))
 setup = {
     "users": n.size, "models": p.recommenders, "m": p.m, "law": p.law, "seeds": p.seeds,
     "range_seeds": min(p.range_seeds, p.seeds), "confidence": p.confidence,
-    "steps": ADAPTIVE_STEPS, "left_out": left_out,
+    "steps": tuple(p.adaptive_steps), "left_out": left_out,
 }  # fmt: skip
 write_decisions(
     summary, measured, snakemake.output.csv, snakemake.output.md,

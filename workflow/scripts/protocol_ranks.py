@@ -1,18 +1,22 @@
 """Rule protocol_ranks: the sampled ranks every protocol of protocols.run gives every
 recommender, simulated on their real scores, read as the items each ranks above the
-held-out item, which the ranking pass stored (sampled_metrics.frameworks.study_pass,
-beaten_files). A
-protocol the data set cannot support (more distinct draws than a user's pool) is not
-simulated: its file records that it was left out and why (frameworks.simulate.save_left_out)."""
+held-out item, which the ranking pass stored (sampled_metrics.studies.protocols.stored,
+beaten_files). A protocol the data set cannot support (more distinct draws than a user's
+pool) is not simulated: its file records that it was left out and why
+(studies.protocols.files.save_left_out)."""
 
 from sampled_metrics.data import load_split
-from sampled_metrics.frameworks.beaten_files import StoredBeaten
 from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
-from sampled_metrics.frameworks.simulate import left_out_reason, save_left_out, save_protocol_ranks
-from sampled_metrics.frameworks.study_pass import simulate_stored_protocols
 from sampled_metrics.passes.block_pass import shard_bounds
 from sampled_metrics.pipeline.intermediates import read_ranks
 from sampled_metrics.pipeline.runs import start_job
+from sampled_metrics.studies.protocols.beaten_files import StoredBeaten
+from sampled_metrics.studies.protocols.files import (
+    left_out_reason,
+    save_left_out,
+    save_protocol_ranks,
+)
+from sampled_metrics.studies.protocols.stored import simulate_stored_protocols
 
 log = start_job(snakemake)
 p = snakemake.params

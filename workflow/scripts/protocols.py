@@ -10,14 +10,14 @@ import pandas as pd
 
 from sampled_metrics.data import split_users
 from sampled_metrics.estimation.population import exact_metric
-from sampled_metrics.frameworks.estimates import protocol_estimates, protocol_table
 from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS, HANSEN_HURWITZ
-from sampled_metrics.frameworks.study_report import LEFT_OUT_COLUMNS, protocols_markdown
 from sampled_metrics.io.atomic import write_csv, write_text
 from sampled_metrics.io.forked import forked_map
 from sampled_metrics.pipeline.intermediates import read_protocol_ranks, read_ranks
 from sampled_metrics.pipeline.runs import start_job
 from sampled_metrics.reproduction.tables import estimator_errors, pair_agreement
+from sampled_metrics.studies.protocols.estimates import protocol_estimates, protocol_table
+from sampled_metrics.studies.protocols.report import LEFT_OUT_COLUMNS, protocols_markdown
 
 log = start_job(snakemake)
 p = snakemake.params

@@ -3,9 +3,9 @@ protocols left out (protocols_left_out.csv) and why."""
 
 import pandas as pd
 
-from sampled_metrics.frameworks.study_report import left_out_lines
 from sampled_metrics.outputs.figures import protocols_figure, save_figure
 from sampled_metrics.pipeline.runs import start_job
+from sampled_metrics.studies.protocols.report import left_out_lines
 
 start_job(snakemake)
 left_out = left_out_lines(pd.read_csv(snakemake.input.left_out))

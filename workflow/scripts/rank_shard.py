@@ -1,16 +1,16 @@
 """Rule rank_shard: exact, pessimistic and sampled ranks of one shard of users,
 in one pass over their scores (block_pass.rank_users), which also stores the protocol
-study's masks (frameworks.beaten_files.BeatenWriter)."""
+study's masks (studies.protocols.beaten_files.BeatenWriter)."""
 
 import numpy as np
 
 from sampled_metrics.data import load_split
-from sampled_metrics.frameworks.beaten_files import BeatenWriter
 from sampled_metrics.passes.block_pass import rank_users, shard_bounds
 from sampled_metrics.passes.draw_plan import load_draw_plan
 from sampled_metrics.passes.user_ranks import save_user_ranks
 from sampled_metrics.pipeline.runs import start_job
 from sampled_metrics.recommenders import load_model
+from sampled_metrics.studies.protocols.beaten_files import BeatenWriter
 
 log = start_job(snakemake)
 p = snakemake.params

@@ -4,7 +4,7 @@ and a framework protocol's sampled ranks out.
 A model is anything that scores a block of users (``scores(users) -> (len(users),
 n_items)``), a plain function of the users, or an array of every user's scores. The
 exact ranks come from :func:`~sampled_metrics.passes.ranking.exact_ranks` and the
-sampled ranks from :func:`~.study_pass.simulate_protocols`, both block by block (no
+sampled ranks from :func:`~.protocol_pass.simulate_protocols`, both block by block (no
 users x items array unless one is given), so the two files describe the same model;
 the sampled ranks do what the framework does: its tie order where it has one
 (``beaten``), the same draws for every model under a paired protocol, each model its
@@ -25,9 +25,9 @@ import scipy.sparse as sp
 from ..passes.ranking import exact_ranks
 from ..recommenders.scores import PrecomputedScores
 from .beaten import tie_order_for
+from .protocol_pass import simulate_protocols
 from .rank_meta import rank_meta, write_rank_file
 from .registry import FULL, Protocol, protocol_by_name
-from .study_pass import simulate_protocols
 
 __all__ = ["exact_rank_frame", "rank_files", "sampled_protocol", "write_rank_files"]
 

@@ -69,7 +69,7 @@ FULL = "full"
 
 # The estimator the study adds for the protocols with replacement: each beaten draw
 # weighed by 1 / its probability, the mean over users of M(r^), r^ the Hansen-Hurwitz
-# estimate of the rank clipped to 1..n (frameworks.estimates).
+# estimate of the rank clipped to 1..n (studies.protocols.estimates).
 HANSEN_HURWITZ = "hansen_hurwitz"
 
 

@@ -8,13 +8,9 @@ draws of a user depend only on (seed, protocol, the user's chunk of
 protocol, as with a shared test file) and the result does not depend on the blocks.
 ``cells.simulate_cells`` draws the same law for uniform paired protocols without
 drawing every item; ``unpaired.simulate_unpaired`` gives each recommender its own draws
-(RecBole, DaisyRec); ``study_pass.simulate_protocols`` runs them over blocks of users.
+(RecBole, DaisyRec); ``protocol_pass.simulate_protocols`` runs them over blocks of users.
 With replacement each user also gets the Hansen-Hurwitz estimate of the rank, and
 every user the popularity-weighted rank R^pi = 1 + (n - 1) q (docs/popularity.md).
-
-A protocol a data set cannot support (:func:`left_out_reason`: more distinct draws than
-some user's pool) is left out of the study: :func:`save_left_out` records why in its
-place, and the study's outputs name it.
 """
 
 from __future__ import annotations
@@ -25,7 +21,6 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from ..io.atomic import write_npz
 from ..passes.block_pass import SCORE_CHUNK
 from ..passes.entries import row_counts
 from .beaten import beaten_items
@@ -36,10 +31,6 @@ __all__ = [
     "ProtocolRanks",
     "beaten_items",
     "interaction_counts",
-    "left_out_reason",
-    "ranks_bytes_per_user",
-    "save_left_out",
-    "save_protocol_ranks",
     "simulate",
     "weighted_ranks",
 ]
@@ -71,68 +62,6 @@ class ProtocolRanks:
     sampled: np.ndarray
     hansen_hurwitz: np.ndarray
     weighted_rank: np.ndarray
-
-
-def ranks_bytes_per_user(protocol: Protocol, repetitions: int, recommenders: int) -> int:
-    """Bytes of a user's :class:`ProtocolRanks` under ``protocol``: int16 sampled
-    ranks, float64 Hansen-Hurwitz estimates (with replacement) and weighted ranks.
-
-    Parameters
-    ----------
-    protocol : Protocol
-    repetitions, recommenders : int
-
-    Returns
-    -------
-    int
-
-    Examples
-    --------
-    >>> from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
-    >>> ranks_bytes_per_user(FRAMEWORK_PROTOCOLS["ncf"], 100, 3)
-    624
-    """
-    per_draw = np.dtype(np.int16).itemsize + (8 if protocol.replacement else 0)
-    return recommenders * (repetitions * per_draw + 8)
-
-
-def left_out_reason(protocol: Protocol, smallest_pool: int) -> str | None:
-    """Why the study leaves ``protocol`` out of a data set whose users have at least
-    ``smallest_pool`` items outside their history (training and held-out items); None
-    when the data set supports it.
-
-    Without replacement every user needs m distinct items to draw, and the law the
-    estimators correct with (hypergeometric) m <= n_u - 1: m <= smallest_pool (NCF's
-    pool also holds the held-out item, but n_u - 1 binds it as well). With replacement
-    one item to draw is enough, whatever m (DaisyRec's 999 draws from 50 items).
-
-    Parameters
-    ----------
-    protocol : Protocol
-    smallest_pool : int
-        The fewest items outside a user's history (``SplitUsers.smallest_pool``).
-
-    Returns
-    -------
-    str or None
-
-    Examples
-    --------
-    >>> from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
-    >>> left_out_reason(FRAMEWORK_PROTOCOLS["elliot"], 99)
-    'draws 100 distinct items per user, more than the smallest candidate pool, 99 items'
-    >>> left_out_reason(FRAMEWORK_PROTOCOLS["ncf"], 99), left_out_reason(
-    ...     FRAMEWORK_PROTOCOLS["daisyrec"], 99)
-    (None, None)
-    """
-    if not protocol.replacement and protocol.m > smallest_pool:
-        return (
-            f"draws {protocol.m} distinct items per user, more than the smallest candidate "
-            f"pool, {smallest_pool} items"
-        )
-    if smallest_pool < 1:
-        return "draws from the items outside a user's history, and a user has none"
-    return None
 
 
 def interaction_counts(train, test_items) -> np.ndarray:
@@ -320,66 +249,3 @@ def _beaten_codes(beaten: list) -> list:
             code |= mask.astype(np.uint8) << np.uint8(bit)
         codes.append(code)
     return codes
-
-
-def save_protocol_ranks(ranks: ProtocolRanks, path) -> None:
-    """Write :class:`ProtocolRanks` of all users atomically (read back by
-    ``intermediates.read_protocol_ranks``).
-
-    Parameters
-    ----------
-    ranks : ProtocolRanks
-    path : str or pathlib.Path
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> from sampled_metrics.pipeline.intermediates import read_protocol_ranks
-    >>> from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "ncf.npz"
-    >>> r = ProtocolRanks(0, np.ones((2, 1, 3), np.int16), np.ones((0, 1, 3)), np.ones((1, 3)))
-    >>> save_protocol_ranks(r, path)
-    >>> read_protocol_ranks(path, FRAMEWORK_PROTOCOLS["ncf"], 3, 2, 1).sampled.shape
-    (2, 1, 3)
-    """
-    write_npz(
-        {
-            "sampled": ranks.sampled,
-            "hansen_hurwitz": ranks.hansen_hurwitz,
-            "weighted_rank": ranks.weighted_rank,
-        },
-        path,
-    )
-
-
-def save_left_out(reason: str, smallest_pool: int, path) -> None:
-    """Write, in place of a protocol's ranks, that it was left out, why
-    (:func:`left_out_reason`) and the smallest pool that decided it, atomically (read
-    back by ``intermediates.read_protocol_ranks``, which checks both against the split).
-
-    Parameters
-    ----------
-    reason : str
-    smallest_pool : int
-    path : str or pathlib.Path
-
-    Returns
-    -------
-    None
-
-    Examples
-    --------
-    >>> import tempfile, pathlib
-    >>> from sampled_metrics.pipeline.intermediates import read_protocol_ranks
-    >>> from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
-    >>> elliot = FRAMEWORK_PROTOCOLS["elliot"]
-    >>> path = pathlib.Path(tempfile.mkdtemp()) / "elliot.npz"
-    >>> save_left_out(left_out_reason(elliot, 60), 60, path)
-    >>> read_protocol_ranks(path, elliot, 3, 2, 1, smallest_pool=60)
-    'draws 100 distinct items per user, more than the smallest candidate pool, 60 items'
-    """
-    write_npz({"left_out": np.array(reason), "smallest_pool": np.array(smallest_pool)}, path)

@@ -222,7 +222,7 @@ def rank_users(
         Budget of a block (:func:`users_per_block`).
     user_ids : array_like, optional
         The users' ids, for messages.
-    beaten : frameworks.beaten_files.BeatenWriter, optional
+    beaten : studies.protocols.beaten_files.BeatenWriter, optional
         Given each block's masks (``ranking.above_and_tied``; ``unmasked`` of the scores
         before the training items are masked, if it ``needs_unmasked``; ``masked``, the
         masks the block is ranked with): the protocol study's, stored so that the study

@@ -48,7 +48,7 @@ def check_data_sizes(
 
     What only the protocol study or Figure 6 needs stops nothing: a protocol of
     ``protocols.run`` drawing more distinct items than the smallest pool
-    (``frameworks.simulate.left_out_reason``) and a sample size of Figure 6 above n - 1
+    (``studies.protocols.files.left_out_reason``) and a sample size of Figure 6 above n - 1
     (``reproduction.curves.largest_sample_size``) are left out by their rules, which
     name them and why in their outputs.
 

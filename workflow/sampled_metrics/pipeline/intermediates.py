@@ -279,11 +279,11 @@ def read_protocol_ranks(
     estimates finite and >= 1 of that shape (protocols with replacement, else none),
     weighted ranks in [1, n_items] of shape (recommenders, users). Or, for a protocol
     the data set cannot support, the record that it was left out
-    (``frameworks.simulate.save_left_out``): its reason is returned.
+    (``studies.protocols.files.save_left_out``): its reason is returned.
 
     With ``smallest_pool`` (the split's) the file must be what that pool calls for:
     ranks of a protocol it supports, the record of a protocol it does not, with the
-    reason ``frameworks.simulate.left_out_reason`` gives.
+    reason ``studies.protocols.files.left_out_reason`` gives.
 
     Parameters
     ----------
@@ -316,7 +316,8 @@ def read_protocol_ranks(
     Traceback (most recent call last):
     ValueError: ...ncf.npz: ranks of a protocol the split leaves out (draws 99 distinct ...
     """
-    from ..frameworks.simulate import ProtocolRanks, left_out_reason
+    from ..frameworks.simulate import ProtocolRanks
+    from ..studies.protocols.files import left_out_reason
 
     expected_reason = None if smallest_pool is None else left_out_reason(protocol, smallest_pool)
     if "left_out" in _npz_names(path):

@@ -210,6 +210,11 @@ def _check_decisions(decisions: dict) -> None:
             f"decisions.range_seeds: {decisions['range_seeds']} is more than decisions.seeds "
             f"= {decisions['seeds']}"
         )
+    steps = decisions["adaptive_steps"]
+    if any(later <= earlier for earlier, later in zip(steps, steps[1:])):
+        raise ConfigError(
+            f"decisions.adaptive_steps: {steps} must increase (cumulative extra sampled items)"
+        )
 
 
 def _check_unique(names, key: str) -> None:

@@ -14,6 +14,8 @@ degrees of freedom), for one model's metric or the paired difference of two on t
 users, and a verdict from whether it excludes 0 (:mod:`.estimate`; Sarndal, Swensson and
 Wretman 1992, ch. 9; prediction-powered inference, Angelopoulos et al. 2023). When every
 user is ranked exactly, the paired t-test over users (:mod:`.full_ranking`).
+The design study that measures these against other ways of deciding lives apart, in
+:mod:`sampled_metrics.studies.decisions`.
 
 * :mod:`.defaults`      the defaults of the design and the estimators
 * :mod:`.proxy`         phase 1's prediction: posterior mean and variance of M(r) given r~

@@ -23,7 +23,7 @@ writes
 - :func:`rank_files`: those ranks for several models, and a sampled evaluation of the
   same models by one of this package's protocols (``"ncf"``: 1 + 99, ...), drawn as
   :func:`~sampled_metrics.frameworks.rank_files.rank_files` draws them
-  (:func:`~sampled_metrics.frameworks.study_pass.simulate_protocols`) from cornac's own
+  (:func:`~sampled_metrics.frameworks.protocol_pass.simulate_protocols`) from cornac's own
   order, so that a sampled item counts above the held-out item exactly when cornac's
   full ranking puts it above; a block of held-out items at a time, within ``memory_mb``.
 
@@ -40,9 +40,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..protocol_pass import simulate_protocols
 from ..rank_files import sampled_protocol
 from ..simulate import interaction_counts
-from ..study_pass import simulate_protocols
 from . import FrameworkNotInstalled, UnknownUser
 from .cornac_rows import BYTES_PER_ENTRY, excluded_rows, held_out_rows, row_blocks
 from .cornac_split import evaluation_split, max_cutoff

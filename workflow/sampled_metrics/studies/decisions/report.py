@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..io.atomic import write_csv, write_text
-from .labels import metric_label
-from .tables import markdown_table
+from ...io.atomic import write_csv, write_text
+from ...outputs.labels import metric_label
+from ...outputs.tables import markdown_table
 
 __all__ = ["decisions_markdown", "method_table", "pair_table", "write_decisions"]
 
@@ -107,9 +107,9 @@ def decisions_markdown(
     Parameters
     ----------
     summary : pandas.DataFrame
-        :func:`sampled_metrics.estimation.decisions.study_summary.summarize`'s.
+        :func:`sampled_metrics.studies.decisions.summary.summarize`'s.
     goals : pandas.DataFrame
-        :func:`sampled_metrics.estimation.decisions.study_summary.goals`'s.
+        :func:`sampled_metrics.studies.decisions.summary.goals`'s.
     dataset : str
     setup : dict
         users, models, m, law, seeds, range_seeds, confidence, steps; optionally

@@ -18,15 +18,23 @@ held in memory) and read back by :class:`StoredBeaten`, a block of users at a ti
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from ..io.atomic import CORRUPT_FILE_ERRORS, atomic_path
+from ...io.atomic import CORRUPT_FILE_ERRORS, atomic_path
+
+if TYPE_CHECKING:
+    from ...frameworks.registry import Protocol
 
 __all__ = ["BeatenWriter", "StoredBeaten", "study_layers"]
 
 
-def study_layers(protocols) -> list[bool]:
+def study_layers(protocols: Sequence[Protocol]) -> list[bool]:
     """The layers (``history_in_pool`` values) the study of ``protocols`` reads, False
     first: False always (the masks are checked against the exact ranks, whose training
     items are masked), True for protocols whose pool holds the history; none without
@@ -89,7 +97,15 @@ class BeatenWriter:
            [False, False, False]]))
     """
 
-    def __init__(self, path, layers: list, start: int, stop: int, test_items, n_items: int):
+    def __init__(
+        self,
+        path: str | Path,
+        layers: list,
+        start: int,
+        stop: int,
+        test_items: ArrayLike,
+        n_items: int,
+    ) -> None:
         self.path, self.layers = path, list(layers)
         self.test_items = np.asarray(test_items)
         self.start, self.stop, self.n_items = start, stop, n_items
@@ -106,7 +122,12 @@ class BeatenWriter:
         np.lib.format.write_array_header_2_0(self._file, header)
         return self
 
-    def __exit__(self, kind, error, trace) -> bool:
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> Literal[False]:
         self._file.close()
         if kind is None and self._position != self.stop:
             incomplete = ValueError(
@@ -161,7 +182,14 @@ class StoredBeaten:
         layers.
     """
 
-    def __init__(self, paths, bounds, layers, n_items: int, name: str = "model"):
+    def __init__(
+        self,
+        paths: Sequence[str | Path],
+        bounds: Sequence[tuple[int, int]],
+        layers: Sequence[bool],
+        n_items: int,
+        name: str = "model",
+    ) -> None:
         self.layers, self.n_items, self.name = list(layers), n_items, name
         self._files = [
             (start, path, _data_offset(path, stop - start, self.layers, n_items), stop - start)

@@ -8,16 +8,19 @@ protocols with replacement the Hansen-Hurwitz estimate (:data:`.registry.HANSEN_
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
-from ..estimation.corrections import correction_vectors
-from ..estimation.metrics import metric_by_name
-from ..estimation.nodes import interpolation_nodes, node_weights
-from ..estimation.population import learned_estimates
-from ..estimation.registry import paper_methods
-from .registry import HANSEN_HURWITZ, Protocol
-from .simulate import ProtocolRanks
+from ...estimation.corrections import correction_vectors
+from ...estimation.metrics import metric_by_name
+from ...estimation.nodes import interpolation_nodes, node_weights
+from ...estimation.population import learned_estimates
+from ...estimation.registry import paper_methods
+from ...frameworks.registry import HANSEN_HURWITZ, Protocol
+from ...frameworks.simulate import ProtocolRanks
 
 __all__ = ["protocol_estimates", "protocol_table"]
 
@@ -25,10 +28,10 @@ __all__ = ["protocol_estimates", "protocol_table"]
 def protocol_estimates(
     ranks: ProtocolRanks,
     protocol: Protocol,
-    n,
-    recommenders,
-    metrics,
-    methods,
+    n: ArrayLike,
+    recommenders: Sequence[str],
+    metrics: Sequence[str],
+    methods: Sequence[str],
     *,
     nodes: int,
     workers: int = 1,

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..outputs.tables import markdown_table
-from .registry import FRAMEWORK_PROTOCOLS
+from ...frameworks.registry import FRAMEWORK_PROTOCOLS
+from ...outputs.tables import markdown_table
 
 __all__ = ["LEFT_OUT_COLUMNS", "left_out_lines", "protocols_markdown"]
 
 # The columns of protocols_left_out.csv after dataset: a protocol of protocols.run the
 # data set cannot support, its draws, the data set's smallest pool and why
-# (frameworks.simulate.left_out_reason).
+# (studies.protocols.files.left_out_reason).
 LEFT_OUT_COLUMNS = ["protocol", "m", "replacement", "smallest_pool", "reason"]
 
 

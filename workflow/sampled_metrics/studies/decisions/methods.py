@@ -1,0 +1,407 @@
+"""Each method of the design study on one simulated phase 1 (:class:`Phase1`): a
+function ``run_<kind>(phase1, method) -> Found`` per kind of :mod:`.registry`, and the
+simulation they read: each model's sampled rank given its exact rank
+(:func:`simulate_sampled_ranks`), Li et al.'s adaptive sampling (:func:`adaptive_ranks`),
+a method's cost (:func:`method_cost`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from itertools import combinations
+from typing import NamedTuple
+from typing import Protocol as Interface
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ...estimation.decisions.design import Design, draw_design
+from ...estimation.decisions.estimate import estimate_difference, estimate_mean, estimate_metric
+from ...estimation.decisions.full_ranking import paired_test
+from ...estimation.decisions.proxy import Proxy, metric_proxy
+from ...estimation.decisions.verdict import Verdict, exact_verdict, interval_verdict
+from ...estimation.estimators import (
+    em_distributions,
+    identification_intervals,
+    point_estimates,
+    sampled_evaluation,
+)
+from ...estimation.laws import sampling_law
+
+__all__ = [
+    "Estimated",
+    "Found",
+    "Parameters",
+    "Phase1",
+    "adaptive_ranks",
+    "method_cost",
+    "run_adaptive_em",
+    "run_design",
+    "run_full",
+    "run_pair_design",
+    "run_range",
+    "run_uniform",
+    "simulate_sampled_ranks",
+]
+
+
+def simulate_sampled_ranks(
+    exact: ArrayLike, n: ArrayLike, m: int, law: str, rng: np.random.Generator
+) -> np.ndarray:
+    """Each model's sampled rank r~ = 1 + the sampled items above the held-out one,
+    drawn given its exact rank: Binomial(m, (r - 1)/(n - 1)) with replacement (eq 15),
+    Hypergeometric(n - 1 items, r - 1 above, m draws) without; models independent.
+
+    Parameters
+    ----------
+    exact : array_like of int
+        (k, U) exact ranks in 1..n_u.
+    n : array_like of int
+        (U,) ranked-set sizes.
+    m : int
+    law : {"binomial", "hypergeometric"}
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    numpy.ndarray
+        (k, U) int64 in 1..m + 1.
+
+    Examples
+    --------
+    Every other item sampled without replacement: the sampled rank is the rank.
+
+    >>> simulate_sampled_ranks([[1, 3, 5]], [5, 5, 5], 4, "hypergeometric",
+    ...                        np.random.default_rng(0)).tolist()
+    [[1, 3, 5]]
+    """
+    r = np.atleast_2d(np.asarray(exact, dtype=np.int64))
+    size = np.broadcast_to(np.asarray(n, dtype=np.int64), r.shape)
+    if sampling_law(law).replacement:
+        return 1 + rng.binomial(m, (r - 1) / (size - 1))
+    return 1 + rng.hypergeometric(r - 1, size - r, m)
+
+
+def adaptive_ranks(
+    exact: ArrayLike,
+    n: ArrayLike,
+    sampled: ArrayLike,
+    m: int,
+    law: str,
+    rng: np.random.Generator,
+    steps: Sequence[int],
+) -> tuple:
+    """Li et al.'s adaptive sampling of one model: while a user's held-out item ranks
+    first among its sampled items, draw more, up to ``steps[j]`` more in all after step
+    j (without replacement never more than the n_u - 1 other items).
+
+    The stopping rule reads the sampled ranks alone, so the likelihood of what is seen
+    is that of the final sampled rank among the final m_u items (the likelihood
+    principle): EM over (r~_u, m_u) is Li et al.'s estimator.
+
+    Parameters
+    ----------
+    exact, n : array_like of int
+        (U,) exact ranks and ranked-set sizes.
+    sampled : array_like of int
+        (U,) phase 1's sampled ranks among m items.
+    m : int
+    law : {"binomial", "hypergeometric"}
+    rng : numpy.random.Generator
+    steps : sequence of int
+        Increasing cumulative extra sample sizes (``decisions.adaptive_steps``).
+
+    Returns
+    -------
+    tuple
+        (sampled ranks (U,), m_u (U,)), both int64.
+
+    Examples
+    --------
+    A user at rank 2 of 50 is found at the latest once every item is sampled:
+
+    >>> r, m_u = adaptive_ranks([2, 50], [50, 50], [1, 5], 4, "hypergeometric",
+    ...                         np.random.default_rng(0), steps=(10, 45))
+    >>> r.tolist(), int(m_u[1])
+    ([2, 5], 4)
+    """
+    r = np.asarray(exact, dtype=np.int64)
+    size = np.asarray(n, dtype=np.int64) * np.ones_like(r)
+    ranks = np.asarray(sampled, dtype=np.int64).copy()
+    m_u = np.full(r.shape, m, dtype=np.int64)
+    replacement = sampling_law(law).replacement
+    for extra in steps:
+        first = np.flatnonzero(ranks == 1)
+        target = m + extra if replacement else np.minimum(m + extra, size[first] - 1)
+        more = target - m_u[first]
+        draw = first[more > 0]
+        more = more[more > 0]
+        if draw.size == 0:
+            break
+        if replacement:
+            above = rng.binomial(more, (r[draw] - 1) / (size[draw] - 1))
+        else:  # none of the r - 1 items above is among the m_u drawn so far
+            pool = size[draw] - 1 - m_u[draw]
+            above = rng.hypergeometric(r[draw] - 1, pool - (r[draw] - 1), more)
+        ranks[draw] += above
+        m_u[draw] += more
+    return ranks, m_u
+
+
+def method_cost(
+    n: ArrayLike, m_u: ArrayLike | None = None, chosen: ArrayLike | None = None
+) -> float:
+    """Scored items as a share of full ranking's, sum_u n_u: phase 1 scores m_u + 1
+    items of each user (``m_u``; none when None), the users of ``chosen`` n_u each.
+
+    Examples
+    --------
+    >>> n = np.full(4, 101)
+    >>> method_cost(n, m_u=np.full(4, 100), chosen=np.array([1, 0, 1, 0], bool))
+    1.5
+    >>> method_cost(n, chosen=np.ones(4, bool))
+    1.0
+    """
+    n = np.asarray(n, dtype=float)
+    scored = 0.0 if m_u is None else float(np.sum(np.asarray(m_u) + 1))
+    if chosen is not None:
+        scored += float(n[np.asarray(chosen, dtype=bool)].sum())
+    return scored / float(n.sum())
+
+
+class Parameters(Interface):
+    """A method's parameters, as :class:`.registry.Method` holds them."""
+
+    @property
+    def budget(self) -> float | None:
+        """The share of the users it ranks exactly."""
+        ...
+
+    @property
+    def steps(self) -> tuple[int, ...]:
+        """adaptive-em's cumulative extra sample sizes."""
+        ...
+
+
+class Estimated(NamedTuple):
+    """A method's estimate of a model's metric or a pair's difference: the interval
+    (None, None for a point estimate), the point, and a pair's verdict."""
+
+    low: float | None
+    high: float | None
+    value: float
+    verdict: Verdict | None = None
+
+
+class Found(NamedTuple):
+    """What a method found on one phase 1: its cost (:func:`method_cost`), each model's
+    estimate ``model_of(metric, k)`` (None when it estimates pairs only) and each pair's
+    ``pair_of(metric, a, b)``."""
+
+    cost: float
+    model_of: Callable[[str, int], Estimated] | None
+    pair_of: Callable[[str, int, int], Estimated]
+
+
+@dataclass
+class Phase1:
+    """What one seed's methods share: every model's exact ranks (k, U), the ranked-set
+    sizes n (U,), phase 1's simulated sampled ranks (k, U) among m items under ``law``,
+    the exact metric values {metric: (k, U)} (the design is tuned for the first), the
+    confidence of the intervals, and the seed's generator (the methods draw from it in
+    turn)."""
+
+    exact: np.ndarray
+    n: np.ndarray
+    sampled: np.ndarray
+    m: int
+    law: str
+    values: dict
+    confidence: float
+    rng: np.random.Generator
+
+    @cached_property
+    def proxies(self) -> dict[str, list[Proxy]]:
+        """{metric: [Proxy of each model]}: phase 1's posterior means and variances."""
+        return {
+            metric: [
+                metric_proxy(row, self.m, self.n, metric, law=self.law) for row in self.sampled
+            ]
+            for metric in self.values
+        }
+
+    @property
+    def phase1_cost(self) -> np.ndarray:
+        """Every user's phase 1: m sampled items (as m_u of :func:`method_cost`)."""
+        return np.full(self.n.size, self.m)
+
+
+def run_full(phase1: Phase1, method: Parameters) -> Found:
+    """Every user ranked exactly: the metric itself (an interval of zero width about
+    these users), the pairs' verdicts from the paired t-test (:func:`.paired_test`)."""
+    values = phase1.values
+
+    def model_of(metric: str, k: int) -> Estimated:
+        value = float(values[metric][k].mean())
+        return Estimated(value, value, value)
+
+    def pair_of(metric: str, a: int, b: int) -> Estimated:
+        d = float(values[metric][a].mean() - values[metric][b].mean())
+        test = paired_test(phase1.exact[[a, b]], phase1.n, metric, confidence=phase1.confidence)
+        return Estimated(d, d, d, test.verdict)
+
+    return Found(1.0, model_of, pair_of)
+
+
+def run_uniform(phase1: Phase1, method: Parameters) -> Found:
+    """A simple random subset of round(b U) users ranked exactly, b the method's
+    budget: their mean with the finite-population correction (one stratum, no proxy)."""
+    design = _uniform_design(phase1.n.size, _budget(method), phase1.rng)
+    zero = np.zeros(phase1.n.size)
+    values = phase1.values
+
+    def model_of(metric: str, k: int) -> Estimated:
+        e = estimate_mean(design, values[metric][k], zero, confidence=phase1.confidence)
+        return Estimated(e.low, e.high, e.value)
+
+    def pair_of(metric: str, a: int, b: int) -> Estimated:
+        y = values[metric][a] - values[metric][b]
+        e = estimate_mean(design, y, zero, confidence=phase1.confidence)
+        return Estimated(e.low, e.high, e.value, interval_verdict(e.low, e.high))
+
+    return Found(method_cost(phase1.n, chosen=design.chosen), model_of, pair_of)
+
+
+def run_design(phase1: Phase1, method: Parameters) -> Found:
+    """Two-phase sampling at the method's budget (:func:`.draw_design`,
+    :func:`.estimate_metric`, :func:`.estimate_difference`): one design for every
+    model, strata from all their sampled ranks."""
+    p = phase1
+    first = next(iter(p.values))
+    spread = sum(proxy.variance for proxy in p.proxies[first])  # as predicted_spread's
+    design = draw_design(
+        p.sampled, p.m, p.n, budget=_budget(method), metric=first, law=p.law, spread=spread,
+        seed=p.rng,
+    )  # fmt: skip
+
+    def model_of(metric: str, k: int) -> Estimated:
+        e = estimate_metric(
+            design, p.exact[k], p.sampled[k], p.m, p.n, metric, proxy=p.proxies[metric][k],
+            law=p.law, confidence=p.confidence,
+        )  # fmt: skip
+        return Estimated(e.low, e.high, e.value)
+
+    def pair_of(metric: str, a: int, b: int) -> Estimated:
+        pair = [p.proxies[metric][a], p.proxies[metric][b]]
+        e = estimate_difference(
+            design, p.exact[[a, b]], p.sampled[[a, b]], p.m, p.n, metric, proxy=pair,
+            law=p.law, confidence=p.confidence,
+        )  # fmt: skip
+        return Estimated(e.low, e.high, e.value, e.verdict)
+
+    return Found(method_cost(p.n, m_u=p.phase1_cost, chosen=design.chosen), model_of, pair_of)
+
+
+def run_pair_design(phase1: Phase1, method: Parameters) -> Found:
+    """Two-phase sampling planned for one pair at a time: each pair's own design,
+    strata from its two models' sampled ranks and Neyman's allocation on their
+    predicted spread, at the method's budget; no model's metric alone (the cost: the
+    pairs' mean)."""
+    p = phase1
+    first = next(iter(p.values))
+    pairs = list(combinations(range(len(p.exact)), 2))
+    designs = {
+        (a, b): draw_design(
+            p.sampled[[a, b]], p.m, p.n, budget=_budget(method), metric=first, law=p.law,
+            seed=p.rng, spread=p.proxies[first][a].variance + p.proxies[first][b].variance,
+        )
+        for a, b in pairs
+    }  # fmt: skip
+
+    def pair_of(metric: str, a: int, b: int) -> Estimated:
+        pair = [p.proxies[metric][a], p.proxies[metric][b]]
+        e = estimate_difference(
+            designs[a, b], p.exact[[a, b]], p.sampled[[a, b]], p.m, p.n, metric, proxy=pair,
+            law=p.law, confidence=p.confidence,
+        )  # fmt: skip
+        return Estimated(e.low, e.high, e.value, e.verdict)
+
+    costs = [method_cost(p.n, m_u=p.phase1_cost, chosen=d.chosen) for d in designs.values()]
+    return Found(float(np.mean(costs)), None, pair_of)
+
+
+def run_range(phase1: Phase1, method: Parameters) -> Found:
+    """Identification intervals from the sampled ranks alone: each model's at the
+    confidence, each pair's from the models' at 1 - (1 - confidence)/2, as
+    :func:`sampled_metrics.estimation.estimators.difference_interval` (Bonferroni),
+    each model's region solved once for every pair."""
+    p = phase1
+    metrics = list(p.values)
+    datas = [sampled_evaluation(row, p.m, p.n, p.law) for row in p.sampled]
+    half = 1.0 - (1.0 - p.confidence) / 2.0
+    whole = [identification_intervals(d, metrics, p.confidence) for d in datas]
+    halves = [identification_intervals(d, metrics, half) for d in datas]
+
+    def model_of(metric: str, k: int) -> Estimated:
+        low, high = whole[k][metric]
+        return Estimated(low, high, (low + high) / 2)
+
+    def pair_of(metric: str, a: int, b: int) -> Estimated:
+        low = halves[a][metric][0] - halves[b][metric][1]
+        high = halves[a][metric][1] - halves[b][metric][0]
+        return Estimated(low, high, (low + high) / 2, interval_verdict(low, high))
+
+    return Found(method_cost(p.n, m_u=p.phase1_cost), model_of, pair_of)
+
+
+def run_adaptive_em(phase1: Phase1, method: Parameters) -> Found:
+    """Li et al.'s adaptive sampling at the method's steps (:func:`adaptive_ranks`),
+    then EM over the sampled ranks with their own m_u: point estimates, pairs by their
+    sign."""
+    p = phase1
+    grown = [
+        adaptive_ranks(r, p.n, s, p.m, p.law, p.rng, method.steps)
+        for r, s in zip(p.exact, p.sampled)
+    ]
+    datas = [sampled_evaluation(r, m_u, p.n, p.law) for r, m_u in grown]
+    metrics = list(p.values)
+    # one model at a time: EM over several evaluations at once iterates on the union
+    # of their rows, slower here than one by one
+    points = [
+        point_estimates(data, metrics, ["em"], distributions={"em": em_distributions([data])[0]})
+        for data in datas
+    ]
+
+    def pair_of(metric: str, a: int, b: int) -> Estimated:
+        d = points[a][metric, "em"] - points[b][metric, "em"]
+        return Estimated(None, None, d, exact_verdict(d))
+
+    # each model scores its own extra items: the models' mean
+    m_u = np.mean([m_u for _, m_u in grown], axis=0)
+    return Found(
+        method_cost(p.n, m_u=m_u),
+        lambda metric, k: Estimated(None, None, points[k][metric, "em"]),
+        pair_of,
+    )
+
+
+def _budget(method: Parameters) -> float:
+    """The method's budget, which its kind needs."""
+    if method.budget is None:
+        raise ValueError("this kind of method ranks a budget's share of the users: give one")
+    return method.budget
+
+
+def _uniform_design(users: int, budget: float, rng) -> Design:
+    """A simple random sample of round(budget U) users: one stratum, pi = n / U."""
+    chosen_count = max(2, round(budget * users))
+    chosen = np.zeros(users, dtype=bool)
+    chosen[rng.choice(users, size=chosen_count, replace=False)] = True
+    return Design(
+        np.zeros(users, dtype=np.int64),
+        np.full(users, chosen_count / users),
+        chosen,
+        np.array([users]),
+    )

@@ -1,0 +1,144 @@
+"""The protocol study's files of sampled ranks, one per protocol: the ranks of every
+user (:func:`save_protocol_ranks`), or, for a protocol a data set cannot support
+(:func:`left_out_reason`: more distinct draws than some user's pool), the record that
+it was left out and why (:func:`save_left_out`), which the study's outputs name. Both
+are read back by ``pipeline.intermediates.read_protocol_ranks``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ...frameworks.registry import Protocol
+from ...frameworks.simulate import ProtocolRanks
+from ...io.atomic import write_npz
+
+__all__ = ["left_out_reason", "ranks_bytes_per_user", "save_left_out", "save_protocol_ranks"]
+
+
+def ranks_bytes_per_user(protocol: Protocol, repetitions: int, recommenders: int) -> int:
+    """Bytes of a user's :class:`ProtocolRanks` under ``protocol``: int16 sampled
+    ranks, float64 Hansen-Hurwitz estimates (with replacement) and weighted ranks.
+
+    Parameters
+    ----------
+    protocol : Protocol
+    repetitions, recommenders : int
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
+    >>> ranks_bytes_per_user(FRAMEWORK_PROTOCOLS["ncf"], 100, 3)
+    624
+    """
+    per_draw = np.dtype(np.int16).itemsize + (8 if protocol.replacement else 0)
+    return recommenders * (repetitions * per_draw + 8)
+
+
+def left_out_reason(protocol: Protocol, smallest_pool: int) -> str | None:
+    """Why the study leaves ``protocol`` out of a data set whose users have at least
+    ``smallest_pool`` items outside their history (training and held-out items); None
+    when the data set supports it.
+
+    Without replacement every user needs m distinct items to draw, and the law the
+    estimators correct with (hypergeometric) m <= n_u - 1: m <= smallest_pool (NCF's
+    pool also holds the held-out item, but n_u - 1 binds it as well). With replacement
+    one item to draw is enough, whatever m (DaisyRec's 999 draws from 50 items).
+
+    Parameters
+    ----------
+    protocol : Protocol
+    smallest_pool : int
+        The fewest items outside a user's history (``SplitUsers.smallest_pool``).
+
+    Returns
+    -------
+    str or None
+
+    Examples
+    --------
+    >>> from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
+    >>> left_out_reason(FRAMEWORK_PROTOCOLS["elliot"], 99)
+    'draws 100 distinct items per user, more than the smallest candidate pool, 99 items'
+    >>> left_out_reason(FRAMEWORK_PROTOCOLS["ncf"], 99), left_out_reason(
+    ...     FRAMEWORK_PROTOCOLS["daisyrec"], 99)
+    (None, None)
+    """
+    if not protocol.replacement and protocol.m > smallest_pool:
+        return (
+            f"draws {protocol.m} distinct items per user, more than the smallest candidate "
+            f"pool, {smallest_pool} items"
+        )
+    if smallest_pool < 1:
+        return "draws from the items outside a user's history, and a user has none"
+    return None
+
+
+def save_protocol_ranks(ranks: ProtocolRanks, path: str | Path) -> None:
+    """Write :class:`~sampled_metrics.frameworks.simulate.ProtocolRanks` of all users
+    atomically (read back by ``intermediates.read_protocol_ranks``).
+
+    Parameters
+    ----------
+    ranks : ProtocolRanks
+    path : str or pathlib.Path
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from sampled_metrics.pipeline.intermediates import read_protocol_ranks
+    >>> from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "ncf.npz"
+    >>> from sampled_metrics.frameworks.simulate import ProtocolRanks
+    >>> r = ProtocolRanks(0, np.ones((2, 1, 3), np.int16), np.ones((0, 1, 3)), np.ones((1, 3)))
+    >>> save_protocol_ranks(r, path)
+    >>> read_protocol_ranks(path, FRAMEWORK_PROTOCOLS["ncf"], 3, 2, 1).sampled.shape
+    (2, 1, 3)
+    """
+    write_npz(
+        {
+            "sampled": ranks.sampled,
+            "hansen_hurwitz": ranks.hansen_hurwitz,
+            "weighted_rank": ranks.weighted_rank,
+        },
+        path,
+    )
+
+
+def save_left_out(reason: str, smallest_pool: int, path: str | Path) -> None:
+    """Write, in place of a protocol's ranks, that it was left out, why
+    (:func:`left_out_reason`) and the smallest pool that decided it, atomically (read
+    back by ``intermediates.read_protocol_ranks``, which checks both against the split).
+
+    Parameters
+    ----------
+    reason : str
+    smallest_pool : int
+    path : str or pathlib.Path
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from sampled_metrics.pipeline.intermediates import read_protocol_ranks
+    >>> from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
+    >>> elliot = FRAMEWORK_PROTOCOLS["elliot"]
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "elliot.npz"
+    >>> save_left_out(left_out_reason(elliot, 60), 60, path)
+    >>> read_protocol_ranks(path, elliot, 3, 2, 1, smallest_pool=60)
+    'draws 100 distinct items per user, more than the smallest candidate pool, 60 items'
+    """
+    write_npz({"left_out": np.array(reason), "smallest_pool": np.array(smallest_pool)}, path)
