@@ -32,6 +32,9 @@ order within a framework's top k), optionally ``column_ties`` (rank column
 some users' ranks: ``{"file": "chosen.csv", "count": 300}``, the file that chose them
 and how many; absent: every user of the evaluation), and ``produced_by`` (the writer,
 the framework and its version, this package's version).
+
+A sidecar must agree with its protocol: an ``m`` or ``law`` that is not the one the
+protocol implies is an error naming both (:func:`read_rank_meta`).
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from pathlib import Path
 
 from ..estimation.laws import LAWS
 from ..io.atomic import write_csv, write_text
-from .registry import FULL, protocol_by_name
+from .registry import FULL, Protocol, protocol_by_name
 
 __all__ = [
     "SIDECAR_SUFFIX",
@@ -224,6 +227,8 @@ class RankMeta:
     rank_columns : dict
         Rank column -> model.
     law_reason : str
+    largest_m : int or None
+        The most items a row's m may count: the protocol's m (None for a full ranking).
     """
 
     path: str
@@ -234,6 +239,7 @@ class RankMeta:
     n_column: str
     rank_columns: dict = field(default_factory=dict)
     law_reason: str = ""
+    largest_m: int | None = None
 
     @property
     def full(self) -> bool:
@@ -265,8 +271,9 @@ def read_rank_meta(path, header=None) -> RankMeta | None:
     Raises
     ------
     RankMetaError
-        Bad JSON, an unknown protocol, law or tie order, a missing key, or a column
-        that is not in the file: one line naming the sidecar.
+        Bad JSON, an unknown protocol, law or tie order, a missing key, an m or law
+        that contradicts the protocol, or a column that is not in the file: one line
+        naming the sidecar.
 
     Examples
     --------
@@ -312,22 +319,64 @@ def _checked(meta: dict, sidecar: str, header) -> RankMeta:
     if not isinstance(columns, dict) or not columns:
         raise ValueError("rank_columns must map each rank column to its model")
     law, reason, m, m_column = None, "", None, None
-    if sampled is not None:
+    if sampled is None:
+        for key in ("law", "m", "m_column"):
+            if meta.get(key) is not None:
+                raise ValueError(f"{key} {meta[key]} contradicts protocol {FULL}, which ranks "
+                                 f"every item: a full ranking has no {key}")  # fmt: skip
+    else:
         law = meta["law"]
         if law is not None and law not in LAWS:
             raise ValueError(f"law {law!r} is not one of {', '.join(LAWS)}")
-        if law is None:
-            reason = sampled.file_law(distinct_m=False)[1] or f"{protocol}: no law recorded"
         m_column = meta.get("m_column")
         m = meta.get("m")
         if (m is None) == (m_column is None):
             raise ValueError("give one of m and m_column")
         if m is not None and (not isinstance(m, int) or m < 1):
             raise ValueError(f"m {m!r} is not a positive integer")
-    found = RankMeta(sidecar, protocol, law, m, m_column, str(meta["n_column"]), columns, reason)
+        _agrees_with(protocol, sampled, law, m, m_column is not None)
+        if law is None:
+            reason = sampled.file_law(distinct_m=False)[1]
+    largest = None if sampled is None else sampled.m
+    found = RankMeta(sidecar, protocol, law, m, m_column, str(meta["n_column"]), columns, reason,
+                     largest)  # fmt: skip
     if header is not None:
         found.check_columns(header)
     return found
+
+
+def _agrees_with(
+    name: str, protocol: Protocol, law: str | None, m: int | None, m_column: bool
+) -> None:
+    """A ValueError naming the key, its value and what the protocol ``name`` implies,
+    when the sidecar's m or law is not the protocol's (:meth:`~.registry.Protocol.file_law`:
+    a column of m may count a collapsing protocol's distinct items drawn, or its draws)."""
+    if m is not None and m != protocol.m:
+        other = f" ({protocol.sized.format(N=m)} draws {m})" if protocol.sized else ""
+        raise ValueError(
+            f"m {m} contradicts protocol {name}, which draws m = {protocol.m} items "
+            f"per held-out item{other}; correct the sidecar's m or protocol"
+        )
+    laws = {protocol.file_law(distinct_m=False)[0]}
+    laws |= {protocol.file_law(distinct_m=True)[0]} if m_column else set()
+    if law in laws:
+        return
+    expected, reason = protocol.file_law(distinct_m=m_column)
+    said = f"law {'null' if law is None else law} contradicts protocol {name}"
+    if expected is None:
+        raise ValueError(f"{said}, which no law reads exactly ({reason}); write law null "
+                         "(correct --law then reads the file as uniform draws)")  # fmt: skip
+    raise ValueError(f"{said}, which the {expected} law reads ({_draws(protocol)}); correct "
+                     "the sidecar's law or protocol")  # fmt: skip
+
+
+def _draws(protocol: Protocol) -> str:
+    """How ``protocol`` draws, in the words that decide its law."""
+    if not protocol.replacement:
+        return f"{protocol.m} distinct items drawn"
+    if protocol.collapse:
+        return "draws with replacement, each distinct item ranked once, m a row's distinct items"
+    return f"{protocol.m} draws with replacement, each ranked"
 
 
 def _one_line(error: BaseException) -> str:
