@@ -28,7 +28,7 @@ import inspect
 import json
 from pathlib import Path
 
-from ..frameworks.adapters import FrameworkNotInstalled, UnknownUser
+from ..frameworks.adapters import UnknownUser
 from ..frameworks.rank_meta import rank_meta, write_rank_file
 from ..frameworks.registry import FULL, protocol_by_name
 from .arguments import protocol_name
@@ -36,10 +36,6 @@ from .design_file import read_chosen_users
 
 __all__ = ["add_parser", "model_spec", "run"]
 
-NOT_INSTALLED = (
-    "cornac is not installed in this environment: run this in cornac's environment "
-    "(docs/cornac.md: .ci/envs/cornac.sh)"
-)
 TIES = "cornac's Recommender.rank (k=-1): numpy's argsort order"
 
 
@@ -124,10 +120,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def _cornac():
-    try:
-        import cornac
-    except ModuleNotFoundError:
-        raise FrameworkNotInstalled(NOT_INSTALLED) from None
+    from ..frameworks.adapters.cornac import require_cornac
+
+    require_cornac()
+    import cornac
+
     return cornac
 
 

@@ -41,7 +41,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from ..rank_files import rank_files as _generic_rank_files
-from . import FrameworkNotInstalled, UnknownUser
+from . import UnknownUser, not_installed
 from .cornac_split import evaluation_split, max_cutoff
 from .quiet import quiet
 
@@ -52,16 +52,11 @@ __all__ = [
     "exact_ranks",
     "max_cutoff",
     "rank_files",
+    "require_cornac",
 ]
 
 
-_NOT_INSTALLED = (
-    "sampled-metrics cornac needs cornac: run it in the environment that trained your "
-    "model, where `pip install --no-deps sampled-metrics` adds this package (docs/cornac.md)"
-)
-
-
-def _require_cornac() -> None:
+def require_cornac() -> None:
     """Raise :class:`~.FrameworkNotInstalled` unless cornac imports (where a model
     was trained, it is imported already: nothing to load)."""
     try:
@@ -69,7 +64,7 @@ def _require_cornac() -> None:
     except ModuleNotFoundError as error:
         if (error.name or "").split(".")[0] != "cornac":
             raise
-        raise FrameworkNotInstalled(_NOT_INSTALLED) from None
+        raise not_installed("cornac", "cornac", "your cornac environment") from None
 
 
 @dataclass
@@ -173,7 +168,7 @@ def cornac_order(model, user_idx: int, item_indices, k: int = -1) -> tuple:
     scores : array
         The candidates' scores, in the order of ``item_indices``.
     """
-    _require_cornac()
+    require_cornac()
     item_indices = np.asarray(item_indices)
     ranked, scores = model.rank(user_idx=user_idx, item_indices=item_indices, k=k)
     ranked = np.asarray(ranked)
@@ -238,7 +233,7 @@ def exact_ranks(
         only with no k > 0 beside it: docs/cornac.md), and of ``<name>_pessimistic``
         cornac's AUC and MAP.
     """
-    _require_cornac()
+    require_cornac()
     cutoff = max_cutoff(k)
     with quiet():
         pools = _pools(train_set, test_set, val_set, rating_threshold, exclude_unknowns, users)
@@ -347,7 +342,7 @@ def rank_files(
         If the generic path's exact ranks (from cornac's order) differ from
         :func:`exact_ranks`: the sampled ranks would not be cornac's.
     """
-    _require_cornac()
+    require_cornac()
     models, split, cutoff = _checked(models, eval_method, k, on, split)
     with quiet():
         return _rank_files(models, split, protocol, cutoff, seed, memory_mb)
@@ -358,7 +353,7 @@ def exact_rank_table(models, eval_method=None, *, k=-1, on="test", users=None, s
     user or of ``users`` (raw ids) only: only they are ranked, each as in the evaluation
     of every user (:func:`exact_ranks`; ``models``, ``eval_method``, ``k``, ``on``,
     ``split``: :func:`rank_files`')."""
-    _require_cornac()
+    require_cornac()
     models, split, cutoff = _checked(models, eval_method, k, on, split)
     with quiet():
         return _exact_table(models, _split_pools(split, users), cutoff)
