@@ -352,8 +352,8 @@ def test_one_file_per_model_decides_as_one_file_of_both(capsys, population, tmp_
     files = one_file_per_model(population, tmp_path)
     both = tmp_path / "both.csv"
     pd.read_csv(population["ranks"]).to_csv(both, index=False)
-    write_rank_file(pd.read_csv(both), both,
-                    rank_meta("elliot-100", rank_columns=["A", "B"], writer="test"))  # fmt: skip
+    meta = rank_meta("elliot-100", rank_columns=["A", "B"], writer="test")
+    write_rank_file(pd.read_csv(both), both, meta, force=True)  # the sidecar added
     records = []
     for ranks, name in (([both], "one"), ([files["A"], files["B"]], "two")):
         chosen = tmp_path / f"chosen-{name}.csv"
@@ -364,7 +364,7 @@ def test_one_file_per_model_decides_as_one_file_of_both(capsys, population, tmp_
             path = tmp_path / f"exact-{name}-{model}.csv"
             exact_file(population, chosen, path, columns=list(model))
             meta = rank_meta("full", rank_columns=list(model), m_column=None, writer="test")
-            write_rank_file(pd.read_csv(path), path, meta)
+            write_rank_file(pd.read_csv(path), path, meta, force=True)  # the sidecar added
             exact.append(path)
         status, out, err = cli(capsys, "correct", *ranks, "--exact", *exact, "--design", chosen,
                                "--json")  # fmt: skip

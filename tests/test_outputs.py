@@ -1,6 +1,8 @@
 """No command writes over one of its inputs, nor over another run's output unless asked:
 ``plan --out`` that names a rank file or its sidecar is an error, an existing design is
-replaced only with ``--force``. Each refusal is one line, exit status 2, and nothing is
+replaced only with ``--force``; a rank file is replaced only by ranks of the same source
+and users (``rank_meta.check_overwrite``: two checkpoints of one class written under
+one name stop with one line). Each refusal is one line, exit status 2, and nothing is
 written."""
 
 from __future__ import annotations
@@ -10,9 +12,12 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.sparse as sp
 
 from sampled_metrics.cli import main
+from sampled_metrics.frameworks.rank_files import rank_files, write_rank_files
 from sampled_metrics.frameworks.rank_meta import (
+    check_overwrite,
     rank_meta,
     sidecar_path,
     write_rank_file,
@@ -80,3 +85,89 @@ def test_plan_replaces_an_existing_design_only_with_force(capsys, tmp_path, rank
     status, _, err = cli(capsys, "plan", ranks, "--out", chosen, "--seed", 2, "--force")
     assert status == 0, err
     assert json.loads(record.read_text())["seed"] == 2
+
+
+def frames(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    train = sp.random(50, 300, density=0.05, format="csr", random_state=seed)
+    train.data[:] = 1
+    test = np.array([rng.choice(np.flatnonzero(row == 0)) for row in train.toarray()])
+    return rank_files({"A": rng.normal(size=(50, 300))}, train, test, "ncf", seed=1)
+
+
+def test_write_rank_files_writes_neither_file_over_a_file_it_did_not_write(tmp_path):
+    exact, sampled = tmp_path / "exact.csv", tmp_path / "ncf.csv"
+    sampled.write_text("user,A\n1,1\n")  # someone's file, no sidecar
+    with pytest.raises(FileExistsError, match="ncf.csv: exists, and no sidecar says what "
+                       "wrote it; pass force=True to replace it"):  # fmt: skip
+        write_rank_files(*frames(), "ncf", exact, sampled)
+    assert not exact.exists() and sampled.read_text() == "user,A\n1,1\n"
+    write_rank_files(*frames(), "ncf", exact, sampled, force=True)
+    write_rank_files(*frames(1), "ncf", exact, sampled)  # its own files: rewritten
+    assert pd.read_csv(exact)["A"].tolist() == frames(1)[0]["A"].tolist()
+
+
+def checkpoint(folder, name: str, content: bytes):
+    path = folder / "saved" / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_bytes(content)
+    return path
+
+
+def adapter_file(path, source_path, users=None):
+    """A rank file as ``sampled-metrics recbole`` writes it from ``source_path``."""
+    from sampled_metrics.frameworks.adapters.recbole import checkpoint_source
+
+    meta = rank_meta("full", rank_columns=["BPR"], source=checkpoint_source(source_path),
+                     users=users, writer="sampled-metrics recbole")  # fmt: skip
+    write_rank_file(pd.DataFrame({"user": [1, 2], "BPR": [3, 1], "n": [50, 50]}), path, meta)
+
+
+def test_two_checkpoints_of_one_class_do_not_share_a_file(capsys, tmp_path):
+    """BPR after 5 and after 20 epochs: the checkpoints' stems name their files; given one
+    name (--name), the second stops before RecBole is even needed (this environment has
+    none), and --force or the same checkpoint passes the check."""
+    early = checkpoint(tmp_path, "BPR.pth", b"five epochs")
+    late = checkpoint(tmp_path, "BPR-20.pth", b"twenty epochs")
+    ranks = tmp_path / "ranks"
+    adapter_file(ranks / "BPR-full.csv", early)
+    said = refused(capsys, tmp_path, "recbole", late, "--name", "BPR", "--out", ranks,
+                   "--protocol", "full")  # fmt: skip
+    assert said == (
+        f"{ranks / 'BPR-full.csv'}: exists, holding the ranks of checkpoint {early}, not of "
+        f"checkpoint {late}; give another --name or --out to write beside it, or --force to "
+        "replace it"
+    )
+    for argv in ([late, "--name", "BPR", "--force"], [early], [late]):
+        status, _, err = cli(capsys, "recbole", *argv, "--out", ranks, "--protocol", "full")
+        assert status == 2 and "needs RecBole and torch, which is not installed" in err, err
+    retrained = checkpoint(tmp_path, "BPR.pth", b"five epochs, trained again")
+    said = refused(capsys, tmp_path, "recbole", retrained, "--out", ranks, "--protocol", "full")
+    assert f"holding the ranks of checkpoint {early} (SHA-256 " in said
+
+
+def test_the_chosen_users_ranks_do_not_replace_every_users(capsys, tmp_path):
+    early = checkpoint(tmp_path, "BPR.pth", b"five epochs")
+    adapter_file(tmp_path / "ranks" / "BPR-full.csv", early)
+    chosen = tmp_path / "chosen.csv"
+    chosen.write_text("user,probability,stratum\n1,0.5,0\n")
+    said = refused(capsys, tmp_path, "recbole", early, "--users", chosen, "--out",
+                   tmp_path / "ranks")  # fmt: skip
+    assert said.startswith(
+        f"{tmp_path / 'ranks' / 'BPR-full.csv'}: exists, holding every user's ranks, not the "
+        "ranks of the 1 users of chosen.csv; give another --name or --out"
+    )
+
+
+def test_a_file_of_another_writer_without_a_source_is_not_replaced(tmp_path):
+    path = tmp_path / "BPR-full.csv"
+    write_rank_file(pd.DataFrame({"user": [1], "BPR": [1], "n": [9]}), path,
+                    rank_meta("full", rank_columns=["BPR"], writer="me"))  # fmt: skip
+    source = {"from": "checkpoint saved/BPR.pth", "sha256": "0" * 64}
+    with pytest.raises(FileExistsError) as raised:
+        check_overwrite(path, {"source": source}, fix="FIX")
+    assert str(raised.value) == (
+        f"{path}: exists, holding the ranks of a source not recorded (written by me), not of "
+        "checkpoint saved/BPR.pth; FIX"
+    )
+    check_overwrite(path, {"source": source}, force=True)

@@ -30,11 +30,16 @@ for ``random``, ``detail`` where more needs saying: the framework's own sort, or
 order within a framework's top k), optionally ``column_ties`` (rank column
 -> its order, where it is not the file's), optionally ``users`` (the file holds only
 some users' ranks: ``{"file": "chosen.csv", "count": 300}``, the file that chose them
-and how many; absent: every user of the evaluation), and ``produced_by`` (the writer,
-the framework and its version, this package's version).
+and how many; absent: every user of the evaluation), optionally ``source`` (what the
+ranks came from: ``{"from": "checkpoint saved/BPR.pth", "sha256": ...}``, a description
+and the SHA-256 of the checkpoint's bytes, or of a command's data and options), and
+``produced_by`` (the writer, the framework and its version, this package's version).
 
 A sidecar must agree with its protocol: an ``m`` or ``law`` that is not the one the
-protocol implies is an error naming both (:func:`read_rank_meta`).
+protocol implies is an error naming both (:func:`read_rank_meta`). A writer replaces a
+rank file only when the file's sidecar records the same source and users
+(:func:`check_overwrite`): two checkpoints of one class written under one name stop
+with one line instead of the second silently replacing the first.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ __all__ = [
     "TIE_ORDERS",
     "RankMeta",
     "RankMetaError",
+    "check_overwrite",
     "rank_meta",
     "read_rank_meta",
     "sidecar_path",
@@ -102,6 +108,7 @@ def rank_meta(
     ties_detail: str | None = None,
     column_ties: dict | None = None,
     users: dict | None = None,
+    source: dict | None = None,
     writer: str,
     framework: str | None = None,
 ) -> dict:
@@ -131,6 +138,9 @@ def rank_meta(
     users : dict, optional
         The file ranks only some users: ``{"file": name, "count": N}``, the file that
         chose them (``sampled-metrics plan``'s) and their number.
+    source : dict, optional
+        What the ranks came from: ``{"from": description, "sha256": digest}``; a file
+        is replaced only by ranks of the same digest (:func:`check_overwrite`).
     writer : str
         What wrote the file (``sampled-metrics recbole``, a module, a rule).
     framework : str, optional
@@ -170,6 +180,8 @@ def rank_meta(
         meta["column_ties"] = dict(column_ties)
     if users is not None:
         meta["users"] = {"file": str(users["file"]), "count": int(users["count"])}
+    if source is not None:
+        meta["source"] = {"from": str(source["from"]), "sha256": str(source["sha256"])}
     produced = {"writer": writer, "framework": framework, "sampled_metrics": _package_version()}
     meta["produced_by"] = {key: value for key, value in produced.items() if value is not None}
     return meta
@@ -193,16 +205,100 @@ def write_rank_meta(path, meta: dict) -> Path:
     return sidecar
 
 
-def write_rank_file(frame, path, meta: dict) -> Path:
+def write_rank_file(frame, path, meta: dict, *, force: bool = False) -> Path:
     """A rank file (csv, atomically) and its sidecar; returns the file's path.
 
-    The sidecar's columns must be the frame's (a ``ValueError`` otherwise)."""
+    The sidecar's columns must be the frame's (a ``ValueError`` otherwise); an existing
+    file of other ranks is replaced only with ``force`` (:func:`check_overwrite`)."""
     missing = [c for c in _named_columns(meta) if c not in frame.columns]
     if missing:
         raise ValueError(f"{path}: the sidecar names columns the frame lacks: {missing}")
+    check_overwrite(path, meta, force=force)
     write_csv(frame, path)
     write_rank_meta(path, meta)
     return Path(path)
+
+
+def check_overwrite(
+    path, meta: dict, *, force: bool = False, fix: str = "pass force=True to replace it"
+) -> None:
+    """Stop before writing ranks over a file of other ranks.
+
+    ``path`` may be written when it does not exist, with ``force``, or when its sidecar
+    records the same source (``source``'s ``sha256``, none on both sides for a writer
+    that records none) and the same users (every user, or those of the same design
+    file) as ``meta``: rewriting one's own file is fine; a file of another checkpoint,
+    other data or options, other users, or one with no sidecar, is not.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The rank file about to be written.
+    meta : dict
+        Its new sidecar (:func:`rank_meta`); only ``source`` and ``users`` are read.
+    force : bool, default False
+        Replace whatever is there.
+    fix : str
+        The end of the message: how to write beside the file, or replace it.
+
+    Raises
+    ------
+    FileExistsError
+        "<path>: exists, holding <what it holds>, not <what meta describes>; <fix>".
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "BPR-full.csv"
+    >>> five = {"from": "checkpoint saved/BPR.pth", "sha256": "5" * 64}
+    >>> meta = rank_meta("full", rank_columns=["BPR"], source=five, writer="t")
+    >>> _ = path.write_text("user,BPR,n\\n1,1,9\\n"), write_rank_meta(path, meta)
+    >>> check_overwrite(path, meta)  # the same checkpoint: fine
+    >>> twenty = {"from": "checkpoint saved/BPR.pth", "sha256": "2" * 64}
+    >>> check_overwrite(path, {"source": twenty}, fix="give --name")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    FileExistsError: ...BPR-full.csv: exists, holding the ranks of checkpoint saved/BPR.pth
+    (SHA-256 555555555555), not of checkpoint saved/BPR.pth (SHA-256 222222222222); give --name
+    >>> check_overwrite(path, {**meta, "users": {"file": "chosen.csv", "count": 3}})
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    FileExistsError: ...: exists, holding every user's ranks, not the ranks of the 3 users of
+    chosen.csv; pass force=True to replace it
+    """
+    path = Path(path)
+    if force or not path.exists():
+        return
+    try:
+        old = json.loads(sidecar_path(path).read_text())
+    except (OSError, UnicodeDecodeError, ValueError):
+        old = None
+    if not isinstance(old, dict) or old.get(FORMAT_KEY) != FORMAT:
+        raise FileExistsError(f"{path}: exists, and no sidecar says what wrote it; {fix}")
+    before, after = old.get("source") or {}, meta.get("source") or {}
+    if before.get("sha256") != after.get("sha256"):
+        same = before.get("from") == after.get("from")
+        holds = f"the ranks of {_origin(old, same)}, not of {_origin(meta, same)}"
+    elif (old.get("users") or {}).get("file") != (meta.get("users") or {}).get("file"):
+        holds = f"{_users(old)}, not {_users(meta)}"
+    else:
+        return
+    raise FileExistsError(f"{path}: exists, holding {holds}; {fix}")
+
+
+def _origin(meta: dict, with_digest: bool) -> str:
+    """What a sidecar's ranks came from, for messages."""
+    source = meta.get("source")
+    if source is None:
+        writer = meta.get("produced_by", {}).get("writer", "an unknown writer")
+        return f"a source not recorded (written by {writer})"
+    return source["from"] + (f" (SHA-256 {source['sha256'][:12]})" if with_digest else "")
+
+
+def _users(meta: dict) -> str:
+    users = meta.get("users")
+    if users is None:
+        return "every user's ranks"
+    return f"the ranks of the {users['count']} users of {users['file']}"
 
 
 def _named_columns(meta: dict) -> list:
