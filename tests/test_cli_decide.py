@@ -383,7 +383,7 @@ def test_files_that_do_not_join_are_one_line_naming_the_file(capsys, population,
     cases = {
         "a user missing": (table.iloc[1:], f"no row for user {table['user'].iloc[0]}"),
         "another n": (table.assign(n=table["n"] + 1), "n = 3001, but"),
-        "the same model": (table.rename(columns={"B": "A"}), "model A is in another file too"),
+        "the same model": (table.rename(columns={"B": "A"}), f"model A is in {files['A']} too"),
     }
     for spoiled, named in cases.values():
         columns = [c for c in spoiled.columns if c not in ("user", "m", "n")]

@@ -2,8 +2,8 @@
 ``plan --out`` that names a rank file or its sidecar is an error, an existing design is
 replaced only with ``--force``; a rank file is replaced only by ranks of the same source
 and users (``rank_meta.check_overwrite``: two checkpoints of one class written under
-one name stop with one line). Each refusal is one line, exit status 2, and nothing is
-written."""
+one name stop with one line); two files of one model name are one error naming both
+files and the fix. Each refusal is one line, exit status 2, and nothing is written."""
 
 from __future__ import annotations
 
@@ -171,3 +171,20 @@ def test_a_file_of_another_writer_without_a_source_is_not_replaced(tmp_path):
         "checkpoint saved/BPR.pth; FIX"
     )
     check_overwrite(path, {"source": source}, force=True)
+
+
+def test_two_files_of_one_model_name_are_one_error_naming_both(capsys, tmp_path, ranks):
+    """Two checkpoints of one class written with one name in two folders: plan names both
+    files and how to tell the models apart."""
+    frame = pd.read_csv(ranks)
+    files = []
+    for folder in ("five", "twenty"):
+        files.append(tmp_path / folder / "BPR-elliot-100.csv")
+        write_rank_file(frame[["user", "A", "m", "n"]].rename(columns={"A": "BPR"}), files[-1],
+                        rank_meta("elliot-100", rank_columns=["BPR"], writer="test"))  # fmt: skip
+    said = refused(capsys, tmp_path, "plan", *files, "--out", tmp_path / "c.csv")
+    assert said == (
+        f"{files[1]}: model BPR is in {files[0]} too: give each file once, and two models of "
+        "one class two names where their ranks are written (sampled-metrics recbole --name "
+        "NAME; cornac: --model \"CLASS(name='NAME')\")"
+    )
