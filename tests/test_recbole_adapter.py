@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -369,3 +370,25 @@ def test_two_checkpoints_are_compared_from_their_two_files(example, capsys):
 
 
 MODELS = ("BPR", "Pop")
+
+
+def test_a_second_checkpoint_of_one_class_gets_files_of_its_own(example):
+    """A second checkpoint of BPR (here a copy: the same model, so the same ranks) is
+    named by its file's stem: its files and rank column are BPR-again's, and BPR's file
+    is left as it was."""
+    work, _ = example
+    shutil.copy(work / "saved" / "BPR.pth", work / "saved" / "BPR-again.pth")
+    first = work / "ranks" / "BPR-full.csv"
+    before = first.read_bytes()
+    line = f"{ENV / 'bin' / 'sampled-metrics'} recbole saved/BPR-again.pth --protocol full"
+    done = subprocess.run(["bash", "-c", line], cwd=work, text=True, capture_output=True,
+                          timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    again = work / "ranks" / "BPR-again-full.csv"
+    frame = pd.read_csv(again, dtype={"user": str})
+    assert list(frame.columns) == ["user", "BPR-again", "n"]
+    assert frame["BPR-again"].tolist() == pd.read_csv(first)["BPR"].tolist()
+    assert first.read_bytes() == before
+    meta = json.loads(again.with_name(again.name + ".meta.json").read_text())
+    assert meta["rank_columns"] == {"BPR-again": "BPR-again"}
+    assert meta["source"]["from"] == "checkpoint saved/BPR-again.pth"
