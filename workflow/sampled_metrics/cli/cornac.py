@@ -96,10 +96,10 @@ def model_labels(specs: list, names: list) -> list[str]:
     ...          ("BPR", {"max_iter": 9}), ("MostPop", {})]
     >>> model_labels(specs, ["BPR", "BPR", "BPR", "MostPop"])
     ['BPR(k=10)', 'BPR(k=50)', 'BPR', 'MostPop']
-    >>> model_labels([("BPR", {}), ("BPR", {})], ["BPR", "BPR"])
+    >>> model_labels([("BPR", {"k": 8}), ("BPR", {"k": 8})], ["BPR", "BPR"])
     Traceback (most recent call last):
-    ValueError: --model BPR is given twice (two models named BPR): give each a name, e.g.
-    --model "BPR(name='BPR-2')"
+    ValueError: --model BPR(k=8) and --model BPR(k=8) are both named BPR: give each its own
+    name, e.g. --model "BPR(k=8, name='BPR-2')"
     """
     labels = []
     for (_, given), name in zip(specs, names):
@@ -108,15 +108,21 @@ def model_labels(specs: list, names: list) -> list[str]:
         apart = [k for k in sorted(keys) if len({repr(args.get(k)) for args in twins}) > 1]
         shown = ", ".join(f"{key}={given[key]!r}" for key in apart if key in given)
         labels.append(f"{name}({shown})" if len(twins) > 1 and shown else name)
-    for (model, given), label in zip(specs, labels):
-        if labels.count(label) > 1:
-            spec = model + (f"({', '.join(f'{k}={v!r}' for k, v in given.items())})" if given
-                            else "")  # fmt: skip
+    for label in labels:
+        same = [(model, given) for (model, given), other in zip(specs, labels) if other == label]
+        if len(same) > 1:
+            (model, given), second = same[1], {**same[1][1], "name": f"{label}-2"}
             raise ValueError(
-                f"--model {spec} is given twice (two models named {label}): give each a "
-                f"name, e.g. --model \"{model}(name='{label}-2')\""
+                f"--model {_spec(*same[0])} and --model {_spec(model, given)} are both named "
+                f'{label}: give each its own name, e.g. --model "{_spec(model, second)}"'
             )
     return labels
+
+
+def _spec(model: str, arguments: dict) -> str:
+    """A model as ``--model`` takes it."""
+    listed = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
+    return f"{model}({listed})" if arguments else model
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
