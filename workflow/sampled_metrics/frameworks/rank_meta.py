@@ -220,7 +220,7 @@ def write_rank_file(frame, path, meta: dict, *, force: bool = False) -> Path:
 
 
 def check_overwrite(
-    path, meta: dict, *, force: bool = False, fix: str = "pass force=True to replace it"
+    path: str | Path, meta: dict, *, force: bool = False, fix: str = "pass force=True to replace it"
 ) -> None:
     """Stop before writing ranks over a file of other ranks.
 

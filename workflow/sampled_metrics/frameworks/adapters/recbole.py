@@ -312,7 +312,7 @@ def recbole_mode(protocol: str) -> str:
     )
 
 
-def checkpoint_name(checkpoint, name: str | None = None) -> str:
+def checkpoint_name(checkpoint: str | Path, name: str | None = None) -> str:
     """The model's name for a checkpoint's ranks (its rank column, and the start of its
     files' names): ``name``, or the checkpoint file's stem. RecBole saves
     ``saved/<Model>-<date>.pth``, so two checkpoints of one class get two names, and a
@@ -328,7 +328,7 @@ def checkpoint_name(checkpoint, name: str | None = None) -> str:
     return name or Path(checkpoint).stem
 
 
-def checkpoint_source(checkpoint) -> dict:
+def checkpoint_source(checkpoint: str | Path) -> dict:
     """The sidecar's ``source`` of a checkpoint's ranks: the checkpoint as given and the
     SHA-256 of its bytes (a file of another checkpoint is not replaced:
     :func:`~sampled_metrics.frameworks.rank_meta.check_overwrite`)."""
