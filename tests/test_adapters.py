@@ -123,7 +123,7 @@ def says_commands_that_work(message: str, framework: str, needs: str, elsewhere:
     (repository,) = set(re.findall(r"`python -m pip install --no-deps -e (\S+)`", message))
     root = Path(repository)
     assert message == (
-        f"sampled-metrics {framework} needs {needs}, which is not installed here: run it in an "
+        f"sampled-metrics {framework} needs {needs} (not installed here): run it in an "
         f"environment that has it: `bash {root}/.ci/envs/{framework}.sh` builds one with this "
         f"package (then `{root}/.envs/{framework}/bin/sampled-metrics {framework} ...`), or "
         f"`python -m pip install --no-deps -e {root}` adds this package to {elsewhere} "

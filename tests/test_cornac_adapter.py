@@ -293,8 +293,8 @@ def test_without_cornac_the_command_says_so_in_one_line(capsys, tmp_path):
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1
     assert err.startswith(
-        "sampled-metrics cornac: error: sampled-metrics cornac needs cornac, which is not "
-        f"installed here: run it in an environment that has it: `bash {ROOT}/.ci/envs/cornac.sh`"
+        "sampled-metrics cornac: error: sampled-metrics cornac needs cornac (not installed "
+        f"here): run it in an environment that has it: `bash {ROOT}/.ci/envs/cornac.sh`"
     )
 
 

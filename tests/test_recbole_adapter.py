@@ -234,7 +234,7 @@ def test_without_recbole_the_command_says_so_in_one_line(capsys, tmp_path):
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1
     assert err.startswith("sampled-metrics recbole: error: ")
-    assert "needs RecBole and torch, which is not installed here: run it in an " in err
+    assert "needs RecBole and torch (not installed here): run it in an " in err
     assert f"`bash {REPO}/.ci/envs/recbole.sh`" in err
 
 

@@ -298,7 +298,8 @@ def _users(meta: dict) -> str:
     users = meta.get("users")
     if users is None:
         return "every user's ranks"
-    return f"the ranks of the {users['count']} users of {users['file']}"
+    plural = "" if users["count"] == 1 else "s"
+    return f"the ranks of the {users['count']} user{plural} of {users['file']}"
 
 
 def _named_columns(meta: dict) -> list:
