@@ -352,8 +352,8 @@ def test_one_file_per_model_decides_as_one_file_of_both(capsys, population, tmp_
     files = one_file_per_model(population, tmp_path)
     both = tmp_path / "both.csv"
     pd.read_csv(population["ranks"]).to_csv(both, index=False)
-    write_rank_file(pd.read_csv(both), both,
-                    rank_meta("elliot-100", rank_columns=["A", "B"], writer="test"))  # fmt: skip
+    meta = rank_meta("elliot-100", rank_columns=["A", "B"], writer="test")
+    write_rank_file(pd.read_csv(both), both, meta, force=True)  # the sidecar added
     records = []
     for ranks, name in (([both], "one"), ([files["A"], files["B"]], "two")):
         chosen = tmp_path / f"chosen-{name}.csv"
@@ -364,7 +364,7 @@ def test_one_file_per_model_decides_as_one_file_of_both(capsys, population, tmp_
             path = tmp_path / f"exact-{name}-{model}.csv"
             exact_file(population, chosen, path, columns=list(model))
             meta = rank_meta("full", rank_columns=list(model), m_column=None, writer="test")
-            write_rank_file(pd.read_csv(path), path, meta)
+            write_rank_file(pd.read_csv(path), path, meta, force=True)  # the sidecar added
             exact.append(path)
         status, out, err = cli(capsys, "correct", *ranks, "--exact", *exact, "--design", chosen,
                                "--json")  # fmt: skip
@@ -383,7 +383,7 @@ def test_files_that_do_not_join_are_one_line_naming_the_file(capsys, population,
     cases = {
         "a user missing": (table.iloc[1:], f"no row for user {table['user'].iloc[0]}"),
         "another n": (table.assign(n=table["n"] + 1), "n = 3001, but"),
-        "the same model": (table.rename(columns={"B": "A"}), "model A is in another file too"),
+        "the same model": (table.rename(columns={"B": "A"}), f"model A is in {files['A']} too"),
     }
     for spoiled, named in cases.values():
         columns = [c for c in spoiled.columns if c not in ("user", "m", "n")]

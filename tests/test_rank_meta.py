@@ -23,6 +23,7 @@ from sampled_metrics.frameworks.rank_meta import (
     write_rank_file,
     write_rank_meta,
 )
+from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
 
 
 def correct(capsys, *argv) -> tuple[int, str, str]:
@@ -199,3 +200,151 @@ def test_the_generic_writers_files_are_read_with_no_option(capsys, tmp_path):
     assert json.loads(sidecar_path(paths[1]).read_text())["ties"] == {"order": "pessimistic"}
     status, _, err = correct(capsys, paths[0], "--estimators", "em")
     assert status == 2 and "a full ranking's metrics are exact: nothing to estimate" in err
+
+
+# The registered protocols and a sized variant of each that has one.
+PROTOCOLS = [*FRAMEWORK_PROTOCOLS, "elliot-50", "recbole-uni20", "recbole-pop20",
+             "recbole-seq-uni20", "daisyrec-499"]  # fmt: skip
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("m_column, distinct", [(None, False), ("m", False), ("m", True)])
+def test_every_protocols_own_sidecar_reads_as_written(tmp_path, protocol, m_column, distinct):
+    """What rank_meta writes for a protocol (the adapters' and write_rank_files' sidecars
+    are rank_meta's) agrees with the protocol: it reads back with the m the name says
+    (elliot-50: 50; a registered name: the framework's) and the law it was written with."""
+    meta = rank_meta(protocol, rank_columns=["A"], m_column=m_column, distinct_m=distinct,
+                     writer="test")  # fmt: skip
+    write_rank_meta(tmp_path / "r.csv", meta)
+    read = read_rank_meta(tmp_path / "r.csv", header=["user", "A", "m", "n"])
+    number = protocol.rsplit("-", 1)[-1].removeprefix("uni").removeprefix("pop")
+    m = int(number) if number.isdigit() else FRAMEWORK_PROTOCOLS[protocol].m
+    assert (read.protocol, read.law, read.m_column, read.largest_m) == (
+        protocol, meta["law"], m_column, m,
+    )  # fmt: skip
+    assert read.m == (m if m_column is None else None)
+
+
+def test_write_rank_files_sidecars_read_for_every_registered_protocol(capsys, tmp_path):
+    """Each registered protocol's files, as write_rank_files writes them, are read by
+    correct with no option."""
+    rng = np.random.default_rng(5)
+    train = sp.random(60, 1200, density=0.02, format="csr", random_state=6)
+    train.data[:] = 1
+    test = np.array([rng.choice(np.flatnonzero(row == 0)) for row in train.toarray()])
+    scores = rng.normal(size=(60, 1200))
+    for protocol in FRAMEWORK_PROTOCOLS:
+        frames = rank_files({"A": scores}, train, test, protocol, seed=1)
+        paths = write_rank_files(*frames, protocol, tmp_path / f"full-{protocol}.csv",
+                                 tmp_path / f"{protocol}.csv")  # fmt: skip
+        status, _, err = correct(capsys, paths[0])
+        assert status == 0, (protocol, err)
+        # a protocol no law reads in its draws (popularity, collapsed draws) needs --law
+        no_law = FRAMEWORK_PROTOCOLS[protocol].file_law(distinct_m=False)[0] is None
+        status, _, err = correct(capsys, paths[1], *(["--law", "binomial"] if no_law else []),
+                                 "--estimators", "sampled", "--no-range")  # fmt: skip
+        assert status == 0, (protocol, err)
+
+
+def ranks_with_sidecar(folder, protocol: str, m_column, edit: dict):
+    """A small rank file of ``protocol`` and its sidecar, ``edit`` applied to the sidecar."""
+    frame = pd.DataFrame({"user": [1, 2, 3], "A": [1, 5, 2], "m": [20, 20, 20], "n": [900] * 3})
+    if protocol == "full":
+        frame = frame.drop(columns="m")
+    path = folder / "ranks.csv"
+    meta = rank_meta(protocol, rank_columns=["A"], m_column=m_column, distinct_m=True,
+                     writer="test")  # fmt: skip
+    frame.to_csv(path, index=False)
+    write_rank_meta(path, {**meta, **edit})
+    return path
+
+
+CONTRADICTIONS = {
+    "elliot-100 with m 200": (
+        "elliot-100", None, {"m": 200},
+        "m 200 contradicts protocol elliot-100, which draws m = 100 items per held-out item "
+        "(elliot-200 draws 200); correct the sidecar's m or protocol",
+    ),
+    "ncf with m 100": (
+        "ncf", None, {"m": 100},
+        "m 100 contradicts protocol ncf, which draws m = 99 items per held-out item; correct "
+        "the sidecar's m or protocol",
+    ),
+    "with replacement, hypergeometric": (
+        "daisyrec", "m", {"law": "hypergeometric"},
+        "law hypergeometric contradicts protocol daisyrec, which the binomial law reads (999 "
+        "draws with replacement, each ranked); correct the sidecar's law or protocol",
+    ),
+    "distinct draws, binomial": (
+        "elliot-20", "m", {"law": "binomial"},
+        "law binomial contradicts protocol elliot-20, which the hypergeometric law reads (20 "
+        "distinct items drawn); correct the sidecar's law or protocol",
+    ),
+    "collapsed draws in m, binomial": (
+        "recbole-uni20", "m", {"law": "binomial"},
+        "law binomial contradicts protocol recbole-uni20, which the hypergeometric law reads "
+        "(draws with replacement, each distinct item ranked once, m a row's distinct items); "
+        "correct the sidecar's law or protocol",
+    ),
+    "collapsed draws, one m, hypergeometric": (
+        "recbole-uni20", None, {"law": "hypergeometric"},
+        "law hypergeometric contradicts protocol recbole-uni20, which no law reads exactly "
+        "(recbole-uni20 ranks an item drawn twice once: the law is hypergeometric in each "
+        "row's distinct items drawn, which the file's m does not count); write law null "
+        "(correct --law then reads the file as uniform draws)",
+    ),
+    "popularity, hypergeometric": (
+        "recbole-pop20", "m", {"law": "hypergeometric"},
+        "law hypergeometric contradicts protocol recbole-pop20, which no law reads exactly "
+        "(recbole-pop20 draws by popularity: neither law holds (docs/popularity.md)); write "
+        "law null (correct --law then reads the file as uniform draws)",
+    ),
+    "a law, null": (
+        "ncf", "m", {"law": None},
+        "law null contradicts protocol ncf, which the hypergeometric law reads (99 distinct "
+        "items drawn); correct the sidecar's law or protocol",
+    ),
+    "full with m": (
+        "full", None, {"m": 100},
+        "m 100 contradicts protocol full, which ranks every item: a full ranking has no m",
+    ),
+    "full with a law": (
+        "full", None, {"law": "binomial"},
+        "law binomial contradicts protocol full, which ranks every item: a full ranking has "
+        "no law",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(CONTRADICTIONS))
+def test_a_sidecar_that_contradicts_its_protocol_is_one_error_naming_both(capsys, tmp_path,
+                                                                          case):  # fmt: skip
+    protocol, m_column, edit, says = CONTRADICTIONS[case]
+    path = ranks_with_sidecar(tmp_path, protocol, m_column, edit)
+    sidecar = sidecar_path(path)
+    with pytest.raises(RankMetaError) as raised:
+        read_rank_meta(path)
+    assert str(raised.value) == f"{sidecar}: {says}"
+    for command in ("correct", "plan"):
+        before = sorted(tmp_path.iterdir())
+        argv = [command, str(path)] + (
+            ["--out", str(tmp_path / "c.csv")] if command == "plan" else []
+        )
+        status = main(argv)
+        out, err = capsys.readouterr()
+        assert (status, out) == (2, "")
+        assert err == f"sampled-metrics {command}: error: {sidecar}: {says}\n"
+        assert sorted(tmp_path.iterdir()) == before  # nothing written
+
+
+def test_a_column_of_m_beyond_the_sidecars_protocol_is_one_error(capsys, tmp_path):
+    """elliot-100 draws 100 items: a row of m = 200 is another protocol's file."""
+    path = ranks_with_sidecar(tmp_path, "elliot-100", "m", {})
+    frame = pd.read_csv(path).assign(m=200)
+    frame.to_csv(path, index=False)
+    status, out, err = correct(capsys, path)
+    assert (status, out) == (2, "")
+    assert err == (
+        f"sampled-metrics correct: error: {path}: column 'm' has m = 200, more than the 100 "
+        "items protocol elliot-100 draws per held-out item\n"
+    )

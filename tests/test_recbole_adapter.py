@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -233,7 +234,8 @@ def test_without_recbole_the_command_says_so_in_one_line(capsys, tmp_path):
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1
     assert err.startswith("sampled-metrics recbole: error: ")
-    assert "needs RecBole and torch: run it in your RecBole environment" in err
+    assert "needs RecBole and torch (not installed here): run it in an " in err
+    assert f"`bash {REPO}/.ci/envs/recbole.sh`" in err
 
 
 def test_every_file_says_its_tie_order(example):
@@ -371,3 +373,25 @@ def test_two_checkpoints_are_compared_from_their_two_files(example, capsys):
 
 
 MODELS = ("BPR", "Pop")
+
+
+def test_a_second_checkpoint_of_one_class_gets_files_of_its_own(example):
+    """A second checkpoint of BPR (here a copy: the same model, so the same ranks) is
+    named by its file's stem: its files and rank column are BPR-again's, and BPR's file
+    is left as it was."""
+    work, _ = example
+    shutil.copy(work / "saved" / "BPR.pth", work / "saved" / "BPR-again.pth")
+    first = work / "ranks" / "BPR-full.csv"
+    before = first.read_bytes()
+    line = f"{ENV / 'bin' / 'sampled-metrics'} recbole saved/BPR-again.pth --protocol full"
+    done = subprocess.run(["bash", "-c", line], cwd=work, text=True, capture_output=True,
+                          timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    again = work / "ranks" / "BPR-again-full.csv"
+    frame = pd.read_csv(again, dtype={"user": str})
+    assert list(frame.columns) == ["user", "BPR-again", "n"]
+    assert frame["BPR-again"].tolist() == pd.read_csv(first)["BPR"].tolist()
+    assert first.read_bytes() == before
+    meta = json.loads(again.with_name(again.name + ".meta.json").read_text())
+    assert meta["rank_columns"] == {"BPR-again": "BPR-again"}
+    assert meta["source"]["from"] == "checkpoint saved/BPR-again.pth"

@@ -24,7 +24,8 @@ error: ...``, naming the file and the row (its line in a csv or tsv file, header
 Modules: ``commands`` (the table and :func:`main`), ``arguments`` (what the
 sub-commands share), ``correct``, ``report`` (its records and tables), ``rank_file``
 (reading and checking the file), ``plan``, ``decide`` (``correct --exact --design``),
-``design_file`` (the design's csv and sidecar), ``paired`` (a full ranking's paired
+``design_file`` (the design's csv and sidecar), ``outputs`` (never over an input, nor
+over an existing file unless ``--force``), ``paired`` (a full ranking's paired
 test), ``recbole``, ``cornac``. ``python -m
 sampled_metrics.cli`` runs :func:`main`. The frameworks are imported only when their
 sub-command runs.

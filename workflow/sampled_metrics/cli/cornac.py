@@ -7,12 +7,16 @@ header unless ``--skip-lines``); split by ``RatioSplit(test_size, seed)``, or gi
 two files (``--test``: ``BaseMethod.from_splits``), unknown users and items excluded as
 cornac's evaluation excludes them. A model: the name of a class of ``cornac.models``
 with literal keyword arguments (``BPR``, ``"BPR(k=8, max_iter=200)"``), seeded with
-``--seed`` when it takes a seed and none is given. The files are the adapter's
+``--seed`` when it takes a seed and none is given, and named by its ``name`` (cornac's
+default: the class), or where two models share one, by the arguments that tell them
+apart (:func:`model_labels`: ``BPR(k=10)``, ``BPR(k=50)``). The files are the adapter's
 (:func:`sampled_metrics.frameworks.adapters.cornac.rank_files`, on cornac's full sort):
 ``<out>/cornac-full.csv`` (each model's rank in cornac's order and with every tie
 above) and ``<out>/cornac-<protocol>.csv``. With ``--users chosen.csv``
 (``sampled-metrics plan``'s) only the full file, of those users alone, each ranked as
 in the evaluation of every user; its sidecar's ``users`` says so (docs/deciding.md).
+A file of other data, models or options, or of other users, is replaced only with
+``--force`` (checked before the models are trained).
 
 Not covered: saved models (``Recommender.load`` gives no data split to rank), a
 validation set, cross-validation, models that need side information (text, images,
@@ -24,23 +28,23 @@ from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
 import inspect
 import json
 from pathlib import Path
 
-from ..frameworks.adapters import FrameworkNotInstalled, UnknownUser
-from ..frameworks.rank_meta import rank_meta, write_rank_file
+from ..frameworks.adapters import UnknownUser
+from ..frameworks.rank_meta import check_overwrite, rank_meta, write_rank_file
 from ..frameworks.registry import FULL, protocol_by_name
+from ..io.atomic import sha256
 from .arguments import protocol_name
 from .design_file import read_chosen_users
 
-__all__ = ["add_parser", "model_spec", "run"]
+__all__ = ["add_parser", "model_labels", "model_spec", "run"]
 
-NOT_INSTALLED = (
-    "cornac is not installed in this environment: run this in cornac's environment "
-    "(docs/cornac.md: .ci/envs/cornac.sh)"
-)
 TIES = "cornac's Recommender.rank (k=-1): numpy's argsort order"
+# How to write beside a rank file of other ranks, or replace it.
+BESIDE = "give another --out to write beside it, or --force to replace it"
 
 
 def model_spec(text: str) -> tuple[str, dict]:
@@ -74,6 +78,53 @@ def model_spec(text: str) -> tuple[str, dict]:
         raise bad from None
 
 
+def model_labels(specs: list, names: list) -> list[str]:
+    """The rank column of each model: its ``name`` (``names``: each model's own, cornac's
+    default the class), or, where two models share a name none was given, that name
+    with the arguments that tell them apart.
+
+    Parameters
+    ----------
+    specs : list of (str, dict)
+        The ``--model`` specs (:func:`model_spec`).
+    names : list of str
+        Each model's ``name``.
+
+    Examples
+    --------
+    >>> specs = [("BPR", {"k": 10, "max_iter": 9}), ("BPR", {"k": 50, "max_iter": 9}),
+    ...          ("BPR", {"max_iter": 9}), ("MostPop", {})]
+    >>> model_labels(specs, ["BPR", "BPR", "BPR", "MostPop"])
+    ['BPR(k=10)', 'BPR(k=50)', 'BPR', 'MostPop']
+    >>> model_labels([("BPR", {"k": 8}), ("BPR", {"k": 8})], ["BPR", "BPR"])
+    Traceback (most recent call last):
+    ValueError: --model BPR(k=8) and --model BPR(k=8) are both named BPR: give each its own
+    name, e.g. --model "BPR(k=8, name='BPR-2')"
+    """
+    labels = []
+    for (_, given), name in zip(specs, names):
+        twins = [args for (_, args), other in zip(specs, names) if other == name]
+        keys = {key for args in twins for key in args} - {"name"}
+        apart = [k for k in sorted(keys) if len({repr(args.get(k)) for args in twins}) > 1]
+        shown = ", ".join(f"{key}={given[key]!r}" for key in apart if key in given)
+        labels.append(f"{name}({shown})" if len(twins) > 1 and shown else name)
+    for label in labels:
+        same = [(model, given) for (model, given), other in zip(specs, labels) if other == label]
+        if len(same) > 1:
+            (model, given), second = same[1], {**same[1][1], "name": f"{label}-2"}
+            raise ValueError(
+                f"--model {_spec(*same[0])} and --model {_spec(model, given)} are both named "
+                f'{label}: give each its own name, e.g. --model "{_spec(model, second)}"'
+            )
+    return labels
+
+
+def _spec(model: str, arguments: dict) -> str:
+    """A model as ``--model`` takes it."""
+    listed = ", ".join(f"{key}={value!r}" for key, value in arguments.items())
+    return f"{model}({listed})" if arguments else model
+
+
 def add_parser(subparsers) -> argparse.ArgumentParser:
     """The ``cornac`` sub-command's parser."""
     parser = subparsers.add_parser(
@@ -91,8 +142,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         required=True,
         type=model_spec,
         metavar="SPEC",
-        help="a class of cornac.models, with keyword arguments: BPR, 'BPR(k=8)', MostPop; "
-        "repeat for several",
+        help="a class of cornac.models, with keyword arguments: BPR, 'BPR(k=8)', MostPop, "
+        "\"BPR(k=50, name='BPR-50')\" (the rank column: name, default the class); repeat "
+        "for several",
     )
     parser.add_argument(
         "--protocol",
@@ -120,20 +172,25 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="rank exactly only the users of this file's column user (sampled-metrics "
         f"plan's chosen.csv); with --protocol {FULL} alone (its default)",
     )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace rank files of other data, models, options or users (default: stop)",
+    )
     return parser
 
 
 def _cornac():
-    try:
-        import cornac
-    except ModuleNotFoundError:
-        raise FrameworkNotInstalled(NOT_INSTALLED) from None
+    from ..frameworks.adapters.cornac import require_cornac
+
+    require_cornac()
+    import cornac
+
     return cornac
 
 
 def _read(cornac, path: str, args) -> list:
-    if not Path(path).is_file():
-        raise ValueError(f"{path}: no such file")
+    """The UIR lines of ``path`` (a file :func:`_source` found)."""
     try:
         return cornac.data.Reader().read(path, fmt="UIR", sep=args.sep, skip_lines=args.skip_lines)
     except (ValueError, IndexError) as error:
@@ -164,6 +221,12 @@ def run(args) -> int:
         )
     users = read_chosen_users(args.users) if args.users else None
     sampled = [name for name in protocols if protocol_by_name(name) is not None] or ["ncf"]
+    built = [_model(cornac, name, kwargs, args.seed) for name, kwargs in args.models]
+    labels = model_labels(args.models, [model.name for model in built])
+    subset = None if users is None else {"file": Path(args.users).name, "count": len(users)}
+    claim = {"source": _source(args, labels), "users": subset}
+    for protocol in protocols:  # before the training, which takes long
+        check_overwrite(_path(args, protocol), claim, force=args.force, fix=BESIDE)
     data = _read(cornac, args.data, args)
     common = {"rating_threshold": args.rating_threshold, "seed": args.seed, "verbose": False}
     if args.test is None:
@@ -175,16 +238,13 @@ def run(args) -> int:
             data, _read(cornac, args.test, args), exclude_unknowns=True, **common
         )
     models = {}
-    for name, kwargs in args.models:
-        model = _model(cornac, name, kwargs, args.seed)
-        label = model.name if model.name not in models else f"{model.name}_{len(models)}"
+    for label, model in zip(labels, built):
         model.fit(split.train_set, split.val_set)
         models[label] = model
     framework = f"cornac {cornac.__version__}"
     if users is not None:
-        subset = {"file": Path(args.users).name, "count": len(users)}
         table = _chosen(models, split, users, args.users)
-        _write(args, FULL, table, list(models), framework, subset)
+        _write(args, FULL, table, list(models), framework, claim)
         return 0
     from ..frameworks.adapters.cornac import rank_files
 
@@ -194,8 +254,26 @@ def run(args) -> int:
         if protocol in protocols:
             files[protocol] = frame
         for name, table in files.items():
-            _write(args, name, table, list(models), framework)
+            _write(args, name, table, list(models), framework, claim)
     return 0
+
+
+def _path(args, protocol: str) -> Path:
+    return Path(args.out) / f"cornac-{protocol}.csv"
+
+
+def _source(args, labels: list) -> dict:
+    """The sidecar's ``source``: the data files and the models, and a digest of the
+    files' bytes and of every option the ranks depend on."""
+    files = [args.data] + ([args.test] if args.test else [])
+    for path in files:
+        if not Path(path).is_file():
+            raise ValueError(f"{path}: no such file")
+    models = [[name, repr(sorted(kwargs.items()))] for name, kwargs in args.models]
+    options = [args.seed, args.test_size, args.rating_threshold, args.sep, args.skip_lines]
+    record = json.dumps([[sha256(path) for path in files], models, options])
+    described = f"{' and '.join(files)}, models {', '.join(labels)}, seed {args.seed}"
+    return {"from": described, "sha256": hashlib.sha256(record.encode()).hexdigest()}
 
 
 def _chosen(models: dict, split, users: list, source: str):
@@ -208,15 +286,16 @@ def _chosen(models: dict, split, users: list, source: str):
         raise ValueError(f"{source}: user {error.user} is not a test user of the split") from None
 
 
-def _write(args, protocol: str, table, models: list, framework: str, users=None) -> None:
+def _write(args, protocol: str, table, models: list, framework: str, claim: dict) -> None:
     """``<out>/cornac-<protocol>.csv`` with its sidecar, and its JSON line."""
-    path = Path(args.out) / f"cornac-{protocol}.csv"
-    write_rank_file(table, path, _meta(protocol, models, framework, args.seed, users))
+    path = _path(args, protocol)
+    meta = _meta(protocol, models, framework, args.seed, claim["users"], claim["source"])
+    write_rank_file(table, path, meta, force=args.force)
     record = {"protocol": protocol, "file": str(path), "rows": len(table)}
     print(json.dumps({**record, "models": models}), flush=True)
 
 
-def _meta(protocol: str, models: list, framework: str, seed: int, users=None) -> dict:
+def _meta(protocol: str, models: list, framework: str, seed: int, users, source) -> dict:
     """The sidecar: cornac's order; in the full file each model's ``_pessimistic``
     column too (every tie above: what cornac's AUC and MAP read)."""
     columns = {model: model for model in models}
@@ -232,6 +311,7 @@ def _meta(protocol: str, models: list, framework: str, seed: int, users=None) ->
         ties_detail=TIES,
         column_ties=column_ties,
         users=users,
+        source=source,
         writer="sampled-metrics cornac",
         framework=f"{framework}, seed {seed}",
     )

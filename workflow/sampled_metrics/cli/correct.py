@@ -226,7 +226,7 @@ def _from_sidecar(args, meta: RankMeta) -> Reading:
         raise _clash("--law", args.law, meta.path, f"law {law}")
     source = f"protocol {meta.protocol}"
     return Reading(meta.protocol, False, law or args.law, meta.m, meta.m_column, source,
-                   meta.n_column, columns, sidecar=meta.path)  # fmt: skip
+                   meta.n_column, columns, meta.largest_m, meta.path)  # fmt: skip
 
 
 def _no_sizes(args, source: str) -> None:

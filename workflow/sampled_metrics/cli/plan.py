@@ -20,6 +20,7 @@ from ..estimation.decisions import DECISION_DEFAULTS, UNITS, draw_design
 from .arguments import PROG, metric
 from .correct import add_reading_options, read_files
 from .design_file import design_sidecar, write_design
+from .outputs import check_outputs, rank_file_inputs
 from .rank_file import InputError
 from .report import _table
 
@@ -80,6 +81,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--seed", type=int, help="seed of the draw (default: a fresh one, written down)"
     )
     parser.add_argument("--out", required=True, metavar="CHOSEN", help="the design's csv file")
+    parser.add_argument("--force", action="store_true", help="replace an existing CHOSEN")
     return parser
 
 
@@ -117,6 +119,8 @@ def _summary(args, ranks, design, seed: int, rows) -> str:
 
 def run(args) -> int:
     """Read RANKS as ``correct`` does, draw the design, write it, print a summary."""
+    outputs = [args.out, design_sidecar(args.out)]
+    check_outputs("--out", outputs, rank_file_inputs(args.files), force=args.force)
     how, ranks = read_files(args)
     if how.full:
         raise InputError(

@@ -406,7 +406,11 @@ def join_rank_files(files: list[RankFile]) -> RankFile:
         order = np.array([row_of[user] for user in first.users])
         for model, data in ranks.evaluations.items():
             if model in evaluations:
-                raise InputError(f"{ranks.path}: model {model} is in another file too")
+                other = next(r.path for r in files if model in r.evaluations)
+                raise InputError(f"{ranks.path}: model {model} is in {other} too: give each file "
+                                 "once, and two models of one class two names where their ranks "
+                                 "are written (sampled-metrics recbole --name NAME; cornac: "
+                                 "--model \"CLASS(name='NAME')\")")  # fmt: skip
             data = data.take(order)
             _same_sizes(first, ranks, data)
             evaluations[model] = data

@@ -5,6 +5,10 @@ It runs the adapter (:mod:`sampled_metrics.frameworks.adapters.recbole`), which 
 recbole and torch only when it runs: in an environment without them the command says
 so in one line. Per protocol it writes ``<out>/<model>-<protocol>.csv`` (and its
 ``.meta.json``) and prints one JSON line with RecBole's metrics of that evaluation.
+``<model>`` is ``--name``, or the checkpoint file's stem (``saved/BPR.pth``: ``BPR``;
+``saved/BPR-20.pth``: ``BPR-20``), so that two checkpoints of one class do not share
+files; a file of another checkpoint, or of other users, is replaced only with
+``--force`` (checked before the checkpoint is loaded).
 With ``--users chosen.csv`` (``sampled-metrics plan``'s) the full ranking scores only
 those users, each ranked as in the evaluation of every user; the sidecar's ``users``
 says so (docs/deciding.md).
@@ -18,7 +22,7 @@ from pathlib import Path
 
 from ..frameworks.adapters import UnknownUser
 from ..frameworks.adapters.topk import TIES
-from ..frameworks.rank_meta import write_rank_file
+from ..frameworks.rank_meta import check_overwrite, write_rank_file
 from ..frameworks.registry import FULL
 from .arguments import protocol_name, remove_options
 from .design_file import read_chosen_users
@@ -29,6 +33,8 @@ REMOVED = {
     "--modes": "give each protocol with --protocol (recbole-uni100, recbole-pop100, full)",
     "--checkpoint": "the checkpoint is the first argument: sampled-metrics recbole CHECKPOINT",
 }
+# How to write beside a rank file of other ranks, or replace it.
+BESIDE = "give another --name or --out to write beside it, or --force to replace it"
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -57,7 +63,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="rank exactly only the users of this file's column user (RecBole tokens: "
         f"sampled-metrics plan's chosen.csv); with --protocol {FULL} alone (its default)",
     )
-    parser.add_argument("--name", help="the rank column (default: the model's name)")
+    parser.add_argument(
+        "--name",
+        help="the model's name: its rank column and the start of its files' names (default: "
+        "the checkpoint file's stem, saved/BPR-20.pth: BPR-20)",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace rank files of another checkpoint or other users (default: stop)",
+    )
     parser.add_argument(
         "--ties",
         choices=TIES,
@@ -92,19 +107,28 @@ def run(args) -> int:
     users = read_chosen_users(args.users) if args.users else None
     if not Path(args.checkpoint).is_file():
         raise ValueError(f"{args.checkpoint}: no such file")
-    options = {"name": args.name, "ties": args.ties, "seed": args.tie_seed, "users": users}
+    name = recbole.checkpoint_name(args.checkpoint, args.name)
+    subset = None if users is None else {"file": Path(args.users).name, "count": len(users)}
+    claim = {"source": recbole.checkpoint_source(args.checkpoint), "users": subset}
+    for protocol in protocols:  # before the evaluation, which takes long
+        check_overwrite(Path(args.out) / f"{name}-{protocol}.csv", claim, force=args.force,
+                        fix=BESIDE)  # fmt: skip
+    options = {"name": name, "ties": args.ties, "seed": args.tie_seed, "users": users}
     try:
         found = recbole.ranks_from_checkpoint(args.checkpoint, protocols, **options)
     except UnknownUser as error:
         where = f"{args.users}: user {error.user}"
         raise ValueError(f"{where} is not a test user of the checkpoint's data set") from None
-    subset = None if users is None else {"file": Path(args.users).name, "count": len(users)}
-    for protocol, (result, frame) in found.items():
-        column = frame.columns[1]
-        path = Path(args.out) / f"{column}-{protocol}.csv"
-        meta = recbole.rank_file_meta(protocol, column, frame.attrs["tie_order"], users=subset)
-        write_rank_file(frame, path, meta)
-        record = {"protocol": protocol, "file": str(path), "column": column, "rows": len(frame)}
+    files = []
+    for protocol, (result, frame) in found.items():  # a sequential model's protocols renamed
+        path = Path(args.out) / f"{name}-{protocol}.csv"
+        meta = recbole.rank_file_meta(protocol, name, frame.attrs["tie_order"], subset,
+                                      claim["source"])  # fmt: skip
+        check_overwrite(path, meta, force=args.force, fix=BESIDE)
+        files.append((protocol, result, frame, path, meta))
+    for protocol, result, frame, path, meta in files:
+        write_rank_file(frame, path, meta, force=args.force)
+        record = {"protocol": protocol, "file": str(path), "column": name, "rows": len(frame)}
         record["recbole"] = {key: float(value) for key, value in result.items()}
         print(json.dumps(record), flush=True)
     return 0

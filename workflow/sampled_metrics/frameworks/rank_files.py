@@ -26,7 +26,7 @@ from ..passes.ranking import exact_ranks
 from ..recommenders.scores import PrecomputedScores
 from .beaten import tie_order_for
 from .protocol_pass import simulate_protocols
-from .rank_meta import rank_meta, write_rank_file
+from .rank_meta import check_overwrite, rank_meta, write_rank_file
 from .registry import FULL, Protocol, protocol_by_name
 
 __all__ = ["exact_rank_frame", "rank_files", "sampled_protocol", "write_rank_files"]
@@ -230,6 +230,7 @@ def write_rank_files(
     tie_seed: int = 0,
     writer: str = "sampled_metrics.frameworks.rank_files",
     framework: str | None = None,
+    force: bool = False,
 ) -> tuple:
     """Write :func:`rank_files`' two frames as csv files, each with its sidecar.
 
@@ -244,6 +245,9 @@ def write_rank_files(
     tie_policy, tie_seed : as given to :func:`rank_files`.
     writer, framework : str
         What produced the files (the sidecar's ``produced_by``).
+    force : bool, default False
+        Replace files of other ranks (:func:`~.rank_meta.check_overwrite`); without it
+        neither file is written when one of them would replace another writer's.
 
     Returns
     -------
@@ -267,7 +271,7 @@ def write_rank_files(
     common = {"tie_seed": tie_seed, "writer": writer, "framework": framework}
     # The sampled ranks take the framework's tie order where it has one (beaten).
     sampled_ties = tie_order_for(protocol_by_name(protocol).ties, tie_policy)
-    paths = []
+    files = []
     for frame, path, name, ties in (
         (exact, exact_path, FULL, tie_policy),
         (sampled, sampled_path, protocol, sampled_ties),
@@ -275,8 +279,9 @@ def write_rank_files(
         models = [c for c in frame.columns if c not in ("user", "item", "m", "n")]
         m_column = None if name == FULL else "m"
         meta = rank_meta(name, rank_columns=models, m_column=m_column, ties=ties, **common)
-        paths.append(write_rank_file(frame, path, meta))
-    return tuple(paths)
+        check_overwrite(path, meta, force=force)  # both checked before either is written
+        files.append((frame, path, meta))
+    return tuple(write_rank_file(frame, path, meta, force=force) for frame, path, meta in files)
 
 
 class _Float32Scores:

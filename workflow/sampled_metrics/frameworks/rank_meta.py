@@ -30,8 +30,16 @@ for ``random``, ``detail`` where more needs saying: the framework's own sort, or
 order within a framework's top k), optionally ``column_ties`` (rank column
 -> its order, where it is not the file's), optionally ``users`` (the file holds only
 some users' ranks: ``{"file": "chosen.csv", "count": 300}``, the file that chose them
-and how many; absent: every user of the evaluation), and ``produced_by`` (the writer,
-the framework and its version, this package's version).
+and how many; absent: every user of the evaluation), optionally ``source`` (what the
+ranks came from: ``{"from": "checkpoint saved/BPR.pth", "sha256": ...}``, a description
+and the SHA-256 of the checkpoint's bytes, or of a command's data and options), and
+``produced_by`` (the writer, the framework and its version, this package's version).
+
+A sidecar must agree with its protocol: an ``m`` or ``law`` that is not the one the
+protocol implies is an error naming both (:func:`read_rank_meta`). A writer replaces a
+rank file only when the file's sidecar records the same source and users
+(:func:`check_overwrite`): two checkpoints of one class written under one name stop
+with one line instead of the second silently replacing the first.
 """
 
 from __future__ import annotations
@@ -43,13 +51,14 @@ from pathlib import Path
 
 from ..estimation.laws import LAWS
 from ..io.atomic import write_csv, write_text
-from .registry import FULL, protocol_by_name
+from .registry import FULL, Protocol, protocol_by_name
 
 __all__ = [
     "SIDECAR_SUFFIX",
     "TIE_ORDERS",
     "RankMeta",
     "RankMetaError",
+    "check_overwrite",
     "rank_meta",
     "read_rank_meta",
     "sidecar_path",
@@ -99,6 +108,7 @@ def rank_meta(
     ties_detail: str | None = None,
     column_ties: dict | None = None,
     users: dict | None = None,
+    source: dict | None = None,
     writer: str,
     framework: str | None = None,
 ) -> dict:
@@ -128,6 +138,9 @@ def rank_meta(
     users : dict, optional
         The file ranks only some users: ``{"file": name, "count": N}``, the file that
         chose them (``sampled-metrics plan``'s) and their number.
+    source : dict, optional
+        What the ranks came from: ``{"from": description, "sha256": digest}``; a file
+        is replaced only by ranks of the same digest (:func:`check_overwrite`).
     writer : str
         What wrote the file (``sampled-metrics recbole``, a module, a rule).
     framework : str, optional
@@ -167,6 +180,8 @@ def rank_meta(
         meta["column_ties"] = dict(column_ties)
     if users is not None:
         meta["users"] = {"file": str(users["file"]), "count": int(users["count"])}
+    if source is not None:
+        meta["source"] = {"from": str(source["from"]), "sha256": str(source["sha256"])}
     produced = {"writer": writer, "framework": framework, "sampled_metrics": _package_version()}
     meta["produced_by"] = {key: value for key, value in produced.items() if value is not None}
     return meta
@@ -190,16 +205,101 @@ def write_rank_meta(path, meta: dict) -> Path:
     return sidecar
 
 
-def write_rank_file(frame, path, meta: dict) -> Path:
+def write_rank_file(frame, path, meta: dict, *, force: bool = False) -> Path:
     """A rank file (csv, atomically) and its sidecar; returns the file's path.
 
-    The sidecar's columns must be the frame's (a ``ValueError`` otherwise)."""
+    The sidecar's columns must be the frame's (a ``ValueError`` otherwise); an existing
+    file of other ranks is replaced only with ``force`` (:func:`check_overwrite`)."""
     missing = [c for c in _named_columns(meta) if c not in frame.columns]
     if missing:
         raise ValueError(f"{path}: the sidecar names columns the frame lacks: {missing}")
+    check_overwrite(path, meta, force=force)
     write_csv(frame, path)
     write_rank_meta(path, meta)
     return Path(path)
+
+
+def check_overwrite(
+    path: str | Path, meta: dict, *, force: bool = False, fix: str = "pass force=True to replace it"
+) -> None:
+    """Stop before writing ranks over a file of other ranks.
+
+    ``path`` may be written when it does not exist, with ``force``, or when its sidecar
+    records the same source (``source``'s ``sha256``, none on both sides for a writer
+    that records none) and the same users (every user, or those of the same design
+    file) as ``meta``: rewriting one's own file is fine; a file of another checkpoint,
+    other data or options, other users, or one with no sidecar, is not.
+
+    Parameters
+    ----------
+    path : str or pathlib.Path
+        The rank file about to be written.
+    meta : dict
+        Its new sidecar (:func:`rank_meta`); only ``source`` and ``users`` are read.
+    force : bool, default False
+        Replace whatever is there.
+    fix : str
+        The end of the message: how to write beside the file, or replace it.
+
+    Raises
+    ------
+    FileExistsError
+        "<path>: exists, holding <what it holds>, not <what meta describes>; <fix>".
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "BPR-full.csv"
+    >>> five = {"from": "checkpoint saved/BPR.pth", "sha256": "5" * 64}
+    >>> meta = rank_meta("full", rank_columns=["BPR"], source=five, writer="t")
+    >>> _ = path.write_text("user,BPR,n\\n1,1,9\\n"), write_rank_meta(path, meta)
+    >>> check_overwrite(path, meta)  # the same checkpoint: fine
+    >>> twenty = {"from": "checkpoint saved/BPR.pth", "sha256": "2" * 64}
+    >>> check_overwrite(path, {"source": twenty}, fix="give --name")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    FileExistsError: ...BPR-full.csv: exists, holding the ranks of checkpoint saved/BPR.pth
+    (SHA-256 555555555555), not of checkpoint saved/BPR.pth (SHA-256 222222222222); give --name
+    >>> check_overwrite(path, {**meta, "users": {"file": "chosen.csv", "count": 3}})
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    FileExistsError: ...: exists, holding every user's ranks, not the ranks of the 3 users of
+    chosen.csv; pass force=True to replace it
+    """
+    path = Path(path)
+    if force or not path.exists():
+        return
+    try:
+        old = json.loads(sidecar_path(path).read_text())
+    except (OSError, UnicodeDecodeError, ValueError):
+        old = None
+    if not isinstance(old, dict) or old.get(FORMAT_KEY) != FORMAT:
+        raise FileExistsError(f"{path}: exists, and no sidecar says what wrote it; {fix}")
+    before, after = old.get("source") or {}, meta.get("source") or {}
+    if before.get("sha256") != after.get("sha256"):
+        same = before.get("from") == after.get("from")
+        holds = f"the ranks of {_origin(old, same)}, not of {_origin(meta, same)}"
+    elif (old.get("users") or {}).get("file") != (meta.get("users") or {}).get("file"):
+        holds = f"{_users(old)}, not {_users(meta)}"
+    else:
+        return
+    raise FileExistsError(f"{path}: exists, holding {holds}; {fix}")
+
+
+def _origin(meta: dict, with_digest: bool) -> str:
+    """What a sidecar's ranks came from, for messages."""
+    source = meta.get("source")
+    if source is None:
+        writer = meta.get("produced_by", {}).get("writer", "an unknown writer")
+        return f"a source not recorded (written by {writer})"
+    return source["from"] + (f" (SHA-256 {source['sha256'][:12]})" if with_digest else "")
+
+
+def _users(meta: dict) -> str:
+    users = meta.get("users")
+    if users is None:
+        return "every user's ranks"
+    plural = "" if users["count"] == 1 else "s"
+    return f"the ranks of the {users['count']} user{plural} of {users['file']}"
 
 
 def _named_columns(meta: dict) -> list:
@@ -224,6 +324,8 @@ class RankMeta:
     rank_columns : dict
         Rank column -> model.
     law_reason : str
+    largest_m : int or None
+        The most items a row's m may count: the protocol's m (None for a full ranking).
     """
 
     path: str
@@ -234,6 +336,7 @@ class RankMeta:
     n_column: str
     rank_columns: dict = field(default_factory=dict)
     law_reason: str = ""
+    largest_m: int | None = None
 
     @property
     def full(self) -> bool:
@@ -265,8 +368,9 @@ def read_rank_meta(path, header=None) -> RankMeta | None:
     Raises
     ------
     RankMetaError
-        Bad JSON, an unknown protocol, law or tie order, a missing key, or a column
-        that is not in the file: one line naming the sidecar.
+        Bad JSON, an unknown protocol, law or tie order, a missing key, an m or law
+        that contradicts the protocol, or a column that is not in the file: one line
+        naming the sidecar.
 
     Examples
     --------
@@ -312,22 +416,64 @@ def _checked(meta: dict, sidecar: str, header) -> RankMeta:
     if not isinstance(columns, dict) or not columns:
         raise ValueError("rank_columns must map each rank column to its model")
     law, reason, m, m_column = None, "", None, None
-    if sampled is not None:
+    if sampled is None:
+        for key in ("law", "m", "m_column"):
+            if meta.get(key) is not None:
+                raise ValueError(f"{key} {meta[key]} contradicts protocol {FULL}, which ranks "
+                                 f"every item: a full ranking has no {key}")  # fmt: skip
+    else:
         law = meta["law"]
         if law is not None and law not in LAWS:
             raise ValueError(f"law {law!r} is not one of {', '.join(LAWS)}")
-        if law is None:
-            reason = sampled.file_law(distinct_m=False)[1] or f"{protocol}: no law recorded"
         m_column = meta.get("m_column")
         m = meta.get("m")
         if (m is None) == (m_column is None):
             raise ValueError("give one of m and m_column")
         if m is not None and (not isinstance(m, int) or m < 1):
             raise ValueError(f"m {m!r} is not a positive integer")
-    found = RankMeta(sidecar, protocol, law, m, m_column, str(meta["n_column"]), columns, reason)
+        _agrees_with(protocol, sampled, law, m, m_column is not None)
+        if law is None:
+            reason = sampled.file_law(distinct_m=False)[1]
+    largest = None if sampled is None else sampled.m
+    found = RankMeta(sidecar, protocol, law, m, m_column, str(meta["n_column"]), columns, reason,
+                     largest)  # fmt: skip
     if header is not None:
         found.check_columns(header)
     return found
+
+
+def _agrees_with(
+    name: str, protocol: Protocol, law: str | None, m: int | None, m_column: bool
+) -> None:
+    """A ValueError naming the key, its value and what the protocol ``name`` implies,
+    when the sidecar's m or law is not the protocol's (:meth:`~.registry.Protocol.file_law`:
+    a column of m may count a collapsing protocol's distinct items drawn, or its draws)."""
+    if m is not None and m != protocol.m:
+        other = f" ({protocol.sized.format(N=m)} draws {m})" if protocol.sized else ""
+        raise ValueError(
+            f"m {m} contradicts protocol {name}, which draws m = {protocol.m} items "
+            f"per held-out item{other}; correct the sidecar's m or protocol"
+        )
+    laws = {protocol.file_law(distinct_m=False)[0]}
+    laws |= {protocol.file_law(distinct_m=True)[0]} if m_column else set()
+    if law in laws:
+        return
+    expected, reason = protocol.file_law(distinct_m=m_column)
+    said = f"law {'null' if law is None else law} contradicts protocol {name}"
+    if expected is None:
+        raise ValueError(f"{said}, which no law reads exactly ({reason}); write law null "
+                         "(correct --law then reads the file as uniform draws)")  # fmt: skip
+    raise ValueError(f"{said}, which the {expected} law reads ({_draws(protocol)}); correct "
+                     "the sidecar's law or protocol")  # fmt: skip
+
+
+def _draws(protocol: Protocol) -> str:
+    """How ``protocol`` draws, in the words that decide its law."""
+    if not protocol.replacement:
+        return f"{protocol.m} distinct items drawn"
+    if protocol.collapse:
+        return "draws with replacement, each distinct item ranked once, m a row's distinct items"
+    return f"{protocol.m} draws with replacement, each ranked"
 
 
 def _one_line(error: BaseException) -> str:

@@ -43,7 +43,7 @@ import pandas as pd
 from ..protocol_pass import simulate_protocols
 from ..rank_files import sampled_protocol
 from ..simulate import interaction_counts
-from . import FrameworkNotInstalled, UnknownUser
+from . import UnknownUser, not_installed
 from .cornac_rows import BYTES_PER_ENTRY, excluded_rows, held_out_rows, row_blocks
 from .cornac_split import evaluation_split, max_cutoff
 from .quiet import quiet
@@ -55,16 +55,11 @@ __all__ = [
     "exact_ranks",
     "max_cutoff",
     "rank_files",
+    "require_cornac",
 ]
 
 
-_NOT_INSTALLED = (
-    "sampled-metrics cornac needs cornac: run it in the environment that trained your "
-    "model, where `pip install --no-deps sampled-metrics` adds this package (docs/cornac.md)"
-)
-
-
-def _require_cornac() -> None:
+def require_cornac() -> None:
     """Raise :class:`~.FrameworkNotInstalled` unless cornac imports (where a model
     was trained, it is imported already: nothing to load)."""
     try:
@@ -72,7 +67,7 @@ def _require_cornac() -> None:
     except ModuleNotFoundError as error:
         if (error.name or "").split(".")[0] != "cornac":
             raise
-        raise FrameworkNotInstalled(_NOT_INSTALLED) from None
+        raise not_installed("cornac", "cornac", "your cornac environment") from None
 
 
 @dataclass
@@ -176,7 +171,7 @@ def cornac_order(model, user_idx: int, item_indices, k: int = -1) -> tuple:
     scores : array
         The candidates' scores, in the order of ``item_indices``.
     """
-    _require_cornac()
+    require_cornac()
     item_indices = np.asarray(item_indices)
     ranked, scores = model.rank(user_idx=user_idx, item_indices=item_indices, k=k)
     ranked = np.asarray(ranked)
@@ -241,7 +236,7 @@ def exact_ranks(
         only with no k > 0 beside it: docs/cornac.md), and of ``<name>_pessimistic``
         cornac's AUC and MAP.
     """
-    _require_cornac()
+    require_cornac()
     cutoff = max_cutoff(k)
     with quiet():
         pools = _pools(train_set, test_set, val_set, rating_threshold, exclude_unknowns, users)
@@ -354,7 +349,7 @@ def rank_files(
     RuntimeError
         If a held-out item's pool is not the one :func:`exact_ranks` ranks.
     """
-    _require_cornac()
+    require_cornac()
     models, split, cutoff = _checked(models, eval_method, k, on, split)
     with quiet():
         return _rank_files(models, split, protocol, cutoff, seed, memory_mb)
@@ -365,7 +360,7 @@ def exact_rank_table(models, eval_method=None, *, k=-1, on="test", users=None, s
     user or of ``users`` (raw ids) only: only they are ranked, each as in the evaluation
     of every user (:func:`exact_ranks`; ``models``, ``eval_method``, ``k``, ``on``,
     ``split``: :func:`rank_files`')."""
-    _require_cornac()
+    require_cornac()
     models, split, cutoff = _checked(models, eval_method, k, on, split)
     with quiet():
         return _exact_table(models, _split_pools(split, users), cutoff)

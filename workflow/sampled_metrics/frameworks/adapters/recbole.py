@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ...io.atomic import sha256
 from ..rank_meta import rank_meta, write_rank_file
 from ..registry import FULL, protocol_by_name
 from .quiet import quiet
@@ -47,6 +48,8 @@ from .topk import check_ties, held_out_ranks
 
 __all__ = [
     "RankRecorder",
+    "checkpoint_name",
+    "checkpoint_source",
     "chosen_users",
     "eval_loader",
     "protocol_of",
@@ -264,11 +267,13 @@ class RankRecorder:
         """The protocol of the recorded evaluation (:func:`protocol_of`)."""
         return protocol_of(self.eval_data)
 
-    def write(self, path) -> Path:
-        """The rank file (csv, written atomically) and its sidecar; returns its path."""
+    def write(self, path, *, force: bool = False) -> Path:
+        """The rank file (csv, written atomically) and its sidecar; returns its path.
+        A file of other ranks there is replaced only with ``force``
+        (:func:`~sampled_metrics.frameworks.rank_meta.check_overwrite`)."""
         frame = self.frame()
         meta = rank_file_meta(self.protocol, frame.columns[1], self.tie_order)
-        return write_rank_file(frame, path, meta)
+        return write_rank_file(frame, path, meta, force=force)
 
 
 def protocol_of(eval_data) -> str:
@@ -307,11 +312,36 @@ def recbole_mode(protocol: str) -> str:
     )
 
 
-def rank_file_meta(protocol: str, column: str, tie_order: dict, users=None) -> dict:
+def checkpoint_name(checkpoint: str | Path, name: str | None = None) -> str:
+    """The model's name for a checkpoint's ranks (its rank column, and the start of its
+    files' names): ``name``, or the checkpoint file's stem. RecBole saves
+    ``saved/<Model>-<date>.pth``, so two checkpoints of one class get two names, and a
+    checkpoint named after its class (``saved/BPR.pth``) keeps the class's name.
+
+    Examples
+    --------
+    >>> checkpoint_name("saved/BPR.pth"), checkpoint_name("saved/BPR-20.pth")
+    ('BPR', 'BPR-20')
+    >>> checkpoint_name("saved/BPR-20.pth", "BPR-late")
+    'BPR-late'
+    """
+    return name or Path(checkpoint).stem
+
+
+def checkpoint_source(checkpoint: str | Path) -> dict:
+    """The sidecar's ``source`` of a checkpoint's ranks: the checkpoint as given and the
+    SHA-256 of its bytes (a file of another checkpoint is not replaced:
+    :func:`~sampled_metrics.frameworks.rank_meta.check_overwrite`)."""
+    return {"from": f"checkpoint {checkpoint}", "sha256": sha256(checkpoint)}
+
+
+def rank_file_meta(
+    protocol: str, column: str, tie_order: dict, users=None, source: dict | None = None
+) -> dict:
     """The sidecar of a rank file of this adapter (``frameworks.rank_meta``): m is each
     row's distinct items drawn; ``tie_order`` is :attr:`RankRecorder.tie_order` (RecBole's
-    torch.topk order within its top k, ``ties`` below it); ``users``: rank_meta's (a
-    file of some users)."""
+    torch.topk order within its top k, ``ties`` below it); ``users`` and ``source``:
+    rank_meta's (a file of some users; the checkpoint, :func:`checkpoint_source`)."""
     return rank_meta(
         protocol,
         rank_columns=[column],
@@ -322,6 +352,7 @@ def rank_file_meta(protocol: str, column: str, tie_order: dict, users=None) -> d
         ties_detail=f"within RecBole's top {tie_order['top_k']}: torch.topk's order, as "
         f"RecBole's metrics read it; below it: {tie_order['ties']}",
         users=users,
+        source=source,
         writer="sampled_metrics.frameworks.adapters.recbole",
         framework=f"recbole {_recbole_version()}",
     )
@@ -378,7 +409,7 @@ def ranks_from_checkpoint(
         ``recbole-uniN``, ``recbole-popN``, ``full`` (:func:`recbole_mode` maps them to
         RecBole's eval modes).
     name : str, optional
-        The rank column (default: the model's name).
+        The rank column (default: the checkpoint file's stem, :func:`checkpoint_name`).
     users : sequence of str, optional
         RecBole user tokens: the full ranking ranks only them (:func:`eval_loader`),
         each as in the evaluation of every user; only with ``full`` alone (a sampled
@@ -395,6 +426,7 @@ def ranks_from_checkpoint(
     if users is not None and set(modes) != {FULL}:
         raise ValueError(f"users= ranks exactly: give protocol {FULL} alone, not {protocols}")
     require_recbole()
+    name = checkpoint_name(checkpoint, name)
     with quiet():
         return _ranks_from_checkpoint(checkpoint, modes, name, ties, seed, users)
 

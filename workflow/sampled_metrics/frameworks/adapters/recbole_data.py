@@ -11,26 +11,21 @@ import re
 
 import numpy as np
 
-from . import FrameworkNotInstalled, UnknownUser
+from . import UnknownUser, not_installed
 from .quiet import quiet
 
 __all__ = ["chosen_users", "eval_loader", "require_recbole"]
 
-_NOT_INSTALLED = (
-    "sampled-metrics recbole needs RecBole and torch: run it in your RecBole environment, "
-    "where `pip install --no-deps sampled-metrics` adds this package (docs/recbole.md)"
-)
-
 
 def require_recbole() -> None:
-    """Raise :class:`FrameworkNotInstalled` unless recbole and torch import."""
+    """Raise :class:`~.FrameworkNotInstalled` unless recbole and torch import."""
     try:
         import recbole  # noqa: F401
         import torch  # noqa: F401
     except ModuleNotFoundError as error:
         if (error.name or "").split(".")[0] not in ("recbole", "torch"):
             raise
-        raise FrameworkNotInstalled(_NOT_INSTALLED) from None
+        raise not_installed("recbole", "RecBole and torch", "your RecBole environment") from None
 
 
 def _neg_sample_args(mode: str) -> dict:
