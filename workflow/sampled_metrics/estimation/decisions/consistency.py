@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special, stats
+from scipy import stats
 
 from ..laws import sampling_law
 from .defaults import DECISION_DEFAULTS
@@ -219,9 +219,10 @@ def tail_probabilities(exact, sampled, m: int, n, law: str, allowed=None) -> np.
     )
     if allowed is not None:
         log_pmf = np.where(np.asarray(allowed, dtype=bool), log_pmf, -np.inf)
-    log_pmf = log_pmf - special.logsumexp(log_pmf, axis=1, keepdims=True)
+    log_pmf -= log_pmf.max(axis=1, keepdims=True)  # the mode at 0: no overflow
     observed = log_pmf[np.arange(s.size), s - 1][:, None]
-    tail = np.where(log_pmf <= observed + _TIE, np.exp(log_pmf), 0.0).sum(axis=1)
+    pmf = np.exp(log_pmf)
+    tail = np.where(log_pmf <= observed + _TIE, pmf, 0.0).sum(axis=1) / pmf.sum(axis=1)
     return np.where(possible & np.isfinite(observed[:, 0]), np.minimum(tail, 1.0), 0.0)
 
 
