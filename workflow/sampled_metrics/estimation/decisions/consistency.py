@@ -15,9 +15,12 @@ r - 1, draws m) without (:mod:`..laws`). Two checks follow:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
 
 from ..laws import sampling_law
@@ -53,7 +56,9 @@ _TIE = 1e-9
 _REPORTED = 5
 
 
-def exact_rank_bounds(sampled, m, n, law: str) -> tuple[np.ndarray, np.ndarray]:
+def exact_rank_bounds(
+    sampled: ArrayLike, m: ArrayLike, n: ArrayLike, law: str
+) -> tuple[np.ndarray, np.ndarray]:
     """The smallest and largest exact rank that can produce each sampled rank.
 
     Without replacement, s - 1 ~ Hypergeometric(n - 1, r - 1, m) is positive exactly
@@ -114,7 +119,9 @@ class Impossible:
     high: int
 
 
-def first_impossible(exact, sampled, m, n, law: str) -> Impossible | None:
+def first_impossible(
+    exact: ArrayLike, sampled: ArrayLike, m: ArrayLike, n: ArrayLike, law: str
+) -> Impossible | None:
     """The first pair (exact, sampled) outside the support of the law, or None.
 
     The law is eq 15's binomial (with replacement) or the hypergeometric (without);
@@ -156,7 +163,7 @@ def first_impossible(exact, sampled, m, n, law: str) -> Impossible | None:
     return Impossible(u, k, int(ranks[k, u]), int(exact[k, u]), int(low[k, u]), int(high[k, u]))
 
 
-def _exact_array(exact, shape: tuple) -> np.ndarray:
+def _exact_array(exact: ArrayLike, shape: tuple[int, ...]) -> np.ndarray:
     """The exact ranks as floats of the sampled ranks' shape (one model: a row)."""
     values = np.asarray(exact, dtype=float)
     if values.ndim == 1:
@@ -168,7 +175,14 @@ def _exact_array(exact, shape: tuple) -> np.ndarray:
     return values
 
 
-def tail_probabilities(exact, sampled, m: int, n, law: str, allowed=None) -> np.ndarray:
+def tail_probabilities(
+    exact: ArrayLike,
+    sampled: ArrayLike,
+    m: int,
+    n: ArrayLike,
+    law: str,
+    allowed: ArrayLike | None = None,
+) -> np.ndarray:
     """Each pair's tail probability t = P(p(S | r) <= p(s | r)), S ~ p(. | r).
 
     p(s | r) is eq 15's binomial law (with replacement) or the hypergeometric law
@@ -249,15 +263,15 @@ class LikelihoodCheck:
 
 
 def likelihood_check(
-    exact,
-    sampled,
-    m,
-    n,
+    exact: ArrayLike,
+    sampled: ArrayLike,
+    m: ArrayLike,
+    n: ArrayLike,
     law: str,
     *,
-    strata=None,
-    edges=DECISION_DEFAULTS["edges"],
-    cells: str = DECISION_DEFAULTS["cells"],
+    strata: ArrayLike | None = None,
+    edges: Sequence[int] | None = None,
+    cells: str | None = None,
     level: float = LEVEL,
 ) -> list[LikelihoodCheck]:
     """A test, for each model, that its exact ranks explain its sampled ranks.
@@ -295,8 +309,10 @@ def likelihood_check(
     law : {"binomial", "hypergeometric"}
     strata : array_like of int, optional
         Shape (U,): each user's stratum (-1 allowed for users not ranked exactly).
-    edges, cells
-        The design's strata (:func:`.design.design_strata`).
+    edges : sequence of int, optional
+    cells : {"min", "joint"}, optional
+        The design's strata (:func:`.design.design_strata`); None: the design's
+        defaults (:data:`.defaults.DECISION_DEFAULTS`).
     level : float, default 1e-6
 
     Returns
@@ -331,6 +347,10 @@ def likelihood_check(
         user = int(np.flatnonzero((known != checked[None, :]).any(axis=0))[0])
         raise ValueError(f"user {user} is ranked exactly for some models, not all")
     users = np.flatnonzero(checked)
+    design = {
+        "edges": DECISION_DEFAULTS["edges"] if edges is None else edges,
+        "cells": DECISION_DEFAULTS["cells"] if cells is None else cells,
+    }
     tails = np.empty((ranks.shape[0], users.size))
     for value in np.unique(m_u[users]):
         group = users[m_u[users] == value]
@@ -338,7 +358,7 @@ def likelihood_check(
         for model in range(ranks.shape[0]):
             allowed = None
             if strata is not None:
-                allowed = _allowed(ranks[:, group], model, int(value), strata, group, edges, cells)
+                allowed = _allowed(ranks[:, group], model, int(value), strata, group, design)
             tails[model, where] = tail_probabilities(
                 exact[model, group], ranks[model, group], int(value), n_u[group], law, allowed
             )
@@ -349,11 +369,18 @@ def likelihood_check(
     ]
 
 
-def _allowed(ranks, model: int, m: int, strata, users, edges, cells) -> np.ndarray:
+def _allowed(
+    ranks: np.ndarray,
+    model: int,
+    m: int,
+    strata: ArrayLike,
+    users: np.ndarray,
+    design: dict[str, Any],
+) -> np.ndarray:
     """(users, m + 1): whether s = j + 1 in place of this model's sampled rank leaves
     each user in its stratum (a user's own ranks must give its stratum)."""
     stratum = np.asarray(strata)[users]
-    own = design_strata(ranks, edges=edges, cells=cells)[0]
+    own = design_strata(ranks, **design)[0]
     if np.any(own != stratum):
         u = int(users[np.flatnonzero(own != stratum)[0]])
         raise ValueError(
@@ -363,7 +390,7 @@ def _allowed(ranks, model: int, m: int, strata, users, edges, cells) -> np.ndarr
     candidates = np.repeat(ranks[:, :, None], m + 1, axis=2)
     candidates[model] = np.arange(1, m + 2)[None, :]
     flat = candidates.reshape(ranks.shape[0], -1)
-    moved = design_strata(flat, edges=edges, cells=cells)[0].reshape(ranks.shape[1], m + 1)
+    moved = design_strata(flat, **design)[0].reshape(ranks.shape[1], m + 1)
     return moved == stratum[:, None]
 
 
@@ -371,13 +398,10 @@ def _verdict(
     model: int, tails: np.ndarray, users: np.ndarray, reference: int, models: int, level: float
 ) -> LikelihoodCheck:
     """The Bonferroni p-value over the thresholds and models, with its counts."""
-    best = None
-    for a in THRESHOLDS:
-        extreme = int(np.count_nonzero(tails <= a))
-        p = float(stats.binom.sf(extreme - 1, reference, a))
-        if best is None or p < best[0]:
-            best = (p, a, extreme)
-    p, a, extreme = best
+    counts = [int(np.count_nonzero(tails <= a)) for a in THRESHOLDS]
+    p, a, extreme = min(
+        (float(stats.binom.sf(k - 1, reference, a)), a, k) for a, k in zip(THRESHOLDS, counts)
+    )
     p_value = min(1.0, p * len(THRESHOLDS) * models)
     counted = np.flatnonzero(tails <= a)
     order = counted[np.argsort(tails[counted], kind="stable")][:_REPORTED]
