@@ -78,18 +78,26 @@ def successes(rng, law: str, above, others, draws) -> np.ndarray:
     return rng.hypergeometric(above, others - above, draws)
 
 
-def sampled_ranks(rng, law: str, exact: np.ndarray, shared: bool) -> np.ndarray:
-    """Sampled ranks from the exact ones: each model its own draw of m items, or one
-    draw for both (the items above the better-ranked model's item are among those above
-    the other's, so that their sampled ranks are as dependent as can be)."""
-    if not shared:
+def sampled_ranks(rng, law: str, exact: np.ndarray, draws: str) -> np.ndarray:
+    """Sampled ranks from the exact ones: each model its own draw of m items
+    ("independent"), or one draw for both, the items above the better-ranked model's
+    item among those above the other's ("nested": as dependent as can be) or apart from
+    them ("disjoint": they share items only when they must)."""
+    if draws == "independent":
         return 1 + successes(rng, law, exact - 1, N_ITEMS - 1, np.full(exact.shape, M))
-    small, big = exact.min(axis=0), exact.max(axis=0)
-    first = successes(rng, law, small - 1, N_ITEMS - 1, np.full(USERS, M))
-    # the m - first draws not above the smaller: among the N - small items left
-    more = successes(rng, law, big - small, N_ITEMS - small, M - first)
-    low, high = 1 + first, 1 + first + more
-    return np.where(exact[0] <= exact[1], np.stack([low, high]), np.stack([high, low]))
+    if draws == "nested":
+        small, big = exact.min(axis=0), exact.max(axis=0)
+        first = successes(rng, law, small - 1, N_ITEMS - 1, np.full(USERS, M))
+        # the m - first draws not above the smaller: among the N - small items left
+        more = successes(rng, law, big - small, N_ITEMS - small, M - first)
+        low, high = 1 + first, 1 + first + more
+        return np.where(exact[0] <= exact[1], np.stack([low, high]), np.stack([high, low]))
+    above_a, above_b = exact[0] - 1, exact[1] - 1
+    both = np.maximum(0, above_a + above_b - (N_ITEMS - 1))
+    in_a = successes(rng, law, above_a, N_ITEMS - 1, np.full(USERS, M))
+    in_both = successes(rng, law, both, above_a, in_a)
+    b_only = successes(rng, law, above_b - both, N_ITEMS - 1 - above_a, M - in_a)
+    return 1 + np.stack([in_a, in_both + b_only])
 
 
 def phase_two(rng, law: str, sampled: np.ndarray) -> tuple:
@@ -103,20 +111,21 @@ def phase_two(rng, law: str, sampled: np.ndarray) -> tuple:
 
 
 def checked_file(rng, law: str, exact, sampled, design: bool) -> tuple:
-    """(exact ranks with nan for users not ranked, strata or None): the users ranked
-    exactly chosen by a design on the sampled ranks or uniformly at random."""
+    """(exact ranks, sampled ranks, strata or None): the users ranked exactly chosen by
+    a design on the sampled ranks (nan for the others), or uniformly at random (the
+    file of those users alone)."""
     if design:
         chosen, strata = phase_two(rng, law, sampled)
-    else:
-        chosen, strata = rng.permutation(USERS) < BUDGET * USERS, None
-    return np.where(chosen[None, :], exact, np.nan), strata
+        return np.where(chosen[None, :], exact, np.nan), sampled, strata
+    chosen = rng.permutation(USERS) < BUDGET * USERS
+    return exact[:, chosen].astype(float), sampled[:, chosen], None
 
 
 def test_first_impossible_finds_a_planted_pair_and_nothing_in_the_truth():
     rng = np.random.default_rng(1)
     for law in LAWS:
         exact = population(rng)
-        sampled = sampled_ranks(rng, law, exact, shared=False)
+        sampled = sampled_ranks(rng, law, exact, "independent")
         assert first_impossible(exact, sampled, M, N_ITEMS, law) is None
         wrong = exact.astype(float)
         late = int(np.flatnonzero(sampled[1] > 1)[-1])
@@ -144,41 +153,46 @@ FILES, LOOSE = 100, 0.05
 
 
 @pytest.mark.parametrize(
-    ("law", "shared", "design"),
+    ("law", "draws", "design"),
     [
-        ("hypergeometric", False, False),
-        ("binomial", True, False),
-        ("hypergeometric", False, True),
-        ("binomial", True, True),
-        ("hypergeometric", True, True),
+        ("hypergeometric", "independent", False),
+        ("hypergeometric", "independent", True),
+        ("binomial", "nested", True),
+        ("hypergeometric", "disjoint", True),
     ],
 )
-def test_likelihood_check_keeps_its_level_under_the_truth(law, shared, design):
-    """Over FILES simulated files the check stops at most LOOSE of them (+3 s.e.), and
-    the users of tail probability at most a are at most a of those checked (+3 s.e. of
-    their binomial count), a = 1e-2 and 1e-3: the tails are super-uniform, also given
-    the strata of a design that chose the users on their sampled ranks."""
-    rng = np.random.default_rng([7, shared, design, LAWS.index(law)])
+def test_likelihood_check_keeps_its_level_under_the_truth(law, draws, design):
+    """Over FILES simulated files the check stops at most LOOSE of them (+3 s.e.); the
+    users of tail probability at most a are at most a of those checked (+3 s.e. of
+    their binomial count), a = 1e-2 and 1e-3: the tails are super-uniform; and the sum
+    of the users' surprises -log q_u(s_u) is on average at most its expectation under
+    the truth (+3 s.e.): also given the strata of a design that chose the users on their
+    sampled ranks, also when one draw of items gave both models' sampled ranks."""
+    rng = np.random.default_rng([7, design, LAWS.index(law), len(draws)])
     stopped, thresholds = 0, np.array([1e-2, 1e-3])
-    extreme, checked = np.zeros(2), 0
+    extreme, checked, excess = np.zeros(2), 0, []
     for _ in range(FILES):
         exact = population(rng)
-        sampled = sampled_ranks(rng, law, exact, shared)
-        known, strata = checked_file(rng, law, exact, sampled, design)
+        known, sampled, strata = checked_file(
+            rng, law, exact, sampled_ranks(rng, law, exact, draws), design
+        )
         checks = likelihood_check(known, sampled, M, N_ITEMS, law, strata=strata, level=LOOSE)
         stopped += any(c.suspect for c in checks)
+        excess.append([c.surprise - c.entropy for c in checks])
         users = ~np.isnan(known[0])
         for model in range(2):
             allowed = None
             if design:
                 allowed = allowed_by_stratum(sampled[:, users], model, strata[users])
             t = tail_probabilities(
-                exact[model, users], sampled[model, users], M, N_ITEMS, law, allowed
+                known[model, users], sampled[model, users], M, N_ITEMS, law, allowed
             )
             extreme += np.count_nonzero(t[:, None] <= thresholds[None, :], axis=0)
             checked += int(users.sum())
     assert stopped / FILES <= LOOSE + 3 * np.sqrt(LOOSE * (1 - LOOSE) / FILES)
     assert np.all(extreme <= thresholds * checked + 3 * np.sqrt(thresholds * checked))
+    excess = np.array(excess)
+    assert np.all(excess.mean(axis=0) <= 3 * excess.std(axis=0) / np.sqrt(FILES))
 
 
 def test_a_stratum_that_fixes_the_sampled_rank_explains_it():
@@ -223,7 +237,7 @@ def test_likelihood_check_stops_a_wrong_file(law):
     rng = np.random.default_rng([11, LAWS.index(law)])
     for _ in range(3):
         exact = population(rng)
-        sampled = sampled_ranks(rng, law, exact, shared=False)
+        sampled = sampled_ranks(rng, law, exact, "independent")
         chosen, strata = phase_two(rng, law, sampled)
         checkpoint = np.clip(np.round(exact[0] * np.exp(rng.normal(0, 0.5, USERS))), 1, N_ITEMS)
         files = {

@@ -52,7 +52,11 @@ THRESHOLDS = tuple(10.0**-j for j in range(1, 9))
 # as equally likely (rounding in the law), which only makes the tail larger.
 _TIE = 1e-9
 
-# The fewest, most extreme users a check reports.
+# The lambdas of the Chernoff bound on the sum of the users' log-likelihoods: k standard
+# deviations are bounded best near lambda = k / sd, about 0.1 to 0.5 at the level.
+_CHERNOFF = np.array([0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 0.9])
+
+# The most extreme users a check reports (those of tail probability <= THRESHOLDS[0]).
 _REPORTED = 5
 
 
@@ -71,11 +75,8 @@ def exact_rank_bounds(
 
     Parameters
     ----------
-    sampled : array_like of int
-        Sampled ranks s in 1..m + 1.
-    m, n : int or array_like of int
-        Sampled items (at least 1) and ranked-set size (at least 2), broadcast with
-        ``sampled``.
+    sampled, m, n : array_like of int
+        Sampled ranks s in 1..m + 1, sampled items and ranked-set sizes, broadcast.
     law : {"binomial", "hypergeometric"}
 
     Returns
@@ -194,14 +195,11 @@ def tail_probabilities(
 
     Parameters
     ----------
-    exact : array_like of int
-        Exact ranks r (integers; outside the support: t = 0).
-    sampled : array_like of int
-        Sampled ranks s in 1..m + 1, of the same length.
+    exact, sampled : array_like of int
+        Exact ranks r (integers) and sampled ranks s in 1..m + 1, one per pair.
     m : int
         Sampled items, one for all pairs.
     n : int or array_like of int
-        Ranked-set sizes.
     law : {"binomial", "hypergeometric"}
     allowed : array_like of bool, optional
         Shape (pairs, m + 1): column j says whether s = j + 1 is in the restricted set
@@ -219,6 +217,20 @@ def tail_probabilities(
     >>> tail_probabilities([2], [1], 2, 3, "binomial", allowed=[[True, False, False]]).tolist()
     [1.0]
     """
+    return _tails(*_conditional_laws(exact, sampled, m, n, law, allowed))
+
+
+def _conditional_laws(
+    exact: ArrayLike,
+    sampled: ArrayLike,
+    m: int,
+    n: ArrayLike,
+    law: str,
+    allowed: ArrayLike | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(log q, log q(s)): each pair's law of the sampled rank given its exact rank (and
+    its allowed set), normalised, in log space, and its value at the observed s (-inf
+    for a pair outside the support)."""
     s = np.asarray(sampled, dtype=np.int64)
     r = np.asarray(exact, dtype=float)
     n = np.broadcast_to(np.asarray(n, dtype=float), s.shape)
@@ -228,16 +240,15 @@ def tail_probabilities(
         raise ValueError("exact ranks must be integers (the 'average' tie policy is not)")
     safe = np.where(possible, r, low).astype(float)  # any rank of the law, then t = 0
     columns = np.arange(m + 1, dtype=float)[None, :]
-    log_pmf = sampling_law(law).log_pmf(
+    log_law = sampling_law(law).log_pmf(
         (safe - 1.0)[:, None], (n - 1.0)[:, None], m, columns, np.zeros((s.size, 1))
     )
     if allowed is not None:
-        log_pmf = np.where(np.asarray(allowed, dtype=bool), log_pmf, -np.inf)
-    log_pmf -= log_pmf.max(axis=1, keepdims=True)  # the mode at 0: no overflow
-    observed = log_pmf[np.arange(s.size), s - 1][:, None]
-    pmf = np.exp(log_pmf)
-    tail = np.where(log_pmf <= observed + _TIE, pmf, 0.0).sum(axis=1) / pmf.sum(axis=1)
-    return np.where(possible & np.isfinite(observed[:, 0]), np.minimum(tail, 1.0), 0.0)
+        log_law = np.where(np.asarray(allowed, dtype=bool), log_law, -np.inf)
+    log_law -= log_law.max(axis=1, keepdims=True)  # the mode at 0: no overflow
+    log_law -= np.log(np.exp(log_law).sum(axis=1, keepdims=True))
+    observed = log_law[np.arange(s.size), s - 1]
+    return log_law, np.where(possible, observed, -np.inf)
 
 
 @dataclass(frozen=True)
@@ -246,10 +257,12 @@ class LikelihoodCheck:
 
     ``users`` were checked; ``extreme`` of them have a tail probability (of their
     sampled rank given their exact rank, :func:`tail_probabilities`) of at most
-    ``threshold``, where the truth expects at most ``expected``; ``p_value`` bounds the
-    chance, under the truth, that some model of the file looks at least this extreme
-    (a file is ``suspect`` when it is below the level); ``rows`` are the users (columns)
-    counted, the least likely first, at most five.
+    ``threshold``, where the truth expects at most ``expected``; ``surprise`` is the
+    sum of their -log p(s_u | r_u) (nats), whose expectation under the truth is
+    ``entropy`` (nan when the sum is not tested); ``p_value`` bounds the chance, under
+    the truth, that some model of the file looks at least this unlikely (the file is
+    ``suspect`` when it is below the level); ``rows`` are the least likely users
+    (columns) of tail probability at most 0.1, the least likely first, at most five.
     """
 
     model: int
@@ -260,6 +273,8 @@ class LikelihoodCheck:
     suspect: bool
     rows: tuple[int, ...]
     threshold: float
+    surprise: float
+    entropy: float
 
 
 def likelihood_check(
@@ -276,27 +291,39 @@ def likelihood_check(
 ) -> list[LikelihoodCheck]:
     """A test, for each model, that its exact ranks explain its sampled ranks.
 
-    Each checked user u has a tail probability t_u = P(p(S | r_u) <= p(s_u | r_u)) under
-    S ~ p(. | r_u), the law of eq 15 (binomial) or the hypergeometric law: under the
-    truth t_u is super-uniform, so K_a = #{u : t_u <= a} is at most Binomial(N, a)
-    (stochastically) for each a of :data:`THRESHOLDS`. A model's p-value is
-    min_a P(Binomial(N, a) >= K_a) times the number of thresholds and of models
+    Each checked user u has a law q_u of its sampled rank given its exact rank r_u:
+    p(. | r_u) of eq 15 (binomial) or the hypergeometric law, or that law given the
+    user's stratum (below). Two statistics measure how unlikely the sampled ranks are:
+
+    * the counts K_a = #{u : t_u <= a}, a in :data:`THRESHOLDS`, of the tail
+      probabilities t_u = P(q_u(S) <= q_u(s_u)), S ~ q_u (:func:`tail_probabilities`):
+      under the truth t_u is super-uniform, so K_a is at most Binomial(N, a)
+      (stochastically), P(Binomial(N, a) >= K_a) a p-value. Few extremely unlikely
+      users (a checkpoint near the right one) or many unlikely ones (another model);
+    * the sum of log-likelihoods L = sum_u log q_u(s_u), against Chernoff's bound
+      P(L <= l) <= min over lambda in (0, 1) of exp(lambda l) prod_u sum_s
+      q_u(s)^(1 - lambda) (exact, for independent users): many users each a little
+      unlikely (ranks moved a little, other sampled items).
+
+    A model's p-value is the least of them times the number of statistics and of models
     (Bonferroni): under the truth, the chance that any model of the file is suspect
     (p-value < ``level``) is at most ``level``.
 
-    Which users, and N:
+    Which users, which law, and N:
 
-    * without ``strata``, t_u is of the plain law and N is every user (U, the columns,
+    * without ``strata``, q_u is the plain law and N is every user (U, the columns,
       those not ranked exactly included): the users ranked exactly are a subset of
       all, so their K_a is at most the K_a of everyone, however they were chosen and
-      however the models' sampled ranks depend on each other (one shared draw of items);
+      however the models' sampled ranks depend on each other (one shared draw of items).
+      The sum is tested only when every user is ranked exactly;
     * with ``strata`` (each user's stratum of the design that chose the users ranked
-      exactly, :func:`.design.design_strata`), N is the users ranked exactly and t_u is
-      of the law given the user's stratum: the design drew users uniformly within a
-      stratum, so model k's s_u, given r_u, the stratum h_u and the other models'
-      sampled ranks, follows p(. | r_u) restricted to {s : the stratum with model k's
-      rank replaced by s is h_u}. Exact when the models' items are drawn independently;
-      with one shared draw, measured not to raise false alarms (tests/test_consistency).
+      exactly, :func:`.design.design_strata`), N is the users ranked exactly and q_u the
+      law given the user's stratum: the design drew users uniformly within a stratum,
+      so model k's s_u, given r_u, the stratum h_u and the other models' sampled ranks,
+      follows p(. | r_u) restricted to {s : the stratum with model k's rank replaced by
+      s is h_u}, renormalised. Exact when the models' items are drawn independently;
+      with one shared draw of items, measured not to raise false alarms
+      (tests/test_consistency.py).
 
     Parameters
     ----------
@@ -351,22 +378,52 @@ def likelihood_check(
         "edges": DECISION_DEFAULTS["edges"] if edges is None else edges,
         "cells": DECISION_DEFAULTS["cells"] if cells is None else cells,
     }
-    tails = np.empty((ranks.shape[0], users.size))
+    models = ranks.shape[0]
+    tails = np.empty((models, users.size))
+    observed = np.empty((models, users.size))
+    renyi = np.empty((models, users.size, _CHERNOFF.size))
+    entropy = np.empty((models, users.size))
     for value in np.unique(m_u[users]):
         group = users[m_u[users] == value]
         where = np.searchsorted(users, group)
-        for model in range(ranks.shape[0]):
+        for model in range(models):
             allowed = None
             if strata is not None:
                 allowed = _allowed(ranks[:, group], model, int(value), strata, group, design)
-            tails[model, where] = tail_probabilities(
+            log_law, seen = _conditional_laws(
                 exact[model, group], ranks[model, group], int(value), n_u[group], law, allowed
             )
+            tails[model, where] = _tails(log_law, seen)
+            observed[model, where] = seen
+            law_pmf = np.exp(log_law)
+            finite = np.where(law_pmf > 0, log_law, 0.0)  # 0 log 0 = 0
+            entropy[model, where] = -(law_pmf * finite).sum(axis=1)
+            renyi[model, where] = np.log(
+                np.exp((1.0 - _CHERNOFF)[None, None, :] * log_law[:, :, None]).sum(axis=1)
+            )
+    # the users ranked exactly are all users, or chosen by a design whose strata are
+    # given: the sum of surprises is then a sum over users drawn independently of it
+    summed = strata is not None or users.size == ranks.shape[1]
     reference = users.size if strata is not None else ranks.shape[1]
     return [
-        _verdict(model, tails[model], users, reference, ranks.shape[0], level)
-        for model in range(ranks.shape[0])
+        _verdict(
+            model,
+            users,
+            tails[model],
+            (observed[model], renyi[model], entropy[model]) if summed else None,
+            reference,
+            models,
+            level,
+        )
+        for model in range(models)
     ]
+
+
+def _tails(log_law: np.ndarray, observed: np.ndarray) -> np.ndarray:
+    """P(q(S) <= q(s)) under S ~ q, from the normalised log-laws q and log q(s)."""
+    law_pmf = np.exp(log_law)
+    tail = np.where(log_law <= observed[:, None] + _TIE, law_pmf, 0.0).sum(axis=1)
+    return np.where(np.isfinite(observed), np.minimum(tail, 1.0), 0.0)
 
 
 def _allowed(
@@ -395,15 +452,28 @@ def _allowed(
 
 
 def _verdict(
-    model: int, tails: np.ndarray, users: np.ndarray, reference: int, models: int, level: float
+    model: int,
+    users: np.ndarray,
+    tails: np.ndarray,
+    surprise: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
+    reference: int,
+    models: int,
+    level: float,
 ) -> LikelihoodCheck:
-    """The Bonferroni p-value over the thresholds and models, with its counts."""
+    """The Bonferroni p-value over the tests (the counts, the sum) and the models."""
     counts = [int(np.count_nonzero(tails <= a)) for a in THRESHOLDS]
     p, a, extreme = min(
         (float(stats.binom.sf(k - 1, reference, a)), a, k) for a, k in zip(THRESHOLDS, counts)
     )
-    p_value = min(1.0, p * len(THRESHOLDS) * models)
-    counted = np.flatnonzero(tails <= a)
+    tests = len(THRESHOLDS)
+    total, expected_total = np.nan, np.nan
+    if surprise is not None:
+        observed, renyi, entropy = surprise
+        total, expected_total = float(-observed.sum()), float(entropy.sum())
+        p = min(p, _surprise_p_value(-total, renyi))
+        tests += 1
+    p_value = min(1.0, p * tests * models)
+    counted = np.flatnonzero(tails <= THRESHOLDS[0])
     order = counted[np.argsort(tails[counted], kind="stable")][:_REPORTED]
     return LikelihoodCheck(
         model=model,
@@ -414,4 +484,17 @@ def _verdict(
         suspect=p_value < level,
         rows=tuple(int(u) for u in users[order]),
         threshold=a,
+        surprise=total,
+        entropy=expected_total,
     )
+
+
+def _surprise_p_value(log_likelihood: float, renyi: np.ndarray) -> float:
+    """Chernoff's bound on P(sum_u log q_u(S_u) <= the observed sum), S_u ~ q_u
+    independent: for 0 < lambda < 1, by Markov's inequality on exp(-lambda sum),
+    at most exp(lambda c) prod_u sum_s q_u(s)^(1 - lambda) (``renyi``: the logs of
+    these sums, one column per lambda of _CHERNOFF); the least over lambda."""
+    if not np.isfinite(log_likelihood):
+        return 0.0
+    bound = _CHERNOFF * log_likelihood + renyi.sum(axis=0)
+    return float(np.exp(min(0.0, bound.min())))
