@@ -100,12 +100,13 @@ def sampled_ranks(rng, law: str, exact: np.ndarray, draws: str) -> np.ndarray:
     return 1 + np.stack([in_a, in_both + b_only])
 
 
-def phase_two(rng, law: str, sampled: np.ndarray) -> tuple:
+def phase_two(rng, law: str, sampled: np.ndarray, cells: str = "min") -> tuple:
     """(chosen, strata): a design at a quarter of the users, its spread any function of
     phase 1 (here one that favours small sampled ranks, as a top-k metric's does)."""
     spread = 1.0 / sampled.min(axis=0) ** 2
+    seed = rng.integers(2**32)
     design = draw_design(
-        sampled, M, N_ITEMS, budget=BUDGET, law=law, spread=spread, seed=rng.integers(2**32)
+        sampled, M, N_ITEMS, budget=BUDGET, law=law, cells=cells, spread=spread, seed=seed
     )
     return design.chosen, design.stratum
 
@@ -229,24 +230,30 @@ def possible_only(exact, sampled, law: str) -> np.ndarray:
     return np.where(impossible[None, :], np.nan, exact)
 
 
-@pytest.mark.parametrize("law", LAWS)
-def test_likelihood_check_stops_a_wrong_file(law):
+@pytest.mark.parametrize(
+    ("law", "cells"), [("binomial", "min"), ("hypergeometric", "min"), ("binomial", "joint")]
+)
+def test_likelihood_check_stops_a_wrong_file(law, cells):
     """At the default level, on users chosen by a design: the right file passes; swapped
     columns, another checkpoint's ranks (each rank moved by a log-normal factor of
-    spread 0.5) and ranks of other users stop, also without their impossible pairs."""
-    rng = np.random.default_rng([11, LAWS.index(law)])
+    spread 0.5), ranks of other users and sampled ranks of another protocol (a drawn
+    item above the held-out one with probability p^0.8, not p) stop, also without
+    their impossible pairs."""
+    rng = np.random.default_rng([11, LAWS.index(law), len(cells)])
     for _ in range(3):
         exact = population(rng)
-        sampled = sampled_ranks(rng, law, exact, "independent")
-        chosen, strata = phase_two(rng, law, sampled)
+        p = (exact - 1) / (N_ITEMS - 1)
         checkpoint = np.clip(np.round(exact[0] * np.exp(rng.normal(0, 0.5, USERS))), 1, N_ITEMS)
         files = {
-            "truth": exact,
-            "swapped": exact[::-1],
-            "checkpoint": np.stack([checkpoint, exact[1]]),
-            "other users": exact[:, rng.permutation(USERS)],
+            "truth": (exact, sampled_ranks(rng, law, exact, "independent")),
+            "swapped": (exact[::-1], None),
+            "checkpoint": (np.stack([checkpoint, exact[1]]), None),
+            "other users": (exact[:, rng.permutation(USERS)], None),
+            "other protocol": (exact, 1 + rng.binomial(M, p**0.8)),
         }
-        for name, ranks in files.items():
+        for name, (ranks, sampled) in files.items():
+            sampled = files["truth"][1] if sampled is None else sampled
+            chosen, strata = phase_two(rng, law, sampled, cells)
             known = possible_only(np.where(chosen[None, :], ranks, np.nan), sampled, law)
-            checks = likelihood_check(known, sampled, M, N_ITEMS, law, strata=strata)
+            checks = likelihood_check(known, sampled, M, N_ITEMS, law, strata=strata, cells=cells)
             assert any(c.suspect for c in checks) == (name != "truth"), (name, checks)
