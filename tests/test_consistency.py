@@ -210,6 +210,8 @@ def test_a_stratum_that_fixes_the_sampled_rank_explains_it():
     assert plain[0].rows == (0, 1, 2, 3, 4) and plain[0].extreme == 20
     with pytest.raises(ValueError, match="stratum of user 0 is 1, but its sampled ranks give 0"):
         likelihood_check(exact, sampled, M, N_ITEMS, "binomial", strata=strata + 1)
+    with pytest.raises(ValueError, match=r"strata must be one per user \(20\)"):
+        likelihood_check(exact, sampled, M, N_ITEMS, "binomial", strata=strata[1:])
 
 
 def allowed_by_stratum(sampled, model: int, strata) -> np.ndarray:

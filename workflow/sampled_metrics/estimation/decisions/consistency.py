@@ -170,9 +170,7 @@ def _exact_array(exact: ArrayLike, shape: tuple[int, ...]) -> np.ndarray:
     if values.ndim == 1:
         values = values[None, :]
     if values.shape != shape:
-        raise ValueError(
-            f"exact ranks must have the sampled ranks' shape {shape}, got {values.shape}"
-        )
+        raise ValueError(f"exact ranks must have the sampled ranks' shape {shape}: {values.shape}")
     return values
 
 
@@ -258,7 +256,7 @@ class LikelihoodCheck:
     ``users`` were checked; ``extreme`` of them have a tail probability (of their
     sampled rank given their exact rank, :func:`tail_probabilities`) of at most
     ``threshold``, where the truth expects at most ``expected``; ``surprise`` is the
-    sum of their -log p(s_u | r_u) (nats), whose expectation under the truth is
+    sum of their -log q_u(s_u) (nats), whose expectation under the truth is
     ``entropy`` (nan when the sum is not tested); ``p_value`` bounds the chance, under
     the truth, that some model of the file looks at least this unlikely (the file is
     ``suspect`` when it is below the level); ``rows`` are the least likely users
@@ -374,6 +372,8 @@ def likelihood_check(
         user = int(np.flatnonzero((known != checked[None, :]).any(axis=0))[0])
         raise ValueError(f"user {user} is ranked exactly for some models, not all")
     users = np.flatnonzero(checked)
+    if strata is not None and np.shape(strata) != (ranks.shape[1],):
+        raise ValueError(f"strata must be one per user ({ranks.shape[1]}), got {np.shape(strata)}")
     design = {
         "edges": DECISION_DEFAULTS["edges"] if edges is None else edges,
         "cells": DECISION_DEFAULTS["cells"] if cells is None else cells,
@@ -401,8 +401,7 @@ def likelihood_check(
             renyi[model, where] = np.log(
                 np.exp((1.0 - _CHERNOFF)[None, None, :] * log_law[:, :, None]).sum(axis=1)
             )
-    # the users ranked exactly are all users, or chosen by a design whose strata are
-    # given: the sum of surprises is then a sum over users drawn independently of it
+    # all users, or users chosen within the given strata independently of their ranks
     summed = strata is not None or users.size == ranks.shape[1]
     reference = users.size if strata is not None else ranks.shape[1]
     return [
