@@ -142,9 +142,12 @@ def test_first_impossible_finds_a_planted_pair_and_nothing_in_the_truth():
         assert found == Impossible(first, 1, int(sampled[1, first]), 1, low, high)
 
 
-def test_the_last_rank_with_replacement_forces_the_last_sampled_rank():
+def test_the_last_rank_forces_the_last_sampled_rank():
     found = first_impossible([[3, N_ITEMS]], [[1, 1]], M, N_ITEMS, "binomial")
     assert found == Impossible(1, 0, 1, N_ITEMS, 1, N_ITEMS - 1)
+    # without replacement, the last rank needs every one of the m items above: s = m + 1
+    found = first_impossible([N_ITEMS], [1], M, N_ITEMS, "hypergeometric")
+    assert found == Impossible(0, 0, 1, N_ITEMS, 1, N_ITEMS - M)
 
 
 # Files per case: the level is checked on the pooled count of extreme users, sharp
