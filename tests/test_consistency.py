@@ -241,14 +241,14 @@ def possible_only(exact, sampled, law: str) -> np.ndarray:
 def test_likelihood_check_stops_a_wrong_file(law, cells):
     """At the default level, on users chosen by a design: the right file passes; swapped
     columns, another checkpoint's ranks (each rank moved by a log-normal factor of
-    spread 0.5), ranks of other users and sampled ranks of another protocol (a drawn
+    spread 0.7), ranks of other users and sampled ranks of another protocol (a drawn
     item above the held-out one with probability p^0.8, not p) stop, also without
     their impossible pairs."""
     rng = np.random.default_rng([11, LAWS.index(law), len(cells)])
     for _ in range(3):
         exact = population(rng)
         p = (exact - 1) / (N_ITEMS - 1)
-        checkpoint = np.clip(np.round(exact[0] * np.exp(rng.normal(0, 0.5, USERS))), 1, N_ITEMS)
+        checkpoint = np.clip(np.round(exact[0] * np.exp(rng.normal(0, 0.7, USERS))), 1, N_ITEMS)
         files = {
             "truth": (exact, sampled_ranks(rng, law, exact, "independent")),
             "swapped": (exact[::-1], None),
