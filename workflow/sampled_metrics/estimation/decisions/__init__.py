@@ -24,10 +24,19 @@ The design study that measures these against other ways of deciding lives apart,
 * :mod:`.estimate`      the difference estimator and its interval
 * :mod:`.verdict`       the verdict an interval, or an exact difference, gives
 * :mod:`.full_ranking`  the paired test when every user is ranked exactly
+* :mod:`.consistency`   whether the exact ranks explain the sampled ranks
 """
 
 from __future__ import annotations
 
+from .consistency import (
+    Impossible,
+    LikelihoodCheck,
+    exact_rank_bounds,
+    first_impossible,
+    likelihood_check,
+    tail_probabilities,
+)
 from .defaults import DECISION_DEFAULTS
 from .design import (
     CELLS,
@@ -63,6 +72,8 @@ __all__ = [
     "UNITS",
     "Design",
     "Estimate",
+    "Impossible",
+    "LikelihoodCheck",
     "PairedTest",
     "Proxy",
     "Verdict",
@@ -73,12 +84,16 @@ __all__ = [
     "draw_design",
     "estimate_difference",
     "estimate_mean",
+    "exact_rank_bounds",
     "estimate_metric",
     "exact_verdict",
+    "first_impossible",
     "interval_verdict",
+    "likelihood_check",
     "metric_proxy",
     "model_ranks",
     "paired_test",
     "predicted_degrees",
     "predicted_spread",
+    "tail_probabilities",
 ]
