@@ -19,6 +19,7 @@ __all__ = [
     "Parser",
     "estimator",
     "metric",
+    "non_negative_int",
     "positive_int",
     "protocol_name",
     "remove_options",
@@ -59,6 +60,7 @@ def _integer_from(low: int):
 
 
 positive_int = _integer_from(1)
+non_negative_int = _integer_from(0)
 
 
 def _checked_by(check):

@@ -14,11 +14,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..estimation.estimators import SampledEvaluation, sampled_evaluation
+from ..estimation.estimators import EvaluationError, SampledEvaluation, sampled_evaluation
 from ..estimation.laws import LAWS, WITH_REPLACEMENT, WITHOUT_REPLACEMENT
 from ..frameworks.rank_meta import RankMeta, RankMetaError
+from .errors import InputError
 
-__all__ = ["InputError", "RankFile", "join_rank_files", "read_rank_file"]
+__all__ = [
+    "MissingColumn",
+    "RankFile",
+    "integers",
+    "join_rank_files",
+    "read_rank_file",
+    "read_table",
+]
 
 # The extensions of a file's format (after a compression suffix pandas reads).
 SEPARATORS = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
@@ -26,21 +34,6 @@ PARQUET = (".parquet", ".pq")
 COMPRESSIONS = (".gz", ".bz2", ".xz", ".zst", ".zip")
 # Integers beyond this are refused (float parsing loses them; no rank is that large).
 LARGEST = 2**53
-
-
-class InputError(ValueError):
-    """Bad input, in one line that names the file and the row or the column.
-
-    Parameters
-    ----------
-    message : str
-        The line.
-
-    Examples
-    --------
-    >>> str(InputError("ranks.csv: line 3: column m: 'x' is not an integer"))
-    "ranks.csv: line 3: column m: 'x' is not an integer"
-    """
 
 
 @dataclass(frozen=True)
@@ -61,6 +54,10 @@ class RankFile:
     unused_m_rows : int, default 0
         With one m for all rows: the rows where the file's column ``m`` (not used)
         holds another value.
+    lines : numpy.ndarray, optional
+        Each row's line in the file (header = line 1), or its 1-based row number in a
+        parquet file (``row_word`` "row").
+    row_word : str, default "line"
 
     Examples
     --------
@@ -78,6 +75,8 @@ class RankFile:
     m_source: str
     n_source: str
     unused_m_rows: int = 0
+    lines: np.ndarray | None = None
+    row_word: str = "line"
 
     @property
     def first(self) -> SampledEvaluation:
@@ -103,10 +102,10 @@ def _format_of(path: Path, sep: str | None) -> str:
     )
 
 
-def _read_table(path: Path, sep: str | None) -> tuple[pd.DataFrame, str]:
+def read_table(path: Path, sep: str | None = None) -> tuple[pd.DataFrame, str]:
     """The file as a table of text (csv, tsv) or values (parquet) and the word for
     its rows in messages; the index is the row's line in the file (header = line 1)
-    or its 1-based row number."""
+    or its 1-based row number (the one reader of the tables of ranks and designs)."""
     if not path.exists():
         raise InputError(f"{path}: no such file")
     if path.is_dir():
@@ -154,7 +153,7 @@ def _one_line(error: BaseException) -> str:
     return " ".join(str(error).split()) or type(error).__name__
 
 
-def _integers(table: pd.DataFrame, column: str, where: str, what: str) -> np.ndarray:
+def integers(table: pd.DataFrame, column: str, where: str, what: str) -> np.ndarray:
     """The column as int64, or an InputError naming the first row that is not an
     integer (``where``: "<file>: " ; ``what``: "line" or "row")."""
     raw = table[column]
@@ -172,9 +171,18 @@ def _integers(table: pd.DataFrame, column: str, where: str, what: str) -> np.nda
     return values.astype(np.int64)
 
 
-def _missing_column(path, name: str, option: str, table: pd.DataFrame) -> InputError:
-    columns = ", ".join(map(str, table.columns))
-    return InputError(f"{path}: no column {name!r} ({option}); the file has: {columns}")
+class MissingColumn(InputError):
+    """A column the file does not have: ``name``, and the columns it has."""
+
+    def __init__(self, path: object, name: str, option: str, have: list[str]) -> None:
+        self.name = name
+        self.have = have
+        super().__init__(f"no column {name!r} ({option})", path=path, option=option,
+                         fix=f"the file has: {', '.join(have)}")  # fmt: skip
+
+
+def _missing_column(path: Path, name: str, option: str, table: pd.DataFrame) -> MissingColumn:
+    return MissingColumn(path, name, option, list(map(str, table.columns)))
 
 
 def read_rank_file(
@@ -256,7 +264,7 @@ def read_rank_file(
     line 3: column a: 5 sampled items above, outside 0..m = 4
     """
     path = Path(path)
-    table, what = _read_table(path, sep)
+    table, what = read_table(path, sep)
     where = f"{path}: "
     if table.empty:
         raise InputError(f"{path}: no rows (only a header)")
@@ -303,13 +311,13 @@ def read_rank_file(
             if name == "m" and m_source:  # a protocol that reads each row's m
                 option = f"{m_source} reads each row's m from it; name another with --m-column"
             raise _missing_column(path, column, option, table)
-        sizes[name] = (_integers(table, column, where, what), column)
+        sizes[name] = (integers(table, column, where, what), column)
     n_values, n_col = sizes["n"]
     m_values, m_col = sizes["m"] if not full else (n_values - 1, None)
 
     evaluations = {}
     for column in rank_columns:
-        ranks = _integers(table, column, where, what)
+        ranks = integers(table, column, where, what)
         if zero_based:
             bad = np.flatnonzero((ranks < 0) | (ranks > m_values))
             if bad.size:
@@ -321,7 +329,12 @@ def read_rank_file(
             ranks = ranks + 1
         try:
             evaluations[column] = sampled_evaluation(ranks, m_values, n_values, law)
-        except ValueError as error:
+        except EvaluationError as error:
+            if full and error.field == "sampled rank":  # the bound is n, not m + 1
+                k = error.user
+                raise InputError(f"exact rank {error.value} is outside 1..n = {n_values[k]}",
+                                 path=path, line=int(table.index[k]), row_word=what,
+                                 column=column) from None  # fmt: skip
             sources = (f"column {m_col}", f"column {n_col}")
             if full:
                 sources = (f"column {n_col}" if n is None else f"n = {n} (--n)",) * 2
@@ -336,24 +349,24 @@ def read_rank_file(
         unused = int(np.sum(column != m))
     m_text = (m_source or "--m") if m is not None or full else f"column {m_col}"
     n_text = "--n" if n is not None else f"column {n_col}"
-    return RankFile(str(path), evaluations, users, m_text, n_text, unused)
+    lines = table.index.to_numpy()
+    return RankFile(str(path), evaluations, users, m_text, n_text, unused, lines, what)
 
 
-def _located(error, table, where, what, rank_column, m_source, n_source) -> InputError:
-    """The library's message ("... of user 3 is ...") located in the file."""
-    message = str(error)
-    found = re.search(r" of user (\d+)", message)
-    if not found:
-        return InputError(f"{where}{message}")
-    row = table.index[int(found.group(1))]
-    message = message.replace(found.group(0), "", 1)
-    if message.startswith("sampled rank"):
-        subject = f"column {rank_column}"
-    elif message.startswith("m "):
-        subject = m_source
-    else:
-        subject = n_source
-    return InputError(f"{where}{what} {row}: {subject}: {message}")
+def _located(
+    error: EvaluationError,
+    table: pd.DataFrame,
+    where: str,
+    what: str,
+    rank_column: str,
+    m_source: str,
+    n_source: str,
+) -> InputError:
+    """The library's refusal located in the file: its row, and the column or option
+    the refused field came from."""
+    row = table.index[error.user]
+    subject = {"sampled rank": f"column {rank_column}", "m": m_source}.get(error.field, n_source)
+    return InputError(f"{where}{what} {row}: {subject}: {error.problem}")
 
 
 def join_rank_files(files: list[RankFile]) -> RankFile:
@@ -406,7 +419,9 @@ def join_rank_files(files: list[RankFile]) -> RankFile:
         order = np.array([row_of[user] for user in first.users])
         for model, data in ranks.evaluations.items():
             if model in evaluations:
-                raise InputError(f"{ranks.path}: model {model} is in another file too")
+                fix = "give each model its own name when writing its ranks (recbole's --name)"
+                raise InputError(f"model {model} is in another file too (e.g. two checkpoints "
+                                 "of one class)", path=ranks.path, fix=fix)  # fmt: skip
             data = data.take(order)
             _same_sizes(first, ranks, data)
             evaluations[model] = data
