@@ -239,7 +239,7 @@ def _sidecar(path: Path) -> dict:
     return meta
 
 
-def _probabilities(table: pd.DataFrame, where: str, what: str) -> np.ndarray:
+def _probabilities(table: pd.DataFrame, path: Path, what: str) -> np.ndarray:
     raw = table["probability"]
     text = raw.astype(str).str.strip() if not pd.api.types.is_numeric_dtype(raw) else raw
     values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
@@ -247,7 +247,7 @@ def _probabilities(table: pd.DataFrame, where: str, what: str) -> np.ndarray:
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
         raise InputError(
-            f"{where}{what} {table.index[k]}: column probability: {str(raw.iloc[k]).strip()!r} "
+            f"{path}: {what} {table.index[k]}: column probability: {str(raw.iloc[k]).strip()!r} "
             "is not a probability in (0, 1]"
         )
     return values
@@ -279,7 +279,6 @@ def read_design(path: str, ranks: RankFile) -> DesignFile:
     path = Path(path)
     table, what = read_table(path)
     table.columns = [str(c).strip() for c in table.columns]
-    where = f"{path}: "
     if table.empty:
         raise InputError("no chosen user (only a header): not a design plan wrote",
                          path=path, fix="run sampled-metrics plan again")  # fmt: skip
@@ -302,13 +301,15 @@ def read_design(path: str, ranks: RankFile) -> DesignFile:
     seen = set()
     for k, user in enumerate(ids):
         if user not in row_of:
-            raise InputError(f"{where}{what} {table.index[k]}: user {user} is not in {ranks.path}")
+            raise InputError(f"user {user} is not in {ranks.path}", path=path,
+                             line=int(table.index[k]), row_word=what)  # fmt: skip
         if user in seen:
-            raise InputError(f"{where}{what} {table.index[k]}: user {user} is there twice")
+            raise InputError(f"user {user} is there twice", path=path,
+                             line=int(table.index[k]), row_word=what)  # fmt: skip
         seen.add(user)
         rows[k] = row_of[user]
-    probability = _probabilities(table, where, what)
-    stratum = integers(table, "stratum", where, what)
+    probability = _probabilities(table, path, what)
+    stratum = integers(table, "stratum", path, what)
     _check_strata(path, meta, ranks, rows, stratum, ids)
     _check_pinned(path, meta, table, ids, probability, stratum)
     try:

@@ -153,9 +153,9 @@ def _one_line(error: BaseException) -> str:
     return " ".join(str(error).split()) or type(error).__name__
 
 
-def integers(table: pd.DataFrame, column: str, where: str, what: str) -> np.ndarray:
+def integers(table: pd.DataFrame, column: str, path: object, what: str) -> np.ndarray:
     """The column as int64, or an InputError naming the first row that is not an
-    integer (``where``: "<file>: " ; ``what``: "line" or "row")."""
+    integer (``path``: the file; ``what``: "line" or "row")."""
     raw = table[column]
     if not pd.api.types.is_numeric_dtype(raw):
         raw = raw.astype(str).str.strip()
@@ -167,7 +167,8 @@ def integers(table: pd.DataFrame, column: str, where: str, what: str) -> np.ndar
         problem = (
             "is empty" if text in ("", "nan", "None", "<NA>") else f"{text!r} is not an integer"
         )
-        raise InputError(f"{where}{what} {table.index[k]}: column {column}: {problem}")
+        line = int(table.index[k])
+        raise InputError(problem, path=path, line=line, row_word=what, column=column)
     return values.astype(np.int64)
 
 
@@ -265,7 +266,6 @@ def read_rank_file(
     """
     path = Path(path)
     table, what = read_table(path, sep)
-    where = f"{path}: "
     if table.empty:
         raise InputError(f"{path}: no rows (only a header)")
     if law not in LAWS:
@@ -311,19 +311,19 @@ def read_rank_file(
             if name == "m" and m_source:  # a protocol that reads each row's m
                 option = f"{m_source} reads each row's m from it; name another with --m-column"
             raise _missing_column(path, column, option, table)
-        sizes[name] = (integers(table, column, where, what), column)
+        sizes[name] = (integers(table, column, path, what), column)
     n_values, n_col = sizes["n"]
     m_values, m_col = sizes["m"] if not full else (n_values - 1, None)
 
     evaluations = {}
     for column in rank_columns:
-        ranks = integers(table, column, where, what)
+        ranks = integers(table, column, path, what)
         if zero_based:
             bad = np.flatnonzero((ranks < 0) | (ranks > m_values))
             if bad.size:
                 k = bad[0]
                 raise InputError(
-                    f"{where}{what} {table.index[k]}: column {column}: {ranks[k]} sampled items "
+                    f"{path}: {what} {table.index[k]}: column {column}: {ranks[k]} sampled items "
                     f"above, outside 0..m = {m_values[k]}"
                 )
             ranks = ranks + 1
@@ -342,7 +342,7 @@ def read_rank_file(
                 sources = (f"m = {m} ({m_source or '--m'})", sources[1])
             if n is not None:
                 sources = (sources[0], f"n = {n} (--n)")
-            raise _located(error, table, where, what, column, *sources) from None
+            raise _located(error, table, path, what, column, *sources) from None
     unused = 0
     if m is not None and m_column is None and "m" in table.columns and not full:
         column = pd.to_numeric(table["m"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
@@ -356,7 +356,7 @@ def read_rank_file(
 def _located(
     error: EvaluationError,
     table: pd.DataFrame,
-    where: str,
+    path: Path,
     what: str,
     rank_column: str,
     m_source: str,
@@ -364,9 +364,11 @@ def _located(
 ) -> InputError:
     """The library's refusal located in the file: its row, and the column or option
     the refused field came from."""
-    row = table.index[error.user]
-    subject = {"sampled rank": f"column {rank_column}", "m": m_source}.get(error.field, n_source)
-    return InputError(f"{where}{what} {row}: {subject}: {error.problem}")
+    line = int(table.index[error.user])
+    if error.field == "sampled rank":
+        return InputError(error.problem, path=path, line=line, row_word=what, column=rank_column)
+    source = m_source if error.field == "m" else n_source
+    return InputError(f"{source}: {error.problem}", path=path, line=line, row_word=what)
 
 
 def join_rank_files(files: list[RankFile]) -> RankFile:
