@@ -27,6 +27,7 @@ import ast
 import inspect
 import json
 from pathlib import Path
+from typing import Any
 
 from ..frameworks.adapters import FrameworkNotInstalled, UnknownUser
 from ..frameworks.rank_meta import rank_meta, write_rank_file
@@ -174,7 +175,7 @@ def run(args) -> int:
         split = cornac.eval_methods.BaseMethod.from_splits(
             data, _read(cornac, args.test, args), exclude_unknowns=True, **common
         )
-    models = {}
+    models: dict[str, Any] = {}
     for name, kwargs in args.models:
         model = _model(cornac, name, kwargs, args.seed)
         label = model.name if model.name not in models else f"{model.name}_{len(models)}"

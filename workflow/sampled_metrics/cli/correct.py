@@ -132,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     metrics = args.metrics or list(DEFAULT_METRICS)
     if args.exact is not None:  # and --design: check_rules
         inputs = resolve_decision(resolved, args.exact, args.design, args.allow_unlikely)
-        population = args.population or DECISION_DEFAULTS["population"]
+        population = str(args.population or DECISION_DEFAULTS["population"])
         results = decision_results(inputs, metrics, args.confidence, population)
         text = decision_text(inputs, results, args.confidence, population)
         print(json.dumps(records(results), indent=1) if args.json else text)

@@ -166,14 +166,16 @@ def _exact_file(
         ) from None
     if exact.users is None:
         raise InputError("no column 'user': the exact ranks must name their users", path=path)
-    row_of = {user: row for row, user in enumerate(ranks.users)}
+    users = _users(ranks)
+    row_of = {user: row for row, user in enumerate(users)}
     chosen = set(np.flatnonzero(design.chosen).tolist())
     values = np.full((len(models), design.n_users), np.nan)
     lines = np.full((len(models), design.n_users), -1, dtype=np.int64)
     n = ranks.first.n
     seen: set[int] = set()
+    file_lines = np.asarray(exact.lines)  # read_rank_file gives every row's line
     for k, user in enumerate(exact.users):
-        line = int(exact.lines[k])
+        line = int(file_lines[k])
         row = row_of.get(user)
         if row is None or row not in chosen:
             raise InputError(
@@ -200,11 +202,18 @@ def _exact_file(
     missing = sorted(chosen - seen)
     if missing:
         raise InputError(
-            f"no row for user {ranks.users[missing[0]]}, chosen by {design_path} "
+            f"no row for user {users[missing[0]]}, chosen by {design_path} "
             f"({len(missing)} chosen users missing)",
             path=path,
         )
     return values, lines, exact.row_word
+
+
+def _users(ranks: RankFile) -> np.ndarray:
+    """The rank file's users (a design names its users: read_design checked them)."""
+    if ranks.users is None:
+        raise InputError("no user column: the design names its users", path=ranks.path)
+    return ranks.users
 
 
 def _sampled(ranks: RankFile, models: list[str]) -> np.ndarray:
@@ -228,7 +237,7 @@ def _check_possible(exact: ExactRanks, ranks: RankFile, models: list[str]) -> No
         path=exact.paths[k],
         line=int(exact.lines[k, u]),
         row_word=exact.row_word,
-        user=ranks.users[u],
+        user=_users(ranks)[u],
         model=models[k],
         fix=f"give model {models[k]}'s exact ranks of the users and items of RANKS (not "
         "another model's or checkpoint's, nor swapped columns)",
@@ -259,7 +268,7 @@ def _check_likely(
         f"the exact ranks of model {models[k]} are far less likely than they should be: "
         f"{suspect.extreme} of {suspect.users} chosen users have P(sampled | exact) at most "
         f"{suspect.threshold:g}, expected {suspect.expected:.2g} (p = {suspect.p_value:.1g}); "
-        f"the least likely: {exact.row_word} {exact.lines[k, u]}, user {ranks.users[u]}, "
+        f"the least likely: {exact.row_word} {exact.lines[k, u]}, user {_users(ranks)[u]}, "
         f"exact rank {int(exact.values[k, u])}, sampled rank {_sampled(ranks, models)[k, u]} "
         f"({ranks.path}); {LIKELY_CAUSES}",
         path=exact.paths[k],

@@ -77,7 +77,9 @@ def design_sidecar(path) -> Path:
     return path.with_name(path.name + SIDECAR_SUFFIX)
 
 
-def chosen_digest(users: Sequence[str], probability: np.ndarray, stratum: np.ndarray) -> str:
+def chosen_digest(
+    users: Sequence[str] | np.ndarray, probability: np.ndarray, stratum: np.ndarray
+) -> str:
     """The sha256 of the chosen users' canonical rows: ``user,probability,stratum`` per
     user, the user as text, the probability with every digit (``repr``), sorted by user
     (the rows' order in the file does not matter; any value does).
@@ -264,7 +266,7 @@ class DesignFile:
     cells: str
 
 
-def read_design(path: str, ranks: RankFile) -> DesignFile:
+def read_design(path: str | Path, ranks: RankFile) -> DesignFile:
     """The design of ``path`` (and its sidecar), checked against the rank file it was
     drawn from and against the record that pins its chosen users.
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import secrets
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from .arguments import PROG, metric, non_negative_int
 from .design_file import DesignSettings, design_record, design_sidecar, write_design
 from .errors import InputError
 from .inputs import ResolvedRanks, resolve_ranks
+from .rank_file import repeated_user
 from .reading import ReadOptions, add_reading_options
 from .text import table
 
@@ -145,9 +146,8 @@ def _users(resolved: ResolvedRanks) -> np.ndarray:
         )
     if ranks.users is None:
         raise InputError("no user column: the design names the users it chooses", path=ranks.path)
-    if len(set(ranks.users)) != len(ranks.users):
-        seen: set = set()
-        twice = next(u for u in ranks.users if u in seen or seen.add(u))
+    twice = repeated_user(ranks.users)
+    if twice is not None:
         raise InputError("several rows: plan needs one per user", path=ranks.path, user=twice)
     return ranks.users
 
@@ -160,9 +160,9 @@ def run(args: argparse.Namespace) -> int:
         budget=args.budget,
         unit=args.budget_unit,
         metric=args.metric,
-        edges=tuple(DECISION_DEFAULTS["edges"]),
-        cells=DECISION_DEFAULTS["cells"],
-        floor=DECISION_DEFAULTS["floor"],
+        edges=tuple(cast(tuple, DECISION_DEFAULTS["edges"])),
+        cells=str(DECISION_DEFAULTS["cells"]),
+        floor=cast(int, DECISION_DEFAULTS["floor"]),
         seed=secrets.randbits(32) if args.seed is None else args.seed,
     )
     design = _draw(resolved, settings)

@@ -26,6 +26,7 @@ __all__ = [
     "join_rank_files",
     "read_rank_file",
     "read_table",
+    "repeated_user",
 ]
 
 # The extensions of a file's format (after a compression suffix pandas reads).
@@ -297,7 +298,7 @@ def read_rank_file(
     if user_column is not None:
         users = table[user_column].astype(str).to_numpy()
 
-    sizes = {}
+    sizes: dict[str, tuple[np.ndarray, str | None]] = {}
     wanted = (
         [("n", n, n_column, "n")] if full else [("m", m, m_column, "m"), ("n", n, n_column, "n")]
     )
@@ -397,40 +398,58 @@ def join_rank_files(files: list[RankFile]) -> RankFile:
     """
     if len(files) == 1:
         return files[0]
-    for ranks in files:
-        if ranks.users is None:
-            raise InputError(f"{ranks.path}: no user column: joining files needs one")
-        if len(set(ranks.users)) != len(ranks.users):
-            seen = set()
-            twice = next(u for u in ranks.users if u in seen or seen.add(u))
-            raise InputError(f"{ranks.path}: user {twice} has several rows: joining files "
-                             "needs one per user")  # fmt: skip
-    first = files[0]
+    users = [_unique_users(ranks) for ranks in files]
+    first, first_users = files[0], users[0]
     evaluations = dict(first.evaluations)
-    for ranks in files[1:]:
-        row_of = {user: row for row, user in enumerate(ranks.users)}
-        missing = [user for user in first.users if user not in row_of]
-        if missing or len(ranks.users) != len(first.users):
+    for ranks, own in zip(files[1:], users[1:]):
+        row_of = {user: row for row, user in enumerate(own)}
+        missing = [user for user in first_users if user not in row_of]
+        if missing or len(own) != len(first_users):
             user, where = (
                 (missing[0], ranks.path)
                 if missing
-                else (next(u for u in ranks.users if u not in set(first.users)), first.path)
+                else (next(u for u in own if u not in set(first_users)), first.path)
             )
             raise InputError(f"{where}: no row for user {user}, which the other file has: "
                              "joined files must hold the same users")  # fmt: skip
-        order = np.array([row_of[user] for user in first.users])
+        order = np.array([row_of[user] for user in first_users])
         for model, data in ranks.evaluations.items():
             if model in evaluations:
                 fix = "give each model its own name when writing its ranks (recbole's --name)"
                 raise InputError(f"model {model} is in another file too (e.g. two checkpoints "
                                  "of one class)", path=ranks.path, fix=fix)  # fmt: skip
             data = data.take(order)
-            _same_sizes(first, ranks, data)
+            _same_sizes(first, first_users, ranks, data)
             evaluations[model] = data
     return replace(first, path=" + ".join(r.path for r in files), evaluations=evaluations)
 
 
-def _same_sizes(first: RankFile, other: RankFile, data: SampledEvaluation) -> None:
+def repeated_user(users: np.ndarray) -> str | None:
+    """The first user that has a row before, or None when each has one.
+
+    Examples
+    --------
+    >>> repeated_user(np.array(["u", "v", "u"])), repeated_user(np.array(["u", "v"]))
+    ('u', None)
+    """
+    twice = np.flatnonzero(pd.Series(users).duplicated().to_numpy())
+    return str(users[twice[0]]) if twice.size else None
+
+
+def _unique_users(ranks: RankFile) -> np.ndarray:
+    """The users of a file to join: a user column, one row per user."""
+    if ranks.users is None:
+        raise InputError(f"{ranks.path}: no user column: joining files needs one")
+    twice = repeated_user(ranks.users)
+    if twice is not None:
+        raise InputError(f"{ranks.path}: user {twice} has several rows: joining files "
+                         "needs one per user")  # fmt: skip
+    return ranks.users
+
+
+def _same_sizes(
+    first: RankFile, users: np.ndarray, other: RankFile, data: SampledEvaluation
+) -> None:
     reference = first.first
     if data.law != reference.law:
         raise InputError(f"{other.path}: law {data.law}, but {first.path} has {reference.law}")
@@ -439,6 +458,6 @@ def _same_sizes(first: RankFile, other: RankFile, data: SampledEvaluation) -> No
         if differs.size:
             k = differs[0]
             raise InputError(
-                f"{other.path}: user {first.users[k]}: {name} = {getattr(data, name)[k]}, but "
+                f"{other.path}: user {users[k]}: {name} = {getattr(data, name)[k]}, but "
                 f"{first.path} has {name} = {getattr(reference, name)[k]}"
             )

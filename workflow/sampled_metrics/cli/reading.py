@@ -203,29 +203,29 @@ def _from_options(options: ReadOptions) -> Reading:
         return Reading(
             None, False, law, options.m, options.m_column, None, options.n_column, columns
         )
-    if options.protocol == FULL:
+    protocol = protocol_by_name(options.protocol)
+    if protocol is None:  # FULL
         _no_sizes(options, "--protocol full")
         return Reading(FULL, True, "", None, None, None, options.n_column, columns)
-    protocol = protocol_by_name(options.protocol)
     if options.m is not None and options.m != protocol.m:
         raise _clash("--m", options.m, f"--protocol {protocol.name}", f"m = {protocol.m}")
     # RecBole's collapsed draws are read in each row's distinct items (column m)
     m_column = options.m_column or ("m" if protocol.collapse and options.m is None else None)
-    law, reason = protocol.file_law(distinct_m=m_column is not None)
-    if law is None and options.law is None:
+    known, reason = protocol.file_law(distinct_m=m_column is not None)
+    if known is None and options.law is None:
         raise InputError(
             f"--protocol {protocol.name}: {reason}",
             option="--law",
             fix="give --law to read the ranks as uniform draws",
         )
-    if law is not None and options.law not in (None, law):
-        raise _clash("--law", options.law, f"--protocol {protocol.name}", f"the {law} law")
+    if known is not None and options.law not in (None, known):
+        raise _clash("--law", options.law, f"--protocol {protocol.name}", f"the {known} law")
     m = None if m_column is not None else protocol.m
     source = f"protocol {protocol.name}"
     return Reading(
         protocol.name,
         False,
-        law or options.law or WITH_REPLACEMENT,
+        known or options.law or WITH_REPLACEMENT,
         m,
         m_column,
         source,

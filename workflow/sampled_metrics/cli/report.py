@@ -198,7 +198,7 @@ def _text(resolved: ResolvedRanks, results: list[Result], confidence: float,
         ]
         rows = [[r.model, r.metric, number(r.low), number(r.high)] for r in ranges]
         lines.append(table(["model", "metric", "low", "high"], rows, {2, 3}))
-    if differences := _of(results, RangeDifference):
+    if spans := _of(results, RangeDifference):
         wrong = f"{100 - 100 * confidence:.3g}%"
         lines += [
             "",
@@ -207,7 +207,7 @@ def _text(resolved: ResolvedRanks, results: list[Result], confidence: float,
             "",
         ]
         rows = [[r.first, r.second, r.metric, number(r.low), number(r.high),
-                 r.verdict.label(r.first, r.second)] for r in differences]  # fmt: skip
+                 r.verdict.label(r.first, r.second)] for r in spans]  # fmt: skip
         header = ["first", "second", "metric", "low", "high", "verdict"]
         lines.append(table(header, rows, {3, 4}))
     if not with_range and estimates:

@@ -45,12 +45,9 @@ class Result:
         >>> list(record), record["verdict"]
         (['kind', 'first', 'second', 'metric', 'low', 'high', 'verdict'], 'A better')
         """
-        record: dict = {"kind": self.KIND}
-        for field in fields(self):
-            value = getattr(self, field.name)
-            if isinstance(value, Verdict):
-                value = value.label(self.first, self.second)
-            record[field.name] = value
+        record: dict = {"kind": self.KIND, **{f.name: getattr(self, f.name) for f in fields(self)}}
+        if isinstance(record.get("verdict"), Verdict):
+            record["verdict"] = record["verdict"].label(record["first"], record["second"])
         return record
 
 
