@@ -44,7 +44,6 @@ import pandas as pd
 from ..estimation.decisions import Design, design_from_table, design_strata, design_table
 from ..io.atomic import write_csv, write_text
 from .errors import InputError
-from .inputs import ResolvedRanks
 from .rank_file import RankFile, integers, read_table
 
 __all__ = [
@@ -140,16 +139,18 @@ class DesignRecord:
 def design_record(
     design: Design,
     user_ids: np.ndarray,
-    resolved: ResolvedRanks,
+    drawn_from: RankFile,
+    rank_files: tuple[str, ...],
     settings: DesignSettings,
 ) -> DesignRecord:
-    """The sidecar of ``design``, drawn from ``resolved``'s ranks with ``settings``."""
+    """The sidecar of ``design``, drawn with ``settings`` from the ranks ``drawn_from``
+    (the files ``rank_files`` joined)."""
     _, probability, stratum = design_table(design)
     ids = np.asarray(user_ids)[design.chosen]
     return DesignRecord(
-        rank_files=resolved.paths,
-        rank_columns=tuple(resolved.ranks.evaluations),
-        law=resolved.ranks.first.law,
+        rank_files=rank_files,
+        rank_columns=tuple(drawn_from.evaluations),
+        law=drawn_from.first.law,
         budget=settings.budget,
         unit=settings.unit,
         metric=settings.metric,

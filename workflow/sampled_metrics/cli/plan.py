@@ -166,7 +166,8 @@ def run(args: argparse.Namespace) -> int:
         seed=secrets.randbits(32) if args.seed is None else args.seed,
     )
     design = _draw(resolved, settings)
-    write_design(args.out, design, users, design_record(design, users, resolved, settings))
+    record = design_record(design, users, resolved.ranks, resolved.paths, settings)
+    write_design(args.out, design, users, record)
     print(_summary(resolved, design, settings, args.out))
     return 0
 
