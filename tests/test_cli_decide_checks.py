@@ -184,3 +184,28 @@ def test_plan_prints_the_designs_note(capsys, population, tmp_path, monkeypatch)
                                "--out", tmp_path / "chosen.csv")  # fmt: skip
     assert status == 0, err
     assert printed.splitlines()[1] == note
+
+
+def test_with_replacement_an_exact_rank_of_n_gives_only_the_last_sampled_rank(
+    capsys, population, tmp_path
+):
+    """Read with the binomial law, s - 1 ~ Binomial(m, (r - 1) / (n - 1)): r = n puts
+    every sampled item above (s = m + 1), so r = n with s = 1 cannot be."""
+    binomial = [*READ[:-1], "binomial"]
+    chosen, exact = tmp_path / "chosen.csv", tmp_path / "exact.csv"
+    status, _, err = cli(capsys, "plan", population["ranks"], *binomial, "--budget", 0.1,
+                         "--seed", 0, "--out", chosen)  # fmt: skip
+    assert status == 0, err
+    exact_file(population, chosen, exact)
+    table = pd.read_csv(exact).assign(A=N)
+    table.to_csv(exact, index=False)
+    sampled = pd.read_csv(population["ranks"]).set_index("user").loc[table["user"], "A"]
+    k = int(np.flatnonzero(sampled.to_numpy() <= M)[0])  # s = m + 1 is possible
+    status, out, err = cli(capsys, "correct", population["ranks"], *binomial, "--exact", exact,
+                           "--design", chosen)  # fmt: skip
+    assert (status, out) == (2, "") and err.count("\n") == 1
+    s = sampled.iloc[k]
+    low, high = (1, N - 1) if s == 1 else (2, N - 1)
+    assert f"line {k + 2}: user {table['user'].iloc[k]}, model A: exact rank {N} cannot have " \
+           f"produced sampled rank {s}" in err  # fmt: skip
+    assert f"with replacement the exact rank is in {low}..{high}" in err

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..estimation.decisions import Design
 from ..estimation.decisions.consistency import first_impossible, likelihood_check
+from ..estimation.laws import sampling_law
 from ..frameworks.rank_meta import read_rank_meta
 from .design_file import DesignFile, read_design
 from .errors import InputError
@@ -227,7 +228,7 @@ def _check_possible(exact: ExactRanks, ranks: RankFile, models: list[str]) -> No
     if found is None:
         return
     u, k = found.index, found.model
-    replacement = data.law != "hypergeometric"
+    replacement = sampling_law(data.law).replacement
     rule = "with replacement" if replacement else "without replacement s <= r <= n - m + s - 1, so"
     allowed = f"{found.low}..{found.high}" if found.low <= found.high else "none"
     raise InputError(
