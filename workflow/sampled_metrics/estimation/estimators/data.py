@@ -18,6 +18,16 @@ class EvaluationError(ValueError):
     the field (``sampled rank``, ``m`` or ``n``), its value and the bound it breaks (the
     clause said after the value); the message says the same in words.
 
+    Parameters
+    ----------
+    user : int
+        The first user (0-based index) whose value is refused.
+    field : {"sampled rank", "m", "n"}
+    value : object
+        The refused value.
+    bound : str
+        The bound it breaks, as said after the value (", below 1").
+
     Examples
     --------
     >>> error = EvaluationError(user=2, field="m", value=0, bound=", below 1")
