@@ -6,6 +6,7 @@ naming what replaced it).
 from __future__ import annotations
 
 import argparse
+from typing import NoReturn
 
 from ..estimation.estimators import parse_estimator
 from ..estimation.metrics import metric_by_name
@@ -40,7 +41,7 @@ NO_INTERVAL = (
 class Parser(argparse.ArgumentParser):
     """argparse, but an error is one line on stderr (exit status 2)."""
 
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 

@@ -75,7 +75,7 @@ def model_spec(text: str) -> tuple[str, dict]:
         raise bad from None
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """The ``cornac`` sub-command's parser."""
     parser = subparsers.add_parser(
         "cornac",
@@ -153,7 +153,7 @@ def _model(cornac, name: str, kwargs: dict, seed: int):
         raise ValueError(f"--model {name}: {error}") from None
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     """Split, train, write ``<out>/cornac-<protocol>.csv`` per protocol with its sidecar;
     one JSON line per file."""
     cornac = _cornac()

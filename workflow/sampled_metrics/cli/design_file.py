@@ -64,7 +64,7 @@ SIDECAR_SUFFIX = ".design.json"
 FORMAT_KEY, FORMAT = "sampled_metrics_design", 1
 
 
-def design_sidecar(path) -> Path:
+def design_sidecar(path: str | Path) -> Path:
     """The sidecar of a design file: its name + ``.design.json``.
 
     Examples
@@ -182,7 +182,7 @@ def write_design(path: str, design: Design, user_ids: np.ndarray, record: Design
         raise InputError(f"cannot write: {error.strerror or error}", path=path) from None
 
 
-def read_chosen_users(path) -> list[str]:
+def read_chosen_users(path: str | Path) -> list[str]:
     """The users of a design file's column ``user`` (``--users chosen.csv`` of the
     adapters' commands, which rank exactly only them), in the file's order.
 

@@ -188,9 +188,9 @@ def _missing_column(path: Path, name: str, option: str, table: pd.DataFrame) -> 
 
 
 def read_rank_file(
-    path,
+    path: str | Path,
     *,
-    rank_columns=None,
+    rank_columns: list[str] | None = None,
     user_column: str | None = None,
     m: int | None = None,
     m_column: str | None = None,
