@@ -126,6 +126,12 @@ def test_a_design_without_chosen_users_is_a_problem_of_the_design_file(capsys, f
     del record["chosen_digest"]
     sidecar.write_text(json.dumps(record))
     assert "chosen.csv.design.json: missing key 'chosen_digest'" in refused(capsys, files)
+    for key, value, named in [("chosen_digest", 5, "not a text"),
+                              ("strata_chosen", "40", "not a list of counts"),
+                              ("strata_chosen", [1, 2], "does not fit strata_sizes")]:  # fmt: skip
+        sidecar.write_text(json.dumps({**record, "chosen_digest": "x", key: value}))
+        assert f"chosen.csv.design.json: {key} " in refused(capsys, files)
+        assert named in refused(capsys, files)
 
 
 def test_an_exact_rank_is_bounded_by_n(capsys, files):

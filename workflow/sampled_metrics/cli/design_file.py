@@ -62,6 +62,16 @@ __all__ = [
 DESIGN_COLUMNS = ("user", "probability", "stratum")
 SIDECAR_SUFFIX = ".design.json"
 FORMAT_KEY, FORMAT = "sampled_metrics_design", 1
+# The keys correct --design reads from the record, and what each holds.
+RECORD_KEYS = {
+    "users": "a count",
+    "rank_columns": "a list of texts",
+    "edges": "a list of counts",
+    "cells": "a text",
+    "strata_sizes": "a list of counts",
+    "strata_chosen": "a list of counts",
+    "chosen_digest": "a text",
+}
 
 
 def design_sidecar(path: str | Path) -> Path:
@@ -233,13 +243,23 @@ def _sidecar(path: Path) -> dict:
         raise InputError(f"{sidecar}: not JSON: {' '.join(str(error).split())}") from None
     if not isinstance(meta, dict) or meta.get(FORMAT_KEY) != FORMAT:
         raise InputError(f"{sidecar}: not a design's sidecar (no {FORMAT_KEY}: {FORMAT})")
-    keys = ("users", "rank_columns", "edges", "cells", "strata_sizes", "strata_chosen",
-            "chosen_digest")  # fmt: skip
-    missing = [k for k in keys if k not in meta]
-    if missing:
-        fix = f"run sampled-metrics plan again to write {path.name} and it"
-        raise InputError(f"missing key {missing[0]!r}", path=sidecar, fix=fix)
+    fix = f"run sampled-metrics plan again to write {path.name} and it"
+    for key, kind in RECORD_KEYS.items():
+        if key not in meta:
+            raise InputError(f"missing key {key!r}", path=sidecar, fix=fix)
+        if not _is(meta[key], kind):
+            raise InputError(f"{key} is {meta[key]!r}, not {kind}", path=sidecar, fix=fix)
     return meta
+
+
+def _is(value: object, kind: str) -> bool:
+    """Whether a record's value is of its kind (:data:`RECORD_KEYS`)."""
+    if kind == "a count":
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    if kind == "a text":
+        return isinstance(value, str)
+    item = "a count" if kind == "a list of counts" else "a text"
+    return isinstance(value, list) and all(_is(v, item) for v in value)
 
 
 def _probabilities(table: pd.DataFrame, path: Path, what: str) -> np.ndarray:
@@ -360,16 +380,18 @@ def _check_pinned(path: Path, meta: dict, table: pd.DataFrame, ids: np.ndarray,
     fix = "use the file plan wrote, or run sampled-metrics plan again"
     sizes = np.asarray(meta["strata_sizes"], dtype=np.int64)
     recorded = np.asarray(meta["strata_chosen"], dtype=np.int64)
+    if recorded.shape != sizes.shape or np.any(recorded > sizes):
+        raise InputError("strata_chosen does not fit strata_sizes (a count per stratum, "
+                         "at most its size)", path=design_sidecar(path), fix=fix)  # fmt: skip
     if np.any(stratum >= sizes.size):
         k = int(np.flatnonzero(stratum >= sizes.size)[0])
         raise InputError(f"stratum {stratum[k]} is not one of the design's 0..{sizes.size - 1}",
                          path=path, line=int(table.index[k]), fix=fix)  # fmt: skip
     counts = np.bincount(stratum, minlength=sizes.size)
-    if counts.shape != recorded.shape or np.any(counts != recorded):
-        h = int(np.flatnonzero(counts != recorded)[0]) if counts.shape == recorded.shape else 0
+    if np.any(counts != recorded):
+        h = int(np.flatnonzero(counts != recorded)[0])
         raise InputError(f"{edited}: stratum {h} has {counts[h]} chosen users, the design "
-                         f"chose {recorded[h] if h < recorded.size else 0}",
-                         path=path, fix=fix)  # fmt: skip
+                         f"chose {recorded[h]}", path=path, fix=fix)  # fmt: skip
     expected = recorded[stratum] / np.maximum(sizes[stratum], 1)
     wrong = np.flatnonzero(np.abs(probability - expected) > 1e-12 * expected)
     if wrong.size:
