@@ -208,7 +208,8 @@ def bad_cases():
         exact, truth = pd.read_csv(files["exact"]), files["truth"]
         other = truth[~truth["user"].isin(exact["user"])].iloc[:1]
         pd.concat([exact, other[exact.columns]]).to_csv(files["exact"], index=False)
-        return f"exact.csv: user {other['user'].iloc[0]} was not chosen by the design"
+        line = len(exact) + 2  # the header is line 1
+        return f"exact.csv: line {line}: user {other['user'].iloc[0]} was not chosen by the design"
 
     def drop_column(files):
         pd.read_csv(files["exact"]).drop(columns="B").to_csv(files["exact"], index=False)
@@ -262,12 +263,25 @@ def test_bad_input_is_one_line_naming_the_file(capsys, population, tmp_path, cas
     assert err.count("\n") == 1 and named in err, err
 
 
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        (["--exact", "x.csv"], "--exact needs --design"),
+        (["--design", "x.csv"], "--design needs --exact"),
+        (["--population", "superpopulation"], "--population needs --exact and --design"),
+        (["--allow-unlikely"], "--allow-unlikely needs --exact and --design"),
+        (["--exact", "x.csv", "--design", "c.csv", "--estimators", "em"],
+         "--estimators does not go with --exact, --design"),
+        (["--exact", "x.csv", "--design", "c.csv", "--no-range"],
+         "--no-range does not go with --exact, --design"),
+    ],
+)  # fmt: skip
+def test_the_decision_options_rules(capsys, population, options, named):
+    status, out, err = cli(capsys, "correct", population["ranks"], *READ, *options)
+    assert (status, out) == (2, "") and err.count("\n") == 1 and named in err, err
+
+
 def test_options_that_need_each_other(capsys, population):
-    status, out, err = cli(capsys, "correct", population["ranks"], *READ, "--exact", "x.csv")
-    assert (status, out) == (2, "") and "--exact needs --design" in err
-    status, _, err = cli(capsys, "correct", population["ranks"], *READ, "--population",
-                         "superpopulation")  # fmt: skip
-    assert status == 2 and "--population applies to --exact and --design" in err
     truth = population["folder"] / "truth.csv"
     population["truth"].to_csv(truth, index=False)
     status, _, err = cli(capsys, "plan", truth, "--protocol", "full", "--rank-column", "A",

@@ -184,7 +184,7 @@ def test_two_files_of_one_model_name_are_one_error_naming_both(capsys, tmp_path,
                         rank_meta("elliot-100", rank_columns=["BPR"], writer="test"))  # fmt: skip
     said = refused(capsys, tmp_path, "plan", *files, "--out", tmp_path / "c.csv")
     assert said == (
-        f"{files[1]}: model BPR is in {files[0]} too: give each file once, and two models of "
+        f"{files[1]}: model BPR is in {files[0]} too; give each file once, and two models of "
         "one class two names where their ranks are written (sampled-metrics recbole --name "
         "NAME; cornac: --model \"CLASS(name='NAME')\")"
     )

@@ -21,19 +21,29 @@ frameworks. Bad input stops with one line on stderr, ``sampled-metrics <sub-comm
 error: ...``, naming the file and the row (its line in a csv or tsv file, header = line
 1) or the column, and exit status 2.
 
-Modules: ``commands`` (the table and :func:`main`), ``arguments`` (what the
-sub-commands share), ``correct``, ``report`` (its records and tables), ``rank_file``
-(reading and checking the file), ``plan``, ``decide`` (``correct --exact --design``),
-``design_file`` (the design's csv and sidecar), ``outputs`` (never over an input, nor
-over an existing file unless ``--force``), ``paired`` (a full ranking's paired
-test), ``recbole``, ``cornac``. ``python -m
+Modules: ``commands`` (the table and :func:`main`), ``arguments`` (the parser, option
+types and defaults the sub-commands share), ``errors`` (:class:`InputError`, bad input
+as data); the inputs: ``reading`` (how to read a rank file: its options and their
+resolution with the sidecar), ``inputs`` (the rank files resolved into one typed
+object), ``decision_inputs`` (the design and the exact ranks, checked against the
+sampled ranks); the formats: ``rank_file`` (a file of ranks), ``design_file`` (the
+design's csv and its record; the rank sidecar is
+:mod:`sampled_metrics.frameworks.rank_meta`, which the adapters write); the results:
+``results`` (typed records, one JSON form), ``text`` (numbers and tables), ``report``
+(``correct``'s results and tables), ``decide`` (``correct --exact --design``: its
+options, their rules, its results), ``paired`` (a full ranking's paired test); the
+outputs: ``outputs`` (never over an input, nor over an existing file unless
+``--force``); the sub-commands: ``correct``, ``plan``, ``recbole``, ``cornac``. Each
+sub-command resolves its inputs, computes typed results and only formats and prints
+them. ``python -m
 sampled_metrics.cli`` runs :func:`main`. The frameworks are imported only when their
 sub-command runs.
 """
 
 from .arguments import DEFAULT_ESTIMATORS, DEFAULT_METRICS
 from .commands import COMMANDS, main
-from .rank_file import InputError, RankFile, read_rank_file
+from .errors import InputError
+from .rank_file import RankFile, read_rank_file
 
 __all__ = [
     "COMMANDS",

@@ -6,6 +6,7 @@ naming what replaced it).
 from __future__ import annotations
 
 import argparse
+from typing import NoReturn
 
 from ..estimation.estimators import parse_estimator
 from ..estimation.metrics import metric_by_name
@@ -19,6 +20,7 @@ __all__ = [
     "Parser",
     "estimator",
     "metric",
+    "non_negative_int",
     "positive_int",
     "protocol_name",
     "remove_options",
@@ -39,7 +41,7 @@ NO_INTERVAL = (
 class Parser(argparse.ArgumentParser):
     """argparse, but an error is one line on stderr (exit status 2)."""
 
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
@@ -59,6 +61,7 @@ def _integer_from(low: int):
 
 
 positive_int = _integer_from(1)
+non_negative_int = _integer_from(0)
 
 
 def _checked_by(check):

@@ -46,7 +46,7 @@ def parser() -> Parser:
     return top
 
 
-def main(argv=None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """Parse ``argv`` and run its sub-command.
 
     Parameters

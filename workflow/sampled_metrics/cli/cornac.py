@@ -32,6 +32,7 @@ import hashlib
 import inspect
 import json
 from pathlib import Path
+from typing import Any
 
 from ..frameworks.adapters import UnknownUser
 from ..frameworks.rank_meta import check_overwrite, rank_meta, write_rank_file
@@ -125,7 +126,7 @@ def _spec(model: str, arguments: dict) -> str:
     return f"{model}({listed})" if arguments else model
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """The ``cornac`` sub-command's parser."""
     parser = subparsers.add_parser(
         "cornac",
@@ -209,7 +210,7 @@ def _model(cornac, name: str, kwargs: dict, seed: int):
         raise ValueError(f"--model {name}: {error}") from None
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     """Split, train, write ``<out>/cornac-<protocol>.csv`` per protocol with its sidecar;
     one JSON line per file."""
     cornac = _cornac()
@@ -237,7 +238,7 @@ def run(args) -> int:
         split = cornac.eval_methods.BaseMethod.from_splits(
             data, _read(cornac, args.test, args), exclude_unknowns=True, **common
         )
-    models = {}
+    models: dict[str, Any] = {}
     for label, model in zip(labels, built):
         model.fit(split.train_set, split.val_set)
         models[label] = model

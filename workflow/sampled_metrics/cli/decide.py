@@ -3,42 +3,140 @@ metric and every pair's difference estimated from all users' sampled ranks and t
 exact ranks of the users a design chose (``sampled-metrics plan``), with an interval
 and a verdict that hold (:mod:`sampled_metrics.estimation.decisions`; docs/deciding.md).
 
-EXACT is a full ranking's file of the chosen users: ``user``, one exact-rank column per
-model named as in RANKS (or the column its sidecar, protocol ``full``, gives the model),
-``n`` (or the sidecar's ``n_column``). Every
-chosen user must be in it, and no other; its n must be RANKS'.
+Its options (:func:`add_decision_options`) and the rules between them and ``correct``'s
+(:data:`RULES`, checked by :func:`check_rules`); the inputs are read and checked by
+:mod:`.decision_inputs`; the results are :mod:`.results`' design records.
 """
 
 from __future__ import annotations
 
-import json
+import argparse
+from dataclasses import dataclass
 from itertools import combinations
-from pathlib import Path
 
 import numpy as np
 
 from ..estimation.decisions import (
-    DECISION_DEFAULTS,
     POPULATIONS,
-    Design,
     estimate_difference,
     estimate_metric,
     metric_proxy,
 )
-from ..frameworks.rank_meta import read_rank_meta
-from .arguments import DEFAULT_METRICS
-from .design_file import read_design
-from .rank_file import InputError, RankFile, read_rank_file
-from .report import _fmt, _heading, _table, _verdict
+from .decision_inputs import DecisionInputs
+from .errors import InputError
+from .results import DesignDifference, DesignEstimate, Result
+from .text import heading, number, table
 
-__all__ = ["ESTIMATOR", "add_decision_options", "decision_records", "run_decision", "uses_design"]
+__all__ = [
+    "ESTIMATOR",
+    "RULES",
+    "OptionRule",
+    "add_decision_options",
+    "check_rules",
+    "decision_results",
+    "decision_text",
+    "given_options",
+]
 
 # The records' estimator: the difference estimator of the two-phase design.
 ESTIMATOR = "design"
 ABOUT = {"finite": "these users", "superpopulation": "users like them"}
+# Each option of ``correct`` the rules speak of, and its argparse destination.
+DESTINATIONS = {
+    "--exact": "exact",
+    "--design": "design",
+    "--population": "population",
+    "--allow-unlikely": "allow_unlikely",
+    "--estimators": "estimators",
+    "--no-range": "no_range",
+}
 
 
-def add_decision_options(parser) -> None:
+@dataclass(frozen=True)
+class OptionRule:
+    """``option``, when given, needs every option of ``needs`` and none of ``excludes``;
+    ``reason`` says why, after the error."""
+
+    option: str
+    needs: tuple[str, ...] = ()
+    excludes: tuple[str, ...] = ()
+    reason: str = ""
+
+
+DESIGN_OPTIONS = ("--exact", "--design")
+RULES = (
+    OptionRule(
+        "--exact", needs=("--design",), reason="the exact ranks and the design that chose them"
+    ),
+    OptionRule(
+        "--design",
+        needs=("--exact",),
+        reason="the design and the exact ranks of the users it chose",
+    ),
+    OptionRule(
+        "--population", needs=DESIGN_OPTIONS, reason="it says whom the design's intervals are about"
+    ),
+    OptionRule(
+        "--allow-unlikely",
+        needs=DESIGN_OPTIONS,
+        reason="it lets exact ranks that do not explain the sampled ranks through",
+    ),
+    OptionRule(
+        "--estimators",
+        excludes=DESIGN_OPTIONS,
+        reason="--exact and --design print the design's estimates",
+    ),
+    OptionRule(
+        "--no-range",
+        excludes=DESIGN_OPTIONS,
+        reason="--exact and --design print the design's estimates",
+    ),
+)
+
+
+def given_options(args: argparse.Namespace) -> set[str]:
+    """The options of :data:`DESTINATIONS` given on the command line."""
+    return {
+        option
+        for option, dest in DESTINATIONS.items()
+        if getattr(args, dest, None) not in (None, False)
+    }
+
+
+def check_rules(given: set[str], rules: tuple[OptionRule, ...] = RULES) -> None:
+    """An InputError for the first rule the ``given`` options break.
+
+    Examples
+    --------
+    >>> check_rules({"--exact", "--design"})
+    >>> try:
+    ...     check_rules({"--exact"})
+    ... except InputError as error:
+    ...     print(error)
+    --exact needs --design: the exact ranks and the design that chose them
+    >>> try:
+    ...     check_rules({"--exact", "--design", "--no-range"})
+    ... except InputError as error:
+    ...     print(error)
+    --no-range does not go with --exact, --design: --exact and --design print the design's estimates
+    """
+    for rule in rules:
+        if rule.option not in given:
+            continue
+        missing = [option for option in rule.needs if option not in given]
+        if missing:
+            raise InputError(
+                f"{rule.option} needs {' and '.join(missing)}: {rule.reason}", option=rule.option
+            )
+        clashing = [option for option in rule.excludes if option in given]
+        if clashing:
+            raise InputError(
+                f"{rule.option} does not go with {', '.join(clashing)}: {rule.reason}",
+                option=rule.option,
+            )
+
+
+def add_decision_options(parser: argparse.ArgumentParser) -> None:
     """``correct``'s options of a two-phase design (docs/deciding.md)."""
     group = parser.add_argument_group("deciding with a few users ranked exactly (docs/deciding.md)")
     group.add_argument(
@@ -58,176 +156,124 @@ def add_decision_options(parser) -> None:
         help="finite: the intervals are about the file's users (the default); "
         "superpopulation: about users like them",
     )
-
-
-def uses_design(args) -> bool:
-    """Whether ``correct`` estimates from a design (``--exact``, ``--design``); an
-    InputError for ``--population`` without them."""
-    if args.exact is None and args.design is None:
-        if args.population is not None:
-            raise InputError("--population applies to --exact and --design")
-        return False
-    return True
-
-
-def _exact_ranks(paths, models: list, ranks: RankFile, design: Design, design_path) -> np.ndarray:
-    """(models, U) exact ranks of the chosen users from the EXACT files (nan for the
-    others): one file holds every model, or each file the models its sidecar names."""
-    if len(paths) == 1:
-        return _exact_file(Path(paths[0]), models, ranks, design, design_path)
-    values = np.full((len(models), design.n_users), np.nan)
-    found = {}
-    for path in map(Path, paths):
-        meta = read_rank_meta(path)
-        if meta is None:
-            raise InputError(f"{path}: no sidecar ({path.name}.meta.json): with several "
-                             "--exact files, each names its models in its sidecar")  # fmt: skip
-        held = [model for model in models if model in meta.rank_columns.values()]
-        for model in held:
-            if model in found:
-                raise InputError(f"{path}: model {model} is in {found[model]} too")
-            found[model] = path
-        rows = [models.index(model) for model in held]
-        values[rows] = _exact_file(path, held, ranks, design, design_path)
-    missing = [model for model in models if model not in found]
-    if missing:
-        raise InputError(f"no --exact file holds model {missing[0]}: give its exact ranks")
-    return values
-
-
-def _exact_file(path, models: list, ranks: RankFile, design: Design, design_path) -> np.ndarray:
-    """(models, U) exact ranks of the chosen users from one EXACT file (nan for the
-    others), checked: every chosen user once, no other, RANKS' n."""
-    meta = read_rank_meta(path)
-    if meta is not None and not meta.full:
-        raise InputError(
-            f"{path}: its sidecar says protocol {meta.protocol}: --exact needs a full "
-            "ranking's exact ranks (protocol full)"
-        )
-    # a column per model: the one its sidecar gives the model (the one named after it,
-    # where several rank it: cornac's _pessimistic columns), else the model's name
-    column_of = {}
-    for column, model in (meta.rank_columns if meta else {}).items():
-        if column == model or model not in column_of:
-            column_of[model] = column
-    columns = [column_of.get(model, model) for model in models]
-    exact = read_rank_file(
-        path, rank_columns=columns, n_column=meta.n_column if meta else None, full=True, meta=meta
+    group.add_argument(
+        "--allow-unlikely",
+        action="store_true",
+        help="go on when the exact ranks are far less likely to have produced the sampled "
+        "ranks than they should be (by default an error: another model's or checkpoint's "
+        "ranks, other sampled items, swapped columns); impossible pairs stay an error",
     )
-    if exact.users is None:
-        raise InputError(f"{path}: no column 'user': the exact ranks must name their users")
-    row_of = {user: row for row, user in enumerate(ranks.users)}
-    chosen = set(np.flatnonzero(design.chosen).tolist())
-    values = np.full((len(models), design.n_users), np.nan)
-    n = ranks.first.n
-    seen = set()
-    for k, user in enumerate(exact.users):
-        row = row_of.get(user)
-        if row is None or row not in chosen:
-            raise InputError(f"{path}: user {user} was not chosen by the design {design_path}")
-        if row in seen:
-            raise InputError(f"{path}: user {user} is there twice")
-        seen.add(row)
-        if exact.first.n[k] != n[row]:
-            raise InputError(
-                f"{path}: user {user}: n = {exact.first.n[k]}, but {ranks.path} has n = {n[row]}"
-            )
-        values[:, row] = [exact.evaluations[column].ranks[k] for column in columns]
-    missing = sorted(chosen - seen)
-    if missing:
-        raise InputError(
-            f"{path}: no row for user {ranks.users[missing[0]]}, chosen by {design_path} "
-            f"({len(missing)} chosen users missing)"
-        )
-    return values
 
 
-def decision_records(
-    ranks: RankFile, design: Design, exact: np.ndarray, metrics, options: dict
-) -> list[dict]:
-    """Every model's estimate and every pair's difference with interval and verdict:
-    ``correct``'s ``estimate`` and ``comparison`` records, ``low``, ``high``,
-    ``verdict`` filled (estimator ``design``)."""
-    models = list(ranks.evaluations)
+def decision_results(
+    inputs: DecisionInputs, metrics: list[str], confidence: float, population: str
+) -> list[Result]:
+    """Every model's estimate and every pair's difference with interval and verdict,
+    by model (pair), then metric."""
+    ranks = inputs.ranks.ranks
+    models = inputs.models
     data = ranks.first
-    law = data.law
-    records, differences = [], []
+    design, exact = inputs.design.design, inputs.exact.values
+    options = {"confidence": confidence, "population": population}
+    estimates: dict[tuple[int, str], Result] = {}
+    differences: dict[tuple[int, int, str], Result] = {}
     for metric in metrics:
         proxy = {
-            model: metric_proxy(ranks.evaluations[model].ranks, data.m, data.n, metric, law=law)
+            model: metric_proxy(
+                ranks.evaluations[model].ranks, data.m, data.n, metric, law=data.law
+            )
             for model in models
         }
         for k, model in enumerate(models):
-            e = estimate_metric(design, exact[k], ranks.evaluations[model].ranks, data.m,
-                                data.n, metric, law=law, proxy=proxy[model], **options)  # fmt: skip
-            records.append(
-                {"kind": "estimate", "model": model, "metric": metric, "estimator": ESTIMATOR,
-                 "estimate": e.value, "low": e.low, "high": e.high,
-                 "standard_error": e.standard_error, "population": options["population"]}
-            )  # fmt: skip
+            e = estimate_metric(
+                design,
+                exact[k],
+                ranks.evaluations[model].ranks,
+                data.m,
+                data.n,
+                metric,
+                law=data.law,
+                proxy=proxy[model],
+                **options,
+            )
+            estimates[k, metric] = DesignEstimate(
+                model, metric, ESTIMATOR, e.value, e.low, e.high, e.standard_error, population
+            )
         for (i, first), (j, second) in combinations(enumerate(models), 2):
             sampled = [ranks.evaluations[first].ranks, ranks.evaluations[second].ranks]
             pair = [proxy[first], proxy[second]]
-            e = estimate_difference(design, exact[[i, j]], sampled, data.m, data.n, metric,
-                                    law=law, proxy=pair, **options)  # fmt: skip
-            differences.append(
-                {"kind": "comparison", "first": first, "second": second, "metric": metric,
-                 "estimator": ESTIMATOR, "difference": e.value, "low": e.low, "high": e.high,
-                 "standard_error": e.standard_error, "population": options["population"],
-                 "verdict": _verdict(first, second, e.low, e.high)}
-            )  # fmt: skip
-    # the order of correct's tables: by model (pair), then metric
-    records.sort(key=lambda r: models.index(r["model"]))
-    differences.sort(key=lambda r: (models.index(r["first"]), models.index(r["second"])))
-    return records + differences
+            e = estimate_difference(
+                design,
+                exact[[i, j]],
+                sampled,
+                data.m,
+                data.n,
+                metric,
+                law=data.law,
+                proxy=pair,
+                **options,
+            )
+            differences[i, j, metric] = DesignDifference(
+                first,
+                second,
+                metric,
+                ESTIMATOR,
+                e.value,
+                e.low,
+                e.high,
+                e.standard_error,
+                population,
+                e.verdict,
+            )
+    by_model = [estimates[key] for key in sorted(estimates, key=lambda key: key[0])]
+    by_pair = [differences[key] for key in sorted(differences, key=lambda key: key[:2])]
+    return by_model + by_pair
 
 
-def _text(how, ranks: RankFile, design: Design, args, records) -> str:
-    level = f"{100 * args.confidence:g}%"
-    about = ABOUT[records[0]["population"]]
+def decision_text(
+    inputs: DecisionInputs, results: list[Result], confidence: float, population: str
+) -> str:
+    """The text tables of :func:`decision_results`."""
+    resolved, design = inputs.ranks, inputs.design.design
+    level = f"{100 * confidence:g}%"
+    about = ABOUT[population]
     lines = [
-        _heading(how, ranks),
-        f"design {args.design}: {design.n_chosen} of {design.n_users} users ranked exactly "
-        f"({', '.join(args.exact)}), {int(np.count_nonzero(design.stratum_sizes))} strata",
+        heading(resolved.reading, resolved.ranks),
+        f"design {inputs.design.path}: {design.n_chosen} of {design.n_users} users ranked "
+        f"exactly ({', '.join(inputs.exact.files)}), "
+        f"{int(np.count_nonzero(design.stratum_sizes))} strata",
         "",
         f"estimates from every user's sampled rank and the chosen users' exact ranks "
         f"({level} intervals about {about}; docs/deciding.md):",
         "",
     ]
-    rows = [[r["model"], r["metric"], _fmt(r["estimate"]), _fmt(r["low"]), _fmt(r["high"])]
-            for r in records if r["kind"] == "estimate"]  # fmt: skip
-    lines.append(_table(["model", "metric", "estimate", "low", "high"], rows, {2, 3, 4}))
-    pairs = [r for r in records if r["kind"] == "comparison"]
+    rows = [
+        [r.model, r.metric, number(r.estimate), number(r.low), number(r.high)]
+        for r in results
+        if isinstance(r, DesignEstimate)
+    ]
+    lines.append(table(["model", "metric", "estimate", "low", "high"], rows, {2, 3, 4}))
+    pairs = [r for r in results if isinstance(r, DesignDifference)]
     if pairs:
-        wrong = f"{100 - 100 * args.confidence:.3g}%"
+        wrong = f"{100 - 100 * confidence:.3g}%"
         lines += [
             "",
             f"paired differences (first - second, {level}, about {about}) and the verdict "
             f"each supports (wrong with probability at most {wrong}):",
             "",
         ]
-        rows = [[r["first"], r["second"], r["metric"], _fmt(r["difference"]), _fmt(r["low"]),
-                 _fmt(r["high"]), r["verdict"]] for r in pairs]  # fmt: skip
+        rows = [
+            [
+                r.first,
+                r.second,
+                r.metric,
+                number(r.difference),
+                number(r.low),
+                number(r.high),
+                r.verdict.label(r.first, r.second),
+            ]
+            for r in pairs
+        ]
         header = ["first", "second", "metric", "difference", "low", "high", "verdict"]
-        lines.append(_table(header, rows, {3, 4, 5}))
+        lines.append(table(header, rows, {3, 4, 5}))
     return "\n".join(lines)
-
-
-def run_decision(args, how, ranks: RankFile) -> int:
-    """``correct`` with ``--exact`` and ``--design``: read both, print the records."""
-    if args.exact is None or args.design is None:
-        given, needed = ("--exact", "--design") if args.design is None else ("--design", "--exact")
-        raise InputError(f"{given} needs {needed}: the exact ranks and the design that chose them")
-    if how.full:
-        raise InputError(f"{ranks.path}: --exact and --design read a file of sampled ranks")
-    if args.estimators is not None or args.no_range:
-        raise InputError("--exact and --design print the design's estimates: leave out "
-                         "--estimators and --no-range")  # fmt: skip
-    design = read_design(args.design, ranks)
-    exact = _exact_ranks(args.exact, list(ranks.evaluations), ranks, design, args.design)
-    population = args.population or DECISION_DEFAULTS["population"]
-    options = {"confidence": args.confidence, "population": population}
-    metrics = args.metrics or list(DEFAULT_METRICS)
-    records = decision_records(ranks, design, exact, metrics, options)
-    print(json.dumps(records, indent=1) if args.json else _text(how, ranks, design, args, records))
-    return 0

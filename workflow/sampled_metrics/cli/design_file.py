@@ -15,18 +15,27 @@ design was drawn from and with::
      "budget": 0.25,
      "unit": "users",
      "floor": 5,
-     "seed": 7
+     "seed": 7,
+     "strata_chosen": [205, 20, 9, ...],
+     "chosen_digest": "sha256:9f2c..."
     }
 
-``plan`` writes both (atomically); ``correct --design`` reads them back
-(:func:`read_design`) against the rank file: the same number of users, every chosen user
-in it, and the strata its sampled ranks give (:func:`design_strata` with the recorded
-edges and cells): the design was drawn from this file.
+``strata_chosen`` and ``chosen_digest`` pin the chosen users: each stratum's count, and
+the sha256 of the chosen users' canonical rows (:func:`chosen_digest`). ``plan`` writes
+both files (atomically, :class:`DesignRecord` the sidecar); ``correct --design`` reads
+them back (:func:`read_design`) against the rank file: the same number of users, every
+chosen user in it, the strata its sampled ranks give (:func:`design_strata` with the
+recorded edges and cells: the design was drawn from this file), each probability n_h /
+N_h of its stratum, and the chosen users the record pins (an edit of ``chosen.csv`` after
+``plan`` wrote it is one error).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -34,16 +43,38 @@ import pandas as pd
 
 from ..estimation.decisions import Design, design_from_table, design_strata, design_table
 from ..io.atomic import write_csv, write_text
-from .rank_file import InputError, RankFile, _integers, _read_table
+from .errors import InputError
+from .rank_file import RankFile, integers, read_table
 
-__all__ = ["DESIGN_COLUMNS", "design_sidecar", "read_chosen_users", "read_design", "write_design"]
+__all__ = [
+    "DESIGN_COLUMNS",
+    "DesignFile",
+    "DesignRecord",
+    "DesignSettings",
+    "chosen_digest",
+    "design_record",
+    "design_sidecar",
+    "read_chosen_users",
+    "read_design",
+    "write_design",
+]
 
 DESIGN_COLUMNS = ("user", "probability", "stratum")
 SIDECAR_SUFFIX = ".design.json"
 FORMAT_KEY, FORMAT = "sampled_metrics_design", 1
+# The keys correct --design reads from the record, and what each holds.
+RECORD_KEYS = {
+    "users": "a count",
+    "rank_columns": "a list of texts",
+    "edges": "a list of counts",
+    "cells": "a text",
+    "strata_sizes": "a list of counts",
+    "strata_chosen": "a list of counts",
+    "chosen_digest": "a text",
+}
 
 
-def design_sidecar(path) -> Path:
+def design_sidecar(path: str | Path) -> Path:
     """The sidecar of a design file: its name + ``.design.json``.
 
     Examples
@@ -55,21 +86,113 @@ def design_sidecar(path) -> Path:
     return path.with_name(path.name + SIDECAR_SUFFIX)
 
 
-def write_design(path, design: Design, user_ids, record: dict) -> None:
+def chosen_digest(
+    users: Sequence[str] | np.ndarray, probability: np.ndarray, stratum: np.ndarray
+) -> str:
+    """The sha256 of the chosen users' canonical rows: ``user,probability,stratum`` per
+    user, the user as text, the probability with every digit (``repr``), sorted by user
+    (the rows' order in the file does not matter; any value does).
+
+    Examples
+    --------
+    >>> a = chosen_digest(["u2", "u1"], np.array([0.5, 1.0]), np.array([0, 1]))
+    >>> a == chosen_digest(["u1", "u2"], np.array([1.0, 0.5]), np.array([1, 0]))
+    True
+    >>> a == chosen_digest(["u1", "u2"], np.array([1.0, 0.25]), np.array([1, 0]))
+    False
+    """
+    rows = sorted(zip(map(str, users), map(float, probability), map(int, stratum)))
+    text = "".join(f"{user},{p!r},{h}\n" for user, p, h in rows)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class DesignSettings:
+    """What ``plan`` draws a design with: the settings of
+    :func:`~sampled_metrics.estimation.decisions.draw_design` and the seed."""
+
+    budget: float
+    unit: str
+    metric: str
+    edges: tuple[int, ...]
+    cells: str
+    floor: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class DesignRecord:
+    """A design's sidecar: what the design was drawn from and with, and what pins its
+    chosen users (the module's docstring has the format; :meth:`to_json` its one form)."""
+
+    rank_files: tuple[str, ...]
+    rank_columns: tuple[str, ...]
+    law: str
+    budget: float
+    unit: str
+    metric: str
+    edges: tuple[int, ...]
+    cells: str
+    floor: int
+    seed: int
+    users: int
+    strata_sizes: tuple[int, ...]
+    strata_chosen: tuple[int, ...]
+    chosen_digest: str
+
+    def to_json(self) -> dict:
+        """The sidecar's JSON object (tuples as lists)."""
+        fields = {key: list(v) if isinstance(v, tuple) else v for key, v in asdict(self).items()}
+        return {FORMAT_KEY: FORMAT, **fields}
+
+
+def design_record(
+    design: Design,
+    user_ids: np.ndarray,
+    drawn_from: RankFile,
+    rank_files: tuple[str, ...],
+    settings: DesignSettings,
+) -> DesignRecord:
+    """The sidecar of ``design``, drawn with ``settings`` from the ranks ``drawn_from``
+    (the files ``rank_files`` joined)."""
+    _, probability, stratum = design_table(design)
+    ids = np.asarray(user_ids)[design.chosen]
+    return DesignRecord(
+        rank_files=rank_files,
+        rank_columns=tuple(drawn_from.evaluations),
+        law=drawn_from.first.law,
+        budget=settings.budget,
+        unit=settings.unit,
+        metric=settings.metric,
+        edges=settings.edges,
+        cells=settings.cells,
+        floor=settings.floor,
+        seed=settings.seed,
+        users=design.n_users,
+        strata_sizes=tuple(design.stratum_sizes.tolist()),
+        strata_chosen=tuple(design.stratum_chosen.tolist()),
+        chosen_digest=chosen_digest(ids, probability, stratum),
+    )
+
+
+def write_design(path: str, design: Design, user_ids: np.ndarray, record: DesignRecord) -> None:
     """Write the chosen users (ids from ``user_ids``, one per user of the design) and
-    the sidecar (``record`` with the population size and the strata sizes added)."""
+    the sidecar ``record`` (:func:`design_record` of the same design)."""
     rows, probability, stratum = design_table(design)
     frame = pd.DataFrame(
         {"user": np.asarray(user_ids)[rows], "probability": probability, "stratum": stratum}
     )
-    meta = {FORMAT_KEY: FORMAT, **record, "users": design.n_users}
-    meta["strata_sizes"] = design.stratum_sizes.tolist()
-    # every digit: the stratum sizes n_h / pi_h come back exactly
-    write_csv(frame, path, float_format="%.17g")
-    write_text(json.dumps(meta, indent=1) + "\n", design_sidecar(path))
+    if Path(path).is_dir():
+        raise InputError("is a directory: --out names the design's csv file", path=path)
+    try:
+        # every digit: the stratum sizes n_h / pi_h come back exactly
+        write_csv(frame, path, float_format="%.17g")
+        write_text(json.dumps(record.to_json(), indent=1) + "\n", design_sidecar(path))
+    except OSError as error:  # its message names the temporary file written first
+        raise InputError(f"cannot write: {error.strerror or error}", path=path) from None
 
 
-def read_chosen_users(path) -> list[str]:
+def read_chosen_users(path: str | Path) -> list[str]:
     """The users of a design file's column ``user`` (``--users chosen.csv`` of the
     adapters' commands, which rank exactly only them), in the file's order.
 
@@ -93,7 +216,7 @@ def read_chosen_users(path) -> list[str]:
     line 3: user u7 is there twice
     """
     path = Path(path)
-    table, what = _read_table(path, None)
+    table, what = read_table(path)
     table.columns = [str(c).strip() for c in table.columns]
     if "user" not in table.columns:
         have = ", ".join(map(str, table.columns))
@@ -120,13 +243,26 @@ def _sidecar(path: Path) -> dict:
         raise InputError(f"{sidecar}: not JSON: {' '.join(str(error).split())}") from None
     if not isinstance(meta, dict) or meta.get(FORMAT_KEY) != FORMAT:
         raise InputError(f"{sidecar}: not a design's sidecar (no {FORMAT_KEY}: {FORMAT})")
-    missing = [k for k in ("users", "rank_columns", "edges", "cells") if k not in meta]
-    if missing:
-        raise InputError(f"{sidecar}: missing key {missing[0]!r}")
+    fix = f"run sampled-metrics plan again to write {path.name} and it"
+    for key, kind in RECORD_KEYS.items():
+        if key not in meta:
+            raise InputError(f"missing key {key!r}", path=sidecar, fix=fix)
+        if not _is(meta[key], kind):
+            raise InputError(f"{key} is {meta[key]!r}, not {kind}", path=sidecar, fix=fix)
     return meta
 
 
-def _probabilities(table: pd.DataFrame, where: str, what: str) -> np.ndarray:
+def _is(value: object, kind: str) -> bool:
+    """Whether a record's value is of its kind (:data:`RECORD_KEYS`)."""
+    if kind == "a count":
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    if kind == "a text":
+        return isinstance(value, str)
+    item = "a count" if kind == "a list of counts" else "a text"
+    return isinstance(value, list) and all(_is(v, item) for v in value)
+
+
+def _probabilities(table: pd.DataFrame, path: Path, what: str) -> np.ndarray:
     raw = table["probability"]
     text = raw.astype(str).str.strip() if not pd.api.types.is_numeric_dtype(raw) else raw
     values = pd.to_numeric(text, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
@@ -134,27 +270,41 @@ def _probabilities(table: pd.DataFrame, where: str, what: str) -> np.ndarray:
     if bad.any():
         k = int(np.flatnonzero(bad)[0])
         raise InputError(
-            f"{where}{what} {table.index[k]}: column probability: {str(raw.iloc[k]).strip()!r} "
+            f"{path}: {what} {table.index[k]}: column probability: {str(raw.iloc[k]).strip()!r} "
             "is not a probability in (0, 1]"
         )
     return values
 
 
-def read_design(path, ranks: RankFile) -> Design:
+@dataclass(frozen=True)
+class DesignFile:
+    """A design read back (:func:`read_design`): the design (its user u is the rank
+    file's row u) and the strata it was drawn with (``edges``, ``cells``)."""
+
+    path: str
+    design: Design
+    edges: tuple[int, ...]
+    cells: str
+
+
+def read_design(path: str | Path, ranks: RankFile) -> DesignFile:
     """The design of ``path`` (and its sidecar), checked against the rank file it was
-    drawn from: the design's user u is the rank file's row u.
+    drawn from and against the record that pins its chosen users.
 
     Raises
     ------
     InputError
         One line naming the file and the line or column: a missing column or sidecar,
         a probability outside (0, 1], a user twice or not in the rank file, a rank file
-        of another size, or strata the rank file's sampled ranks do not give.
+        of another size, strata the rank file's sampled ranks do not give, or chosen
+        users edited after ``plan`` wrote them.
     """
     path = Path(path)
-    table, what = _read_table(path, None)
+    table, what = read_table(path)
     table.columns = [str(c).strip() for c in table.columns]
-    where = f"{path}: "
+    if table.empty:
+        raise InputError("no chosen user (only a header): not a design plan wrote",
+                         path=path, fix="run sampled-metrics plan again")  # fmt: skip
     for column in DESIGN_COLUMNS:
         if column not in table.columns:
             have = ", ".join(map(str, table.columns))
@@ -174,18 +324,22 @@ def read_design(path, ranks: RankFile) -> Design:
     seen = set()
     for k, user in enumerate(ids):
         if user not in row_of:
-            raise InputError(f"{where}{what} {table.index[k]}: user {user} is not in {ranks.path}")
+            raise InputError(f"user {user} is not in {ranks.path}", path=path,
+                             line=int(table.index[k]), row_word=what)  # fmt: skip
         if user in seen:
-            raise InputError(f"{where}{what} {table.index[k]}: user {user} is there twice")
+            raise InputError(f"user {user} is there twice", path=path,
+                             line=int(table.index[k]), row_word=what)  # fmt: skip
         seen.add(user)
         rows[k] = row_of[user]
-    probability = _probabilities(table, where, what)
-    stratum = _integers(table, "stratum", where, what)
+    probability = _probabilities(table, path, what)
+    stratum = integers(table, "stratum", path, what)
     _check_strata(path, meta, ranks, rows, stratum, ids)
+    _check_pinned(path, meta, table, ids, probability, stratum)
     try:
-        return design_from_table(rows, probability, stratum, n_users=users)
+        design = design_from_table(rows, probability, stratum, n_users=users)
     except ValueError as error:
         raise InputError(f"{path}: {error}") from None
+    return DesignFile(str(path), design, tuple(meta["edges"]), str(meta["cells"]))
 
 
 def _check_strata(path: Path, meta: dict, ranks: RankFile, rows, stratum, ids) -> None:
@@ -216,3 +370,35 @@ def _check_strata(path: Path, meta: dict, ranks: RankFile, rows, stratum, ids) -
             f"{path}: user {ids[k]} is in stratum {stratum[k]}, but the sampled ranks of "
             f"{ranks.path} put it in {strata[rows[k]]}: not the file the design was drawn from"
         )
+
+
+def _check_pinned(path: Path, meta: dict, table: pd.DataFrame, ids: np.ndarray,
+                  probability: np.ndarray, stratum: np.ndarray) -> None:  # fmt: skip
+    """The chosen users are those ``plan`` wrote: each stratum's count, each probability
+    n_h / N_h of its stratum, and the digest of their rows (:func:`chosen_digest`)."""
+    edited = f"edited after plan wrote it ({design_sidecar(path).name} pins its users)"
+    fix = "use the file plan wrote, or run sampled-metrics plan again"
+    sizes = np.asarray(meta["strata_sizes"], dtype=np.int64)
+    recorded = np.asarray(meta["strata_chosen"], dtype=np.int64)
+    if recorded.shape != sizes.shape or np.any(recorded > sizes):
+        raise InputError("strata_chosen does not fit strata_sizes (a count per stratum, "
+                         "at most its size)", path=design_sidecar(path), fix=fix)  # fmt: skip
+    if np.any(stratum >= sizes.size):
+        k = int(np.flatnonzero(stratum >= sizes.size)[0])
+        raise InputError(f"stratum {stratum[k]} is not one of the design's 0..{sizes.size - 1}",
+                         path=path, line=int(table.index[k]), fix=fix)  # fmt: skip
+    counts = np.bincount(stratum, minlength=sizes.size)
+    if np.any(counts != recorded):
+        h = int(np.flatnonzero(counts != recorded)[0])
+        raise InputError(f"{edited}: stratum {h} has {counts[h]} chosen users, the design "
+                         f"chose {recorded[h]}", path=path, fix=fix)  # fmt: skip
+    expected = recorded[stratum] / np.maximum(sizes[stratum], 1)
+    wrong = np.flatnonzero(np.abs(probability - expected) > 1e-12 * expected)
+    if wrong.size:
+        k, h = int(wrong[0]), int(stratum[wrong[0]])
+        raise InputError(f"{edited}: probability {probability[k]!r} of user {ids[k]} is not "
+                         f"n_h / N_h = {recorded[h]} / {sizes[h]} of its stratum {h}",
+                         path=path, line=int(table.index[k]), fix=fix)  # fmt: skip
+    if chosen_digest(ids, probability, stratum) != meta["chosen_digest"]:
+        raise InputError(f"{edited}: its users are not the ones plan chose (their digest "
+                         "differs)", path=path, fix=fix)  # fmt: skip

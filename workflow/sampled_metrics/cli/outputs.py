@@ -75,6 +75,8 @@ def check_outputs(option: str, outputs: list, inputs: dict, *, force: bool) -> N
                 which = "" if output == named else f" (its {Path(output).name})"
                 raise ValueError(f"{option} {named}{which} is {what}: writing there would "
                                  "destroy an input; give another file")  # fmt: skip
+    if Path(named).is_dir():
+        raise IsADirectoryError(f"{named}: is a directory: {option} names a file")
     existing = [output for output in outputs if Path(output).exists()]
     if existing and not force:
         raise FileExistsError(f"{option} {named}: {existing[0]} exists already; give --force "

@@ -8,11 +8,14 @@ from __future__ import annotations
 import math
 
 from ..estimation.decisions import paired_test
+from ..estimation.estimators import SampledEvaluation
 
 __all__ = ["paired_fields"]
 
 
-def paired_fields(first, second, metric: str, confidence: float) -> dict:
+def paired_fields(
+    first: SampledEvaluation, second: SampledEvaluation, metric: str, confidence: float
+) -> dict:
     """``low``, ``high`` (Student's t interval of the mean difference first - second)
     and ``p_value`` (two-sided) over the rows of two full rankings' evaluations; None
     for a file of one row (no spread to test against).

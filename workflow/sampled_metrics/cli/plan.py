@@ -13,16 +13,19 @@ from __future__ import annotations
 
 import argparse
 import secrets
+from typing import Any, cast
 
 import numpy as np
 
-from ..estimation.decisions import DECISION_DEFAULTS, UNITS, draw_design
-from .arguments import PROG, metric
-from .correct import add_reading_options, read_files
-from .design_file import design_sidecar, write_design
+from ..estimation.decisions import DECISION_DEFAULTS, UNITS, Design, draw_design
+from .arguments import PROG, metric, non_negative_int
+from .design_file import DesignSettings, design_record, design_sidecar, write_design
+from .errors import InputError
+from .inputs import ResolvedRanks, resolve_ranks
 from .outputs import check_outputs, rank_file_inputs
-from .rank_file import InputError
-from .report import _table
+from .rank_file import repeated_user
+from .reading import ReadOptions, add_reading_options
+from .text import table
 
 __all__ = ["add_parser", "run"]
 
@@ -37,7 +40,7 @@ def _budget(text: str) -> float:
     return value
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """The ``plan`` sub-command's parser."""
     parser = subparsers.add_parser(
         "plan",
@@ -78,20 +81,22 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         f"{DECISION_DEFAULTS['metric']})",
     )
     design.add_argument(
-        "--seed", type=int, help="seed of the draw (default: a fresh one, written down)"
+        "--seed",
+        type=non_negative_int,
+        help="seed of the draw, a non-negative integer (default: a fresh one, written down)",
     )
     parser.add_argument("--out", required=True, metavar="CHOSEN", help="the design's csv file")
     parser.add_argument("--force", action="store_true", help="replace an existing CHOSEN")
     return parser
 
 
-def _cost_share(design, n: np.ndarray) -> tuple[float, float]:
+def _cost_share(design: Design, n: np.ndarray) -> tuple[float, float]:
     """The chosen users' scored items, and their expectation, as shares of every user's."""
     total = float(n.sum())
     return float(n[design.chosen].sum()) / total, float(np.sum(design.probability * n)) / total
 
 
-def _bins(edges) -> list:
+def _bins(edges: tuple[int, ...]) -> list[str]:
     """The labels of the sampled-rank bins of ``cells="min"``: <= 1, 2, 3, 4-5, ..."""
     labels, low = [], 1
     for high in edges:
@@ -100,57 +105,90 @@ def _bins(edges) -> list:
     return [*labels, f">= {low}"]
 
 
-def _summary(args, ranks, design, seed: int, rows) -> str:
-    chosen, expected = _cost_share(design, ranks.first.n)
+def _next_step(resolved: ResolvedRanks, out: str) -> str:
+    """The command that uses the design: one EXACT per model file when the ranks came
+    from several files (each model ranked exactly where it was evaluated)."""
+    files = " ".join(resolved.paths)
+    if len(resolved.paths) == 1:
+        exact = "EXACT"
+    else:
+        exact = " ".join(f"EXACT-{'-'.join(models)}" for models in resolved.models_of)
+    return (
+        f"next: rank the chosen users exactly, then {PROG} correct {files} "
+        f"--exact {exact} --design {out} (docs/deciding.md)"
+    )
+
+
+def _summary(resolved: ResolvedRanks, design: Design, settings: DesignSettings, out: str) -> str:
+    chosen, expected = _cost_share(design, resolved.ranks.first.n)
     lines = [
-        f"{args.out}: {design.n_chosen} of {design.n_users} users chosen "
-        f"({100 * design.n_chosen / design.n_users:.1f}%), seed {seed}; ranking them exactly "
-        f"scores {100 * chosen:.1f}% of the items a full ranking of every user scores "
-        f"(expected {100 * expected:.1f}%); the design's record: {design_sidecar(args.out).name}",
-        "",
+        f"{out}: {design.n_chosen} of {design.n_users} users chosen "
+        f"({100 * design.n_chosen / design.n_users:.1f}%), seed {settings.seed}; ranking them "
+        f"exactly scores {100 * chosen:.1f}% of the items a full ranking of every user scores "
+        f"(expected {100 * expected:.1f}%); the design's record: {design_sidecar(out).name}",
+    ]
+    lines += [design.note] if design.note else []
+    sizes, counts = design.stratum_sizes, design.stratum_chosen
+    labels = _bins(settings.edges)
+    rows = [
+        [str(h), labels[h], str(sizes[h]), str(counts[h]), f"{counts[h] / sizes[h]:.3f}"]
+        for h in np.flatnonzero(sizes)
     ]
     header = ["stratum", "best sampled rank", "users", "chosen", "probability"]
-    lines.append(_table(header, rows, {2, 3, 4}))
-    files = " ".join(args.files)
-    lines += ["", f"next: rank the chosen users exactly, then {PROG} correct {files} "
-              f"--exact EXACT --design {args.out} (docs/deciding.md)"]  # fmt: skip
+    lines += ["", table(header, rows, {2, 3, 4}), "", _next_step(resolved, out)]
     return "\n".join(lines)
 
 
-def run(args) -> int:
+def _users(resolved: ResolvedRanks) -> np.ndarray:
+    """The rank files' users: a design names the users it chooses, each once."""
+    ranks = resolved.ranks
+    if resolved.reading.full:
+        raise InputError(
+            "a full ranking's ranks are exact: there is nothing to plan", path=ranks.path
+        )
+    if ranks.users is None:
+        raise InputError("no user column: the design names the users it chooses", path=ranks.path)
+    twice = repeated_user(ranks.users)
+    if twice is not None:
+        raise InputError("several rows: plan needs one per user", path=ranks.path, user=twice)
+    return ranks.users
+
+
+def run(args: argparse.Namespace) -> int:
     """Read RANKS as ``correct`` does, draw the design, write it, print a summary."""
     outputs = [args.out, design_sidecar(args.out)]
     check_outputs("--out", outputs, rank_file_inputs(args.files), force=args.force)
-    how, ranks = read_files(args)
-    if how.full:
-        raise InputError(
-            f"{ranks.path}: a full ranking's ranks are exact: there is nothing to plan"
-        )
-    if ranks.users is None:
-        raise InputError(f"{ranks.path}: no user column: the design names the users it chooses")
-    if len(set(ranks.users)) != len(ranks.users):
-        seen = set()
-        twice = next(u for u in ranks.users if u in seen or seen.add(u))
-        raise InputError(f"{ranks.path}: user {twice} has several rows: plan needs one per user")
-    seed = secrets.randbits(32) if args.seed is None else args.seed
-    data = ranks.first
-    sampled = np.stack([e.ranks for e in ranks.evaluations.values()])
-    settings = {
-        "budget": args.budget,
-        "unit": args.budget_unit,
-        "metric": args.metric,
-        "edges": DECISION_DEFAULTS["edges"],
-        "cells": DECISION_DEFAULTS["cells"],
-        "floor": DECISION_DEFAULTS["floor"],
-    }
-    design = draw_design(sampled, data.m, data.n, law=data.law, seed=seed, **settings)
-    record = {"rank_files": [str(f) for f in args.files], "rank_columns": list(ranks.evaluations),
-              "law": data.law, **settings, "seed": seed}  # fmt: skip
-    record["edges"] = list(settings["edges"])
-    write_design(args.out, design, ranks.users, record)
-    sizes, counts = design.stratum_sizes, design.stratum_chosen
-    labels = _bins(settings["edges"])
-    rows = [[str(h), labels[h], str(sizes[h]), str(counts[h]), f"{counts[h] / sizes[h]:.3f}"]
-            for h in np.flatnonzero(sizes)]  # fmt: skip
-    print(_summary(args, ranks, design, seed, rows))
+    resolved = resolve_ranks(args.files, ReadOptions.from_args(args))
+    users = _users(resolved)
+    settings = DesignSettings(
+        budget=args.budget,
+        unit=args.budget_unit,
+        metric=args.metric,
+        edges=tuple(cast(tuple, DECISION_DEFAULTS["edges"])),
+        cells=str(DECISION_DEFAULTS["cells"]),
+        floor=cast(int, DECISION_DEFAULTS["floor"]),
+        seed=secrets.randbits(32) if args.seed is None else args.seed,
+    )
+    design = _draw(resolved, settings)
+    record = design_record(design, users, resolved.ranks, resolved.paths, settings)
+    write_design(args.out, design, users, record)
+    print(_summary(resolved, design, settings, args.out))
     return 0
+
+
+def _draw(resolved: ResolvedRanks, settings: DesignSettings) -> Design:
+    data = resolved.ranks.first
+    sampled = np.stack([e.ranks for e in resolved.ranks.evaluations.values()])
+    return draw_design(
+        sampled,
+        data.m,
+        data.n,
+        law=data.law,
+        seed=settings.seed,
+        budget=settings.budget,
+        unit=settings.unit,
+        metric=settings.metric,
+        edges=settings.edges,
+        cells=settings.cells,
+        floor=settings.floor,
+    )

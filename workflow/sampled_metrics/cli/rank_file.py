@@ -14,11 +14,20 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..estimation.estimators import SampledEvaluation, sampled_evaluation
+from ..estimation.estimators import EvaluationError, SampledEvaluation, sampled_evaluation
 from ..estimation.laws import LAWS, WITH_REPLACEMENT, WITHOUT_REPLACEMENT
 from ..frameworks.rank_meta import RankMeta, RankMetaError
+from .errors import InputError
 
-__all__ = ["InputError", "RankFile", "join_rank_files", "read_rank_file"]
+__all__ = [
+    "MissingColumn",
+    "RankFile",
+    "integers",
+    "join_rank_files",
+    "read_rank_file",
+    "read_table",
+    "repeated_user",
+]
 
 # The extensions of a file's format (after a compression suffix pandas reads).
 SEPARATORS = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
@@ -26,21 +35,6 @@ PARQUET = (".parquet", ".pq")
 COMPRESSIONS = (".gz", ".bz2", ".xz", ".zst", ".zip")
 # Integers beyond this are refused (float parsing loses them; no rank is that large).
 LARGEST = 2**53
-
-
-class InputError(ValueError):
-    """Bad input, in one line that names the file and the row or the column.
-
-    Parameters
-    ----------
-    message : str
-        The line.
-
-    Examples
-    --------
-    >>> str(InputError("ranks.csv: line 3: column m: 'x' is not an integer"))
-    "ranks.csv: line 3: column m: 'x' is not an integer"
-    """
 
 
 @dataclass(frozen=True)
@@ -61,6 +55,10 @@ class RankFile:
     unused_m_rows : int, default 0
         With one m for all rows: the rows where the file's column ``m`` (not used)
         holds another value.
+    lines : numpy.ndarray, optional
+        Each row's line in the file (header = line 1), or its 1-based row number in a
+        parquet file (``row_word`` "row").
+    row_word : str, default "line"
 
     Examples
     --------
@@ -78,6 +76,8 @@ class RankFile:
     m_source: str
     n_source: str
     unused_m_rows: int = 0
+    lines: np.ndarray | None = None
+    row_word: str = "line"
 
     @property
     def first(self) -> SampledEvaluation:
@@ -103,10 +103,10 @@ def _format_of(path: Path, sep: str | None) -> str:
     )
 
 
-def _read_table(path: Path, sep: str | None) -> tuple[pd.DataFrame, str]:
+def read_table(path: Path, sep: str | None = None) -> tuple[pd.DataFrame, str]:
     """The file as a table of text (csv, tsv) or values (parquet) and the word for
     its rows in messages; the index is the row's line in the file (header = line 1)
-    or its 1-based row number."""
+    or its 1-based row number (the one reader of the tables of ranks and designs)."""
     if not path.exists():
         raise InputError(f"{path}: no such file")
     if path.is_dir():
@@ -154,9 +154,9 @@ def _one_line(error: BaseException) -> str:
     return " ".join(str(error).split()) or type(error).__name__
 
 
-def _integers(table: pd.DataFrame, column: str, where: str, what: str) -> np.ndarray:
+def integers(table: pd.DataFrame, column: str, path: object, what: str) -> np.ndarray:
     """The column as int64, or an InputError naming the first row that is not an
-    integer (``where``: "<file>: " ; ``what``: "line" or "row")."""
+    integer (``path``: the file; ``what``: "line" or "row")."""
     raw = table[column]
     if not pd.api.types.is_numeric_dtype(raw):
         raw = raw.astype(str).str.strip()
@@ -168,19 +168,29 @@ def _integers(table: pd.DataFrame, column: str, where: str, what: str) -> np.nda
         problem = (
             "is empty" if text in ("", "nan", "None", "<NA>") else f"{text!r} is not an integer"
         )
-        raise InputError(f"{where}{what} {table.index[k]}: column {column}: {problem}")
+        line = int(table.index[k])
+        raise InputError(problem, path=path, line=line, row_word=what, column=column)
     return values.astype(np.int64)
 
 
-def _missing_column(path, name: str, option: str, table: pd.DataFrame) -> InputError:
-    columns = ", ".join(map(str, table.columns))
-    return InputError(f"{path}: no column {name!r} ({option}); the file has: {columns}")
+class MissingColumn(InputError):
+    """A column the file does not have: ``name``, and the columns it has."""
+
+    def __init__(self, path: object, name: str, option: str, have: list[str]) -> None:
+        self.name = name
+        self.have = have
+        super().__init__(f"no column {name!r} ({option})", path=path, option=option,
+                         fix=f"the file has: {', '.join(have)}")  # fmt: skip
+
+
+def _missing_column(path: Path, name: str, option: str, table: pd.DataFrame) -> MissingColumn:
+    return MissingColumn(path, name, option, list(map(str, table.columns)))
 
 
 def read_rank_file(
-    path,
+    path: str | Path,
     *,
-    rank_columns=None,
+    rank_columns: list[str] | None = None,
     user_column: str | None = None,
     m: int | None = None,
     m_column: str | None = None,
@@ -256,8 +266,7 @@ def read_rank_file(
     line 3: column a: 5 sampled items above, outside 0..m = 4
     """
     path = Path(path)
-    table, what = _read_table(path, sep)
-    where = f"{path}: "
+    table, what = read_table(path, sep)
     if table.empty:
         raise InputError(f"{path}: no rows (only a header)")
     if law not in LAWS:
@@ -289,7 +298,7 @@ def read_rank_file(
     if user_column is not None:
         users = table[user_column].astype(str).to_numpy()
 
-    sizes = {}
+    sizes: dict[str, tuple[np.ndarray, str | None]] = {}
     wanted = (
         [("n", n, n_column, "n")] if full else [("m", m, m_column, "m"), ("n", n, n_column, "n")]
     )
@@ -303,25 +312,30 @@ def read_rank_file(
             if name == "m" and m_source:  # a protocol that reads each row's m
                 option = f"{m_source} reads each row's m from it; name another with --m-column"
             raise _missing_column(path, column, option, table)
-        sizes[name] = (_integers(table, column, where, what), column)
+        sizes[name] = (integers(table, column, path, what), column)
     n_values, n_col = sizes["n"]
     m_values, m_col = sizes["m"] if not full else (n_values - 1, None)
 
     evaluations = {}
     for column in rank_columns:
-        ranks = _integers(table, column, where, what)
+        ranks = integers(table, column, path, what)
         if zero_based:
             bad = np.flatnonzero((ranks < 0) | (ranks > m_values))
             if bad.size:
                 k = bad[0]
                 raise InputError(
-                    f"{where}{what} {table.index[k]}: column {column}: {ranks[k]} sampled items "
+                    f"{path}: {what} {table.index[k]}: column {column}: {ranks[k]} sampled items "
                     f"above, outside 0..m = {m_values[k]}"
                 )
             ranks = ranks + 1
         try:
             evaluations[column] = sampled_evaluation(ranks, m_values, n_values, law)
-        except ValueError as error:
+        except EvaluationError as error:
+            if full and error.field == "sampled rank":  # the bound is n, not m + 1
+                k = error.user
+                raise InputError(f"exact rank {error.value} is outside 1..n = {n_values[k]}",
+                                 path=path, line=int(table.index[k]), row_word=what,
+                                 column=column) from None  # fmt: skip
             sources = (f"column {m_col}", f"column {n_col}")
             if full:
                 sources = (f"column {n_col}" if n is None else f"n = {n} (--n)",) * 2
@@ -329,31 +343,33 @@ def read_rank_file(
                 sources = (f"m = {m} ({m_source or '--m'})", sources[1])
             if n is not None:
                 sources = (sources[0], f"n = {n} (--n)")
-            raise _located(error, table, where, what, column, *sources) from None
+            raise _located(error, table, path, what, column, *sources) from None
     unused = 0
     if m is not None and m_column is None and "m" in table.columns and not full:
         column = pd.to_numeric(table["m"], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
         unused = int(np.sum(column != m))
     m_text = (m_source or "--m") if m is not None or full else f"column {m_col}"
     n_text = "--n" if n is not None else f"column {n_col}"
-    return RankFile(str(path), evaluations, users, m_text, n_text, unused)
+    lines = table.index.to_numpy()
+    return RankFile(str(path), evaluations, users, m_text, n_text, unused, lines, what)
 
 
-def _located(error, table, where, what, rank_column, m_source, n_source) -> InputError:
-    """The library's message ("... of user 3 is ...") located in the file."""
-    message = str(error)
-    found = re.search(r" of user (\d+)", message)
-    if not found:
-        return InputError(f"{where}{message}")
-    row = table.index[int(found.group(1))]
-    message = message.replace(found.group(0), "", 1)
-    if message.startswith("sampled rank"):
-        subject = f"column {rank_column}"
-    elif message.startswith("m "):
-        subject = m_source
-    else:
-        subject = n_source
-    return InputError(f"{where}{what} {row}: {subject}: {message}")
+def _located(
+    error: EvaluationError,
+    table: pd.DataFrame,
+    path: Path,
+    what: str,
+    rank_column: str,
+    m_source: str,
+    n_source: str,
+) -> InputError:
+    """The library's refusal located in the file: its row, and the column or option
+    the refused field came from."""
+    line = int(table.index[error.user])
+    if error.field == "sampled rank":
+        return InputError(error.problem, path=path, line=line, row_word=what, column=rank_column)
+    source = m_source if error.field == "m" else n_source
+    return InputError(f"{source}: {error.problem}", path=path, line=line, row_word=what)
 
 
 def join_rank_files(files: list[RankFile]) -> RankFile:
@@ -382,42 +398,60 @@ def join_rank_files(files: list[RankFile]) -> RankFile:
     """
     if len(files) == 1:
         return files[0]
-    for ranks in files:
-        if ranks.users is None:
-            raise InputError(f"{ranks.path}: no user column: joining files needs one")
-        if len(set(ranks.users)) != len(ranks.users):
-            seen = set()
-            twice = next(u for u in ranks.users if u in seen or seen.add(u))
-            raise InputError(f"{ranks.path}: user {twice} has several rows: joining files "
-                             "needs one per user")  # fmt: skip
-    first = files[0]
+    users = [_unique_users(ranks) for ranks in files]
+    first, first_users = files[0], users[0]
     evaluations = dict(first.evaluations)
-    for ranks in files[1:]:
-        row_of = {user: row for row, user in enumerate(ranks.users)}
-        missing = [user for user in first.users if user not in row_of]
-        if missing or len(ranks.users) != len(first.users):
+    for ranks, own in zip(files[1:], users[1:]):
+        row_of = {user: row for row, user in enumerate(own)}
+        missing = [user for user in first_users if user not in row_of]
+        if missing or len(own) != len(first_users):
             user, where = (
                 (missing[0], ranks.path)
                 if missing
-                else (next(u for u in ranks.users if u not in set(first.users)), first.path)
+                else (next(u for u in own if u not in set(first_users)), first.path)
             )
             raise InputError(f"{where}: no row for user {user}, which the other file has: "
                              "joined files must hold the same users")  # fmt: skip
-        order = np.array([row_of[user] for user in first.users])
+        order = np.array([row_of[user] for user in first_users])
         for model, data in ranks.evaluations.items():
             if model in evaluations:
                 other = next(r.path for r in files if model in r.evaluations)
-                raise InputError(f"{ranks.path}: model {model} is in {other} too: give each file "
-                                 "once, and two models of one class two names where their ranks "
-                                 "are written (sampled-metrics recbole --name NAME; cornac: "
-                                 "--model \"CLASS(name='NAME')\")")  # fmt: skip
+                fix = ("give each file once, and two models of one class two names where "
+                       "their ranks are written (sampled-metrics recbole --name NAME; cornac: "
+                       "--model \"CLASS(name='NAME')\")")  # fmt: skip
+                raise InputError(f"model {model} is in {other} too", path=ranks.path, fix=fix)
             data = data.take(order)
-            _same_sizes(first, ranks, data)
+            _same_sizes(first, first_users, ranks, data)
             evaluations[model] = data
     return replace(first, path=" + ".join(r.path for r in files), evaluations=evaluations)
 
 
-def _same_sizes(first: RankFile, other: RankFile, data: SampledEvaluation) -> None:
+def repeated_user(users: np.ndarray) -> str | None:
+    """The first user that has a row before, or None when each has one.
+
+    Examples
+    --------
+    >>> repeated_user(np.array(["u", "v", "u"])), repeated_user(np.array(["u", "v"]))
+    ('u', None)
+    """
+    twice = np.flatnonzero(pd.Series(users).duplicated().to_numpy())
+    return str(users[twice[0]]) if twice.size else None
+
+
+def _unique_users(ranks: RankFile) -> np.ndarray:
+    """The users of a file to join: a user column, one row per user."""
+    if ranks.users is None:
+        raise InputError(f"{ranks.path}: no user column: joining files needs one")
+    twice = repeated_user(ranks.users)
+    if twice is not None:
+        raise InputError(f"{ranks.path}: user {twice} has several rows: joining files "
+                         "needs one per user")  # fmt: skip
+    return ranks.users
+
+
+def _same_sizes(
+    first: RankFile, users: np.ndarray, other: RankFile, data: SampledEvaluation
+) -> None:
     reference = first.first
     if data.law != reference.law:
         raise InputError(f"{other.path}: law {data.law}, but {first.path} has {reference.law}")
@@ -426,6 +460,6 @@ def _same_sizes(first: RankFile, other: RankFile, data: SampledEvaluation) -> No
         if differs.size:
             k = differs[0]
             raise InputError(
-                f"{other.path}: user {first.users[k]}: {name} = {getattr(data, name)[k]}, but "
+                f"{other.path}: user {users[k]}: {name} = {getattr(data, name)[k]}, but "
                 f"{first.path} has {name} = {getattr(reference, name)[k]}"
             )

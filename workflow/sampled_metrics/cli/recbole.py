@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import Any
 
 from ..frameworks.adapters import UnknownUser
 from ..frameworks.adapters.topk import TIES
@@ -37,7 +38,7 @@ REMOVED = {
 BESIDE = "give another --name or --out to write beside it, or --force to replace it"
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """The ``recbole`` sub-command's parser."""
     parser = subparsers.add_parser(
         "recbole",
@@ -90,7 +91,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return parser
 
 
-def run(args) -> int:
+def run(args: argparse.Namespace) -> int:
     """Write ``<out>/<model>-<protocol>.csv`` per protocol, each with its sidecar; one
     JSON line per protocol with RecBole's metrics and the file (RecBole logs to stderr)."""
     from ..frameworks.adapters import recbole

@@ -1,12 +1,10 @@
-"""``correct``'s report: its records (each kind with only the fields it has a value
-for) and their text tables or JSON.
+"""``correct``'s report: its typed results (:mod:`.results`) of sampled ranks or of a
+full ranking, and their text tables or JSON.
 
-Record kinds: ``estimate`` (model, metric, estimator, estimate), ``comparison``
-(first, second, metric, estimator, difference), ``range`` (model, metric, low, high),
-``range_difference`` (first, second, metric, low, high, verdict) for sampled ranks;
-``exact`` (model, metric, value) and ``exact_difference`` (first, second, metric,
-difference, low, high, p_value, verdict: the paired t-test over the rows) for a full
-ranking's.
+For sampled ranks: :class:`~.results.PointEstimate` and :class:`~.results.PointDifference`
+(each estimator's), :class:`~.results.Range` and :class:`~.results.RangeDifference` (the
+ranges that hold whatever the ranks); for a full ranking's: :class:`~.results.ExactValue`
+and :class:`~.results.ExactDifference` (the paired t-test over the rows).
 """
 
 from __future__ import annotations
@@ -15,7 +13,7 @@ import json
 import math
 import sys
 from itertools import combinations
-from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -27,13 +25,27 @@ from ..estimation.estimators import (
 )
 from ..estimation.metrics import metric_by_name
 from .arguments import NO_INTERVAL, PROG
+from .inputs import ResolvedRanks
 from .paired import paired_fields
 from .rank_file import RankFile
+from .results import (
+    ExactDifference,
+    ExactValue,
+    PointDifference,
+    PointEstimate,
+    Range,
+    RangeDifference,
+    Result,
+    records,
+)
+from .text import heading, number, p_value, table
 
-__all__ = ["exact_records", "print_report", "sampled_records"]
+__all__ = ["exact_results", "print_report", "sampled_results"]
+
+R = TypeVar("R", bound=Result)
 
 
-def _progress(total: int, disable: bool):
+def _progress(total: int, disable: bool) -> Any:
     from tqdm.auto import tqdm
 
     return tqdm(
@@ -47,36 +59,40 @@ def _progress(total: int, disable: bool):
     )
 
 
-def _number(value) -> float | None:
+def _number(value: float) -> float | None:
     value = float(value)
     return value if math.isfinite(value) else None
 
 
-def sampled_records(
-    ranks: RankFile, metrics, estimators, with_range: bool, confidence: float, quiet: bool
-) -> list[dict]:
+def sampled_results(
+    ranks: RankFile,
+    metrics: list[str],
+    estimators: list[str],
+    with_range: bool,
+    confidence: float,
+    quiet: bool,
+) -> list[Result]:
     """Every model's estimates and ranges, every pair's differences (the module's kinds)."""
     models = list(ranks.evaluations)
     pairs = list(combinations(models, 2))
     estimators = list(dict.fromkeys(estimators))
     show = not quiet and sys.stderr.isatty()
-    points, estimates = {}, []
+    points: dict = {}
+    estimates: list[Result] = []
     with _progress(len(models) * (1 + with_range), not show) as bar:
         for model in models:
             bar.set_postfix_str(model)
             data = ranks.evaluations[model]
             points[model] = point_estimates(data, metrics, estimators) if estimators else {}
             estimates += [
-                {"kind": "estimate", "model": model, "metric": metric, "estimator": name,
-                 "estimate": _number(points[model][metric, name])}
+                PointEstimate(model, metric, name, _number(points[model][metric, name]))
                 for metric in metrics
                 for name in estimators
-            ]  # fmt: skip
+            ]
             bar.update()
-        comparisons = [
-            {"kind": "comparison", "first": first, "second": second, "metric": metric,
-             "estimator": name,
-             "difference": _number(points[first][metric, name] - points[second][metric, name])}
+        comparisons: list[Result] = [
+            PointDifference(first, second, metric, name,
+                            _number(points[first][metric, name] - points[second][metric, name]))
             for first, second in pairs
             for metric in metrics
             for name in estimators
@@ -85,15 +101,17 @@ def sampled_records(
     return estimates + comparisons + ranges
 
 
-def _ranges(ranks: RankFile, models, pairs, metrics, confidence, bar) -> list:
+def _ranges(
+    ranks: RankFile, models: list, pairs: list, metrics: list, confidence: float, bar: Any
+) -> list[Result]:
     """The identification intervals (estimation.estimators.bounds): of every model's
     metric, and of every pair's difference with the verdict it supports; they hold
     whatever the ranks."""
-    records = []
+    found: list[Result] = []
     for model in models:
         bar.set_postfix_str(f"range {model}")
-        records += [
-            {"kind": "range", "model": model, "metric": metric, "low": low, "high": high}
+        found += [
+            Range(model, metric, low, high)
             for metric, (low, high) in identification_intervals(
                 ranks.evaluations[model], metrics, confidence
             ).items()
@@ -104,20 +122,13 @@ def _ranges(ranks: RankFile, models, pairs, metrics, confidence, bar) -> list:
             low, high = difference_interval(
                 ranks.evaluations[first], ranks.evaluations[second], metric, confidence
             )
-            records.append(
-                {"kind": "range_difference", "first": first, "second": second,
-                 "metric": metric, "low": low, "high": high,
-                 "verdict": _verdict(first, second, low, high)}
-            )  # fmt: skip
-    return records
+            found.append(
+                RangeDifference(first, second, metric, low, high, interval_verdict(low, high))
+            )
+    return found
 
 
-def _verdict(first: str, second: str, low: float, high: float) -> str:
-    """Which model the interval of first - second says is the better, by name."""
-    return interval_verdict(low, high).label(first, second)
-
-
-def exact_records(ranks: RankFile, metrics, confidence: float) -> list[dict]:
+def exact_results(ranks: RankFile, metrics: list[str], confidence: float) -> list[Result]:
     """A full ranking's metrics: the mean over the rows of each metric of the exact
     ranks, and every pair's difference with its paired test (:mod:`.paired`)."""
     values = {
@@ -126,74 +137,34 @@ def exact_records(ranks: RankFile, metrics, confidence: float) -> list[dict]:
         for name in metrics
     }
     models = list(ranks.evaluations)
-    records = [
-        {"kind": "exact", "model": model, "metric": name, "value": values[model, name]}
-        for model in models
-        for name in metrics
+    found: list[Result] = [
+        ExactValue(model, name, values[model, name]) for model in models for name in metrics
     ]
     for first, second in combinations(models, 2):
         for name in metrics:
             test = paired_fields(
                 ranks.evaluations[first], ranks.evaluations[second], name, confidence
             )
-            verdict = _verdict(first, second, test["low"] or 0.0, test["high"] or 0.0)
-            records.append(
-                {"kind": "exact_difference", "first": first, "second": second, "metric": name,
-                 "difference": values[first, name] - values[second, name], **test,
-                 "verdict": verdict}
-            )  # fmt: skip
-    return records
+            verdict = interval_verdict(test["low"] or 0.0, test["high"] or 0.0)
+            difference = values[first, name] - values[second, name]
+            found.append(ExactDifference(first, second, name, difference, test["low"],
+                                         test["high"], test["p_value"], verdict))  # fmt: skip
+    return found
 
 
-def _fmt(value: float, digits: int = 4) -> str:
-    return "nan" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+def _of(results: list[Result], kind: type[R]) -> list[R]:
+    return [r for r in results if isinstance(r, kind)]
 
 
-def _p_value(value) -> str:
-    return "nan" if value is None else f"{value:.2g}"
-
-
-def _table(header: list, rows: list, right: set) -> str:
-    rows = [header, *rows]
-    widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
-    return "\n".join(
-        "  ".join(
-            cell.rjust(width) if k in right else cell.ljust(width)
-            for k, (cell, width) in enumerate(zip(row, widths))
-        ).rstrip()
-        for row in rows
-    )
-
-
-def _span(values) -> str:
-    low, high = int(values.min()), int(values.max())
-    return f"{low}" if low == high else f"{low}..{high}"
-
-
-def _heading(how, ranks: RankFile) -> str:
-    data = ranks.first
-    users = f", {len(set(ranks.users))} users" if ranks.users is not None else ""
-    n = f"n = {_span(data.n)} ({ranks.n_source})"
-    start = f"{ranks.path}: {data.n_users} rows{users}; "
-    sidecar = f" ({Path(how.sidecar).name})" if how.sidecar else ""
-    if how.full:
-        return f"{start}full ranking{sidecar}, {n}"
-    if sidecar:
-        start += f"protocol {how.protocol}{sidecar}, "
-    return f"{start}m = {_span(data.m)} ({ranks.m_source}), {n}, {how.law} law"
-
-
-def _of(records, kind) -> list:
-    return [r for r in records if r["kind"] == kind]
-
-
-def _text(how, ranks: RankFile, records, confidence: float, with_range: bool) -> str:
-    lines = [_heading(how, ranks)]
+def _text(resolved: ResolvedRanks, results: list[Result], confidence: float,
+          with_range: bool) -> str:  # fmt: skip
+    how, ranks = resolved.reading, resolved.ranks
+    lines = [heading(how, ranks)]
     if how.full:
         lines += ["", "exact metrics (a full ranking: nothing to correct):", ""]
-        rows = [[r["model"], r["metric"], _fmt(r["value"])] for r in _of(records, "exact")]
-        lines.append(_table(["model", "metric", "value"], rows, {2}))
-        if differences := _of(records, "exact_difference"):
+        rows = [[r.model, r.metric, number(r.value)] for r in _of(results, ExactValue)]
+        lines.append(table(["model", "metric", "value"], rows, {2}))
+        if differences := _of(results, ExactDifference):
             level = f"{100 * confidence:g}%"
             lines += [
                 "",
@@ -201,33 +172,33 @@ def _text(how, ranks: RankFile, records, confidence: float, with_range: bool) ->
                 "interval and p-value of the paired t-test, for users like these):",
                 "",
             ]
-            rows = [[r["first"], r["second"], r["metric"], _fmt(r["difference"]), _fmt(r["low"]),
-                     _fmt(r["high"]), _p_value(r["p_value"]), r["verdict"]]
+            rows = [[r.first, r.second, r.metric, number(r.difference), number(r.low),
+                     number(r.high), p_value(r.p_value), r.verdict.label(r.first, r.second)]
                     for r in differences]  # fmt: skip
             header = ["first", "second", "metric", "difference", "low", "high", "p", "verdict"]
-            lines.append(_table(header, rows, {3, 4, 5, 6}))
+            lines.append(table(header, rows, {3, 4, 5, 6}))
         return "\n".join(lines)
-    if estimates := _of(records, "estimate"):
+    if estimates := _of(results, PointEstimate):
         lines += ["", f"estimates ({NO_INTERVAL}):", ""]
-        rows = [[r["model"], r["metric"], r["estimator"], _fmt(r["estimate"])] for r in estimates]
-        lines.append(_table(["model", "metric", "estimator", "estimate"], rows, {3}))
-    if comparisons := _of(records, "comparison"):
+        rows = [[r.model, r.metric, r.estimator, number(r.estimate)] for r in estimates]
+        lines.append(table(["model", "metric", "estimator", "estimate"], rows, {3}))
+    if comparisons := _of(results, PointDifference):
         lines += ["", "paired differences (first - second; no interval, as above):", ""]
-        rows = [[r["first"], r["second"], r["metric"], r["estimator"], _fmt(r["difference"])]
+        rows = [[r.first, r.second, r.metric, r.estimator, number(r.difference)]
                 for r in comparisons]  # fmt: skip
         header = ["first", "second", "metric", "estimator", "difference"]
-        lines.append(_table(header, rows, {4}))
+        lines.append(table(header, rows, {4}))
     level = f"{100 * confidence:g}%"
-    if ranges := _of(records, "range"):
+    if ranges := _of(results, Range):
         lines += [
             "",
             f"ranges that hold whatever the ranks ({level}, the estimators' bias included; "
             "docs/estimators.md):",
             "",
         ]
-        rows = [[r["model"], r["metric"], _fmt(r["low"]), _fmt(r["high"])] for r in ranges]
-        lines.append(_table(["model", "metric", "low", "high"], rows, {2, 3}))
-    if differences := _of(records, "range_difference"):
+        rows = [[r.model, r.metric, number(r.low), number(r.high)] for r in ranges]
+        lines.append(table(["model", "metric", "low", "high"], rows, {2, 3}))
+    if spans := _of(results, RangeDifference):
         wrong = f"{100 - 100 * confidence:.3g}%"
         lines += [
             "",
@@ -235,17 +206,21 @@ def _text(how, ranks: RankFile, records, confidence: float, with_range: bool) ->
             f"verdict each supports (wrong with probability at most {wrong}):",
             "",
         ]
-        rows = [[r["first"], r["second"], r["metric"], _fmt(r["low"]), _fmt(r["high"]),
-                 r["verdict"]] for r in differences]  # fmt: skip
+        rows = [[r.first, r.second, r.metric, number(r.low), number(r.high),
+                 r.verdict.label(r.first, r.second)] for r in spans]  # fmt: skip
         header = ["first", "second", "metric", "low", "high", "verdict"]
-        lines.append(_table(header, rows, {3, 4}))
+        lines.append(table(header, rows, {3, 4}))
     if not with_range and estimates:
         lines += ["", "no range (--no-range): nothing above carries an interval"]
     return "\n".join(lines)
 
 
-def print_report(args, how, ranks: RankFile, records: list) -> None:
-    """The notes on stderr, then the records as JSON or the text tables on stdout."""
+def print_report(
+    resolved: ResolvedRanks, results: list[Result], confidence: float, with_range: bool,
+    as_json: bool,
+) -> None:  # fmt: skip
+    """The notes on stderr, then the results as JSON or the text tables on stdout."""
+    how, ranks = resolved.reading, resolved.ranks
     if ranks.unused_m_rows:
         print(
             f"{PROG} correct: note: {ranks.path}: column m differs from m = {how.m} "
@@ -253,7 +228,7 @@ def print_report(args, how, ranks: RankFile, records: list) -> None:
             "(--m-column m uses it)",
             file=sys.stderr,
         )
-    if args.json:
-        print(json.dumps(records, indent=1))
+    if as_json:
+        print(json.dumps(records(results), indent=1))
     else:
-        print(_text(how, ranks, records, args.confidence, not args.no_range))
+        print(_text(resolved, results, confidence, with_range))

@@ -61,12 +61,13 @@ from .bounds import (
     identification_interval,
     identification_intervals,
 )
-from .data import SampledEvaluation, sampled_evaluation
+from .data import EvaluationError, SampledEvaluation, sampled_evaluation
 from .estimate import compare, estimate, estimate_table, point_estimates
 from .learned import ESTIMATOR_DEFAULTS, em_distributions, learned_rank_distribution
 from .learned_prior import mn_correction
 
 __all__ = [
+    "EvaluationError",
     "BOUNDS_DEFAULTS",
     "ESTIMATOR_DEFAULTS",
     "LEARNED_DISTRIBUTIONS",

@@ -11,7 +11,42 @@ from numpy.typing import ArrayLike
 
 from ..laws import WITH_REPLACEMENT, sampling_law
 
-__all__ = ["SampledEvaluation", "sampled_evaluation"]
+__all__ = ["EvaluationError", "SampledEvaluation", "sampled_evaluation"]
+
+
+class EvaluationError(ValueError):
+    """A value :func:`sampled_evaluation` refuses, as data: the user (0-based index),
+    the field (``sampled rank``, ``m`` or ``n``), its value and the bound it breaks (the
+    clause said after the value); the message says the same in words.
+
+    Parameters
+    ----------
+    user : int
+        The first user (0-based index) whose value is refused.
+    field : {"sampled rank", "m", "n"}
+    value : object
+        The refused value.
+    bound : str
+        The bound it breaks, as said after the value (", below 1").
+
+    Examples
+    --------
+    >>> error = EvaluationError(user=2, field="m", value=0, bound=", below 1")
+    >>> error.user, error.field, str(error), error.problem
+    (2, 'm', 'm of user 2 is 0, below 1', 'm is 0, below 1')
+    """
+
+    def __init__(self, *, user: int, field: str, value: object, bound: str) -> None:
+        self.user = user
+        self.field = field
+        self.value = value
+        self.bound = bound
+        super().__init__(f"{field} of user {user} is {value}{bound}")
+
+    @property
+    def problem(self) -> str:
+        """The message without the user: the field, its value and the bound."""
+        return f"{self.field} is {self.value}{self.bound}"
 
 
 @dataclass(frozen=True)
@@ -75,17 +110,22 @@ def sampled_evaluation(
 
     Raises
     ------
+    EvaluationError
+        A ValueError naming the field that does not hold, its first user, its value
+        and the bound (as attributes too).
     ValueError
-        Naming what does not hold (and the first user where it fails).
+        The ranks are not a non-empty 1-d array.
 
     Examples
     --------
     >>> data = sampled_evaluation([1, 3, 101], m=100, n=3706)
     >>> data.n_users, data.m.tolist(), data.law
     (3, [100, 100, 100], 'binomial')
-    >>> sampled_evaluation([1, 102], m=100, n=3706)
-    Traceback (most recent call last):
-    ValueError: sampled rank of user 1 is 102, outside 1..m + 1 = 101
+    >>> try:
+    ...     sampled_evaluation([1, 102], m=100, n=3706)
+    ... except ValueError as error:
+    ...     print(f"{error}; user {error.user}, field {error.field!r}")
+    sampled rank of user 1 is 102, outside 1..m + 1 = 101; user 1, field 'sampled rank'
     """
     replacement = sampling_law(law).replacement
     r = np.asarray(ranks)
@@ -95,23 +135,25 @@ def sampled_evaluation(
     for name, values in (("sampled rank", r), ("m", m_u), ("n", n_u)):
         bad = np.flatnonzero(~np.isfinite(values.astype(float)) | (values != np.round(values)))
         if bad.size:
-            raise ValueError(f"{name} of user {bad[0]} is {values[bad[0]]}, not an integer")
+            u = int(bad[0])
+            raise EvaluationError(user=u, field=name, value=values[u], bound=", not an integer")
     r, m_u, n_u = (np.asarray(x, dtype=np.int64) for x in (r, m_u, n_u))
     for name, values, low in (("m", m_u, 1), ("n", n_u, 2)):
         bad = np.flatnonzero(values < low)
         if bad.size:
-            raise ValueError(f"{name} of user {bad[0]} is {values[bad[0]]}, below {low}")
+            u = int(bad[0])
+            raise EvaluationError(user=u, field=name, value=values[u], bound=f", below {low}")
     bad = np.flatnonzero((r < 1) | (r > m_u + 1))
     if bad.size:
-        u = bad[0]
-        raise ValueError(f"sampled rank of user {u} is {r[u]}, outside 1..m + 1 = {m_u[u] + 1}")
+        u = int(bad[0])
+        raise EvaluationError(user=u, field="sampled rank", value=r[u],
+                              bound=f", outside 1..m + 1 = {m_u[u] + 1}")  # fmt: skip
     if not replacement:
         bad = np.flatnonzero(m_u > n_u - 1)
         if bad.size:
-            u = bad[0]
-            raise ValueError(
-                f"m of user {u} is {m_u[u]} > n - 1 = {n_u[u] - 1}: impossible without replacement"
-            )
+            u = int(bad[0])
+            bound = f" > n - 1 = {n_u[u] - 1}: impossible without replacement"
+            raise EvaluationError(user=u, field="m", value=m_u[u], bound=bound)
     return SampledEvaluation(r, m_u.copy(), n_u.copy(), law)
 
 

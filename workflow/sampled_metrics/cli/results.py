@@ -1,0 +1,161 @@
+"""What ``correct`` computes, as typed records with one JSON form each
+(:meth:`Result.to_record`: ``kind`` and the fields in order, a verdict in the models'
+names): the sub-commands' text tables and ``--json`` read the same objects.
+
+Kinds: ``estimate`` (:class:`PointEstimate`, :class:`DesignEstimate`), ``comparison``
+(:class:`PointDifference`, :class:`DesignDifference`), ``range`` (:class:`Range`),
+``range_difference`` (:class:`RangeDifference`), ``exact`` (:class:`ExactValue`) and
+``exact_difference`` (:class:`ExactDifference`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import ClassVar
+
+from ..estimation.decisions import Verdict
+
+__all__ = [
+    "DesignDifference",
+    "DesignEstimate",
+    "ExactDifference",
+    "ExactValue",
+    "PointDifference",
+    "PointEstimate",
+    "Range",
+    "RangeDifference",
+    "Result",
+    "records",
+]
+
+
+@dataclass(frozen=True)
+class Result:
+    """A record of ``correct``'s report; ``KIND`` names its kind in JSON."""
+
+    KIND: ClassVar[str] = ""
+
+    def to_record(self) -> dict:
+        """The JSON record: ``kind``, then every field in order; a :class:`Verdict` is
+        said in the models' names (``first``, ``second``).
+
+        Examples
+        --------
+        >>> record = RangeDifference("A", "B", "ndcg@10", 0.01, 0.03, Verdict.FIRST).to_record()
+        >>> list(record), record["verdict"]
+        (['kind', 'first', 'second', 'metric', 'low', 'high', 'verdict'], 'A better')
+        """
+        record: dict = {"kind": self.KIND, **{f.name: getattr(self, f.name) for f in fields(self)}}
+        if isinstance(record.get("verdict"), Verdict):
+            record["verdict"] = record["verdict"].label(record["first"], record["second"])
+        return record
+
+
+@dataclass(frozen=True)
+class PointEstimate(Result):
+    """An estimator's point estimate of a model's metric (None: not finite)."""
+
+    KIND: ClassVar[str] = "estimate"
+    model: str
+    metric: str
+    estimator: str
+    estimate: float | None
+
+
+@dataclass(frozen=True)
+class PointDifference(Result):
+    """The difference first - second of two models' point estimates."""
+
+    KIND: ClassVar[str] = "comparison"
+    first: str
+    second: str
+    metric: str
+    estimator: str
+    difference: float | None
+
+
+@dataclass(frozen=True)
+class Range(Result):
+    """A model's range that holds whatever the ranks (the identification interval)."""
+
+    KIND: ClassVar[str] = "range"
+    model: str
+    metric: str
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class RangeDifference(Result):
+    """The range of first - second, and the verdict it supports."""
+
+    KIND: ClassVar[str] = "range_difference"
+    first: str
+    second: str
+    metric: str
+    low: float
+    high: float
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
+class ExactValue(Result):
+    """A full ranking's exact metric."""
+
+    KIND: ClassVar[str] = "exact"
+    model: str
+    metric: str
+    value: float
+
+
+@dataclass(frozen=True)
+class ExactDifference(Result):
+    """A full ranking's difference first - second, its paired t-test (None: one row)
+    and the verdict the test's interval supports."""
+
+    KIND: ClassVar[str] = "exact_difference"
+    first: str
+    second: str
+    metric: str
+    difference: float
+    low: float | None
+    high: float | None
+    p_value: float | None
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
+class DesignEstimate(Result):
+    """A model's metric estimated from a two-phase design, with its interval."""
+
+    KIND: ClassVar[str] = "estimate"
+    model: str
+    metric: str
+    estimator: str
+    estimate: float
+    low: float
+    high: float
+    standard_error: float
+    population: str
+
+
+@dataclass(frozen=True)
+class DesignDifference(Result):
+    """first - second estimated from a two-phase design, its interval and verdict."""
+
+    KIND: ClassVar[str] = "comparison"
+    first: str
+    second: str
+    metric: str
+    estimator: str
+    difference: float
+    low: float
+    high: float
+    standard_error: float
+    population: str
+    verdict: Verdict
+
+
+def records(results: list[Result]) -> list[dict]:
+    """The JSON records of ``results``, in order."""
+    return [result.to_record() for result in results]
