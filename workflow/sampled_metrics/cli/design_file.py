@@ -396,8 +396,9 @@ def _check_pinned(path: Path, meta: dict, table: pd.DataFrame, ids: np.ndarray,
     wrong = np.flatnonzero(np.abs(probability - expected) > 1e-12 * expected)
     if wrong.size:
         k, h = int(wrong[0]), int(stratum[wrong[0]])
-        raise InputError(f"{edited}: probability {probability[k]!r} of user {ids[k]} is not "
-                         f"n_h / N_h = {recorded[h]} / {sizes[h]} of its stratum {h}",
+        raise InputError(f"{edited}: probability {float(probability[k]):.17g} of user "
+                         f"{ids[k]} is not n_h / N_h = {recorded[h]} / {sizes[h]} of its "
+                         f"stratum {h}",
                          path=path, line=int(table.index[k]), fix=fix)  # fmt: skip
     if chosen_digest(ids, probability, stratum) != meta["chosen_digest"]:
         raise InputError(f"{edited}: its users are not the ones plan chose (their digest "
