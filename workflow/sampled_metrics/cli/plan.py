@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import secrets
+import shlex
 from typing import Any, cast
 
 import numpy as np
@@ -105,10 +106,11 @@ def _bins(edges: tuple[int, ...]) -> list[str]:
     return [*labels, f">= {low}"]
 
 
-def _next_step(resolved: ResolvedRanks, out: str) -> str:
-    """The command that uses the design: one EXACT per model file when the ranks came
-    from several files (each model ranked exactly where it was evaluated)."""
-    files = " ".join(resolved.paths)
+def _next_step(resolved: ResolvedRanks, options: ReadOptions, out: str) -> str:
+    """The command that uses the design, with the reading options given to plan: one
+    EXACT per model file when the ranks came from several files (each model ranked
+    exactly where it was evaluated)."""
+    files = shlex.join([*resolved.paths, *options.command_line()])
     if len(resolved.paths) == 1:
         exact = "EXACT"
     else:
@@ -119,7 +121,13 @@ def _next_step(resolved: ResolvedRanks, out: str) -> str:
     )
 
 
-def _summary(resolved: ResolvedRanks, design: Design, settings: DesignSettings, out: str) -> str:
+def _summary(
+    resolved: ResolvedRanks,
+    options: ReadOptions,
+    design: Design,
+    settings: DesignSettings,
+    out: str,
+) -> str:
     chosen, expected = _cost_share(design, resolved.ranks.first.n)
     lines = [
         f"{out}: {design.n_chosen} of {design.n_users} users chosen "
@@ -135,7 +143,7 @@ def _summary(resolved: ResolvedRanks, design: Design, settings: DesignSettings, 
         for h in np.flatnonzero(sizes)
     ]
     header = ["stratum", "best sampled rank", "users", "chosen", "probability"]
-    lines += ["", table(header, rows, {2, 3, 4}), "", _next_step(resolved, out)]
+    lines += ["", table(header, rows, {2, 3, 4}), "", _next_step(resolved, options, out)]
     return "\n".join(lines)
 
 
@@ -158,7 +166,8 @@ def run(args: argparse.Namespace) -> int:
     """Read RANKS as ``correct`` does, draw the design, write it, print a summary."""
     outputs = [args.out, design_sidecar(args.out)]
     check_outputs("--out", outputs, rank_file_inputs(args.files), force=args.force)
-    resolved = resolve_ranks(args.files, ReadOptions.from_args(args))
+    options = ReadOptions.from_args(args)
+    resolved = resolve_ranks(args.files, options)
     users = _users(resolved)
     settings = DesignSettings(
         budget=args.budget,
@@ -172,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
     design = _draw(resolved, settings)
     record = design_record(design, users, resolved.ranks, resolved.paths, settings)
     write_design(args.out, design, users, record)
-    print(_summary(resolved, design, settings, args.out))
+    print(_summary(resolved, options, design, settings, args.out))
     return 0
 
 

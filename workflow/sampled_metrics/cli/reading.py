@@ -86,6 +86,27 @@ class ReadOptions:
     zero_based: bool = False
     sep: str | None = None
 
+    def command_line(self) -> list[str]:
+        """The options given, as the command line takes them (to repeat them in the next
+        command a user runs on the same files).
+
+        Examples
+        --------
+        >>> ReadOptions(law="hypergeometric", rank_columns=("A", "B"), m=99).command_line()
+        ['--law', 'hypergeometric', '--rank-column', 'A', '--rank-column', 'B', '--m', '99']
+        """
+        words: list[str] = []
+        for flag, value in (("--protocol", self.protocol), ("--law", self.law)):
+            words += [flag, value] if value is not None else []
+        for column in self.rank_columns or ():
+            words += ["--rank-column", column]
+        given = (("--user-column", self.user_column), ("--m", self.m),
+                 ("--m-column", self.m_column), ("--n", self.n), ("--n-column", self.n_column),
+                 ("--sep", self.sep))  # fmt: skip
+        for flag, option in given:
+            words += [flag, str(option)] if option is not None else []
+        return words + ["--zero-based"] * self.zero_based
+
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ReadOptions:
         """The options of the parsed arguments (the one place that reads them)."""
