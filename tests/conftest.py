@@ -11,9 +11,7 @@
   ``second_run``);
 * ``offline_dataset``: the offline MovieLens copy of config.yaml's ``ml-1m-offline``
   entry (skipped when absent, a failure under CI);
-* the claims report read back, and its verdicts recomputed from the run's tables;
-* ``PENDING`` and ``pending``: the modules exempt, for now, from the rules on types and
-  docstrings (tests/test_types.py, tests/test_public_api.py).
+* the claims report read back, and its verdicts recomputed from the run's tables.
 
 Test modules import the plain helpers with ``from conftest import ...``; no test
 module imports another.
@@ -31,7 +29,6 @@ import subprocess
 import sys
 import threading
 import time
-import tomllib
 import zipfile
 from dataclasses import dataclass
 from itertools import combinations
@@ -81,27 +78,6 @@ def pytest_xdist_auto_num_workers(config) -> int:
 REPO = Path(__file__).resolve().parents[1]
 CONFIG_FILE = REPO / "config.yaml"
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "Snakefile")]
-
-# Temporary: the modules being rewritten on other branches, which neither the type
-# checker nor the rules on annotations and docstrings hold to account until they land.
-# Their one home is pyproject.toml's mypy override with ``ignore_errors``.
-PENDING = tuple(
-    module
-    for override in tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["mypy"][
-        "overrides"
-    ]
-    if override.get("ignore_errors")
-    for module in override["module"]
-)
-
-
-def pending(module: str) -> bool:
-    """Whether ``module`` (dotted, e.g. ``sampled_metrics.cli.plan``) is in
-    :data:`PENDING`, whose ``package.*`` names the package and every module in it."""
-    return any(
-        module == name or (name.endswith(".*") and (module + ".").startswith(name[:-1]))
-        for name in PENDING
-    )
 
 
 # --------------------------------------------------------------------------

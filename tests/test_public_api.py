@@ -9,7 +9,6 @@ import re
 import types
 
 import pytest
-from conftest import pending
 
 import sampled_metrics
 
@@ -201,12 +200,8 @@ def test_sub_packages_are_imported_by_name_not_re_exported():
 
 
 def _assert_documented(obj, name: str) -> None:
-    """``obj``'s docstring has its sections; those of a module exempt for now
-    (conftest.PENDING) are skipped where they lack one."""
-    missing = missing_sections(obj)
-    if missing and pending(obj.__module__):
-        pytest.skip(f"{name}: no {missing}; {obj.__module__} is pending (conftest.PENDING)")
-    assert missing == [], f"{name}: no {missing}"
+    """``obj``'s docstring has its sections."""
+    assert (missing := missing_sections(obj)) == [], f"{name}: no {missing}"
 
 
 @pytest.mark.parametrize("name", sorted(_public_callables(sampled_metrics)))

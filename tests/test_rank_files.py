@@ -11,7 +11,7 @@ import pytest
 import scipy.sparse as sp
 
 from sampled_metrics.cli import main
-from sampled_metrics.frameworks.rank_files import rank_files
+from sampled_metrics.frameworks.rank_files import rank_files, write_rank_files
 from sampled_metrics.frameworks.registry import Protocol
 
 
@@ -86,3 +86,11 @@ def test_an_unknown_protocol_names_the_known_ones():
     train, test, scores = data()
     with pytest.raises(ValueError, match="unknown protocol 'uni100'; give full, ncf, "):
         rank_files({"A": scores}, train, test, "uni100")
+
+
+def test_the_full_protocol_is_no_sampled_file_and_nothing_is_written(tmp_path):
+    train, test, scores = data()
+    frames = rank_files({"A": scores}, train, test, "ncf")
+    with pytest.raises(ValueError, match="protocol 'full' is the exact frame"):
+        write_rank_files(*frames, "full", tmp_path / "full.csv", tmp_path / "sampled.csv")
+    assert list(tmp_path.iterdir()) == []

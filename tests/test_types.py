@@ -1,7 +1,7 @@
 """The package's types: mypy, configured in pyproject.toml's ``[tool.mypy]``, finds
 nothing in it, and every public function and method (a name without a leading
 underscore, ``__init__`` and the other dunders included) annotates each of its
-parameters and its return. The modules of ``PENDING`` (conftest.py) are exempt for now."""
+parameters and its return."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import REPO, pending
+from conftest import REPO
 
 LIBRARY = REPO / "workflow" / "sampled_metrics"
 FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -85,7 +85,6 @@ def test_every_public_function_is_annotated():
     missing = [
         line
         for path in sorted(LIBRARY.rglob("*.py"))
-        if not pending(module_name(path))
         for line in unannotated(path.read_text(), module_name(path))
     ]
     assert missing == [], f"{len(missing)} without annotations:\n" + "\n".join(missing)
@@ -124,7 +123,7 @@ if True:
 @pytest.mark.slow
 def test_mypy_finds_nothing(request):
     """mypy over the package as pyproject.toml configures it (the files, the Python
-    version, the packages without types, the exempt modules), with its cache kept in
+    version, the packages without types), with its cache kept in
     pytest's: cold, about ten seconds."""
     cache = request.config.cache.mkdir("mypy")
     result = subprocess.run(

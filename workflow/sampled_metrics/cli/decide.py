@@ -174,7 +174,6 @@ def decision_results(
     models = inputs.models
     data = ranks.first
     design, exact = inputs.design.design, inputs.exact.values
-    options = {"confidence": confidence, "population": population}
     estimates: dict[tuple[int, str], Result] = {}
     differences: dict[tuple[int, int, str], Result] = {}
     for metric in metrics:
@@ -194,7 +193,8 @@ def decision_results(
                 metric,
                 law=data.law,
                 proxy=proxy[model],
-                **options,
+                confidence=confidence,
+                population=population,
             )
             estimates[k, metric] = DesignEstimate(
                 model, metric, ESTIMATOR, e.value, e.low, e.high, e.standard_error, population
@@ -211,7 +211,8 @@ def decision_results(
                 metric,
                 law=data.law,
                 proxy=pair,
-                **options,
+                confidence=confidence,
+                population=population,
             )
             differences[i, j, metric] = DesignDifference(
                 first,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import secrets
 import shlex
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -173,9 +173,9 @@ def run(args: argparse.Namespace) -> int:
         budget=args.budget,
         unit=args.budget_unit,
         metric=args.metric,
-        edges=tuple(cast(tuple, DECISION_DEFAULTS["edges"])),
-        cells=str(DECISION_DEFAULTS["cells"]),
-        floor=cast(int, DECISION_DEFAULTS["floor"]),
+        edges=DECISION_DEFAULTS["edges"],
+        cells=DECISION_DEFAULTS["cells"],
+        floor=DECISION_DEFAULTS["floor"],
         seed=secrets.randbits(32) if args.seed is None else args.seed,
     )
     design = _draw(resolved, settings)

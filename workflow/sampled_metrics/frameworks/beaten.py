@@ -24,6 +24,7 @@ pipeline's ``tie_policy``) is the one checked against the exact ranks.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..passes.ranking import above_and_tied
 from ..passes.ties import check_tie_policy, put_ties_first
@@ -65,7 +66,9 @@ def tie_order_for(ties: str, tie_policy: str) -> str:
     return tie_policy if ties == "random" else ties
 
 
-def beaten_items(S: np.ndarray, test_items, users, tie_policy: str, seed: int) -> np.ndarray:
+def beaten_items(
+    S: np.ndarray, test_items: ArrayLike, users: ArrayLike, tie_policy: str, seed: int
+) -> np.ndarray:
     """bool (rows, items): the items each user's model ranks above the held-out item,
     ties resolved by ``tie_policy``; under the exact ranks' policy 1 + a row's count is
     the row's exact rank (``ranking.block_ranks``).
@@ -123,7 +126,14 @@ def check_tie_order(tie_policy: str) -> None:
         raise ValueError("tie_policy 'average' counts half items: simulated draws need integers")
 
 
-def order_ties(above, tied, test_items, users, tie_policy: str, seed: int) -> np.ndarray:
+def order_ties(
+    above: np.ndarray,
+    tied: np.ndarray,
+    test_items: ArrayLike,
+    users: ArrayLike,
+    tie_policy: str,
+    seed: int,
+) -> np.ndarray:
     """The beaten items of :func:`beaten_items` from ``ranking.above_and_tied``'s masks
     (neither is changed): ``above`` and the tied items the order puts first.
 

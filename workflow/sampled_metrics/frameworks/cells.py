@@ -46,8 +46,10 @@ for them.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..passes.block_pass import SCORE_CHUNK
 from ..passes.entries import row_counts, true_entries
@@ -64,7 +66,7 @@ MAX_RECOMMENDERS = 8
 _BINOMIAL_FROM = 3.0
 
 
-def is_uniform(weights) -> bool:
+def is_uniform(weights: ArrayLike) -> bool:
     """Whether draws with these weights are uniform over the pool (all equal, > 0).
 
     Parameters
@@ -84,7 +86,9 @@ def is_uniform(weights) -> bool:
     return bool(weights.size and weights[0] > 0 and np.all(weights == weights[0]))
 
 
-def simulator(protocol: Protocol, weights, recommenders: int):
+def simulator(
+    protocol: Protocol, weights: ArrayLike, recommenders: int
+) -> Callable[..., ProtocolRanks]:
     """The function that simulates ``protocol``: :func:`simulate_cells` for uniform
     draws and at most :data:`MAX_RECOMMENDERS` recommenders, else ``simulate``.
 
@@ -167,8 +171,8 @@ def simulate_cells(
     protocol: Protocol,
     beaten: list,
     excluded: np.ndarray,
-    weights,
-    test_items,
+    weights: ArrayLike,
+    test_items: ArrayLike,
     *,
     start: int,
     repetitions: int,

@@ -13,14 +13,20 @@ until m distinct items are drawn, which is how :func:`draw_items` does it.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..passes.entries import row_counts, true_entries
 from .registry import Protocol
 
 __all__ = ["draw_items", "draw_negatives"]
 
+# Walker's alias table (keep, alias); None for equal weights.
+_AliasTable = tuple[np.ndarray, np.ndarray] | None
 
-def draw_items(protocol: Protocol, weights, excluded: np.ndarray, rng) -> tuple:
+
+def draw_items(
+    protocol: Protocol, weights: ArrayLike, excluded: np.ndarray, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
     """Each row's m drawn items under ``protocol``, and which of them are ranked.
 
     Parameters
@@ -60,7 +66,11 @@ def draw_items(protocol: Protocol, weights, excluded: np.ndarray, rng) -> tuple:
 
 
 def draw_negatives(
-    pi, m: int, rng: np.random.Generator, replacement: bool = True, size: int | None = None
+    pi: ArrayLike,
+    m: int,
+    rng: np.random.Generator,
+    replacement: bool = True,
+    size: int | None = None,
 ) -> np.ndarray:
     """m negatives drawn with probabilities pi: independently (with replacement), or
     successively, each draw over the items left, renormalised (without replacement:
@@ -122,7 +132,13 @@ def _check_drawable(protocol: Protocol, weights: np.ndarray, excluded: np.ndarra
         )
 
 
-def _draw_items(protocol: Protocol, table, excluded, rows, rng) -> tuple:
+def _draw_items(
+    protocol: Protocol,
+    table: _AliasTable,
+    excluded: np.ndarray,
+    rows: np.ndarray,
+    rng: np.random.Generator,
+) -> tuple[np.ndarray, np.ndarray]:
     """:func:`draw_items` for the users ``rows`` of ``excluded`` (a row per draw)."""
     if protocol.replacement:
         items = _independent_draws(table, excluded, rows, protocol.m, rng)
@@ -133,7 +149,7 @@ def _draw_items(protocol: Protocol, table, excluded, rows, rng) -> tuple:
     )
 
 
-def _alias_table(weights: np.ndarray) -> tuple:
+def _alias_table(weights: np.ndarray) -> _AliasTable:
     """Walker's alias table of the weights (Vose's construction): item j drawn as a
     uniform column c, kept when a uniform is below keep[c], else alias[c]. None for
     equal weights (a uniform column is the draw)."""
@@ -152,7 +168,7 @@ def _alias_table(weights: np.ndarray) -> tuple:
     return keep, alias
 
 
-def _draw(table, n_items: int, size, rng) -> np.ndarray:
+def _draw(table: _AliasTable, n_items: int, size, rng) -> np.ndarray:
     columns = rng.integers(0, n_items, size=size)
     if table is None:
         return columns

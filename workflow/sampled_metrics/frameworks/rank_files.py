@@ -18,9 +18,12 @@ the sampled frame.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from ..passes.ranking import exact_ranks
 from ..recommenders.scores import PrecomputedScores
@@ -34,16 +37,16 @@ __all__ = ["exact_rank_frame", "rank_files", "sampled_protocol", "write_rank_fil
 
 def rank_files(
     models: dict,
-    train,
-    test_items,
-    protocol,
+    train: sp.spmatrix,
+    test_items: ArrayLike,
+    protocol: str | Protocol,
     *,
     seed: int = 0,
     tie_policy: str = "random",
     tie_seed: int = 0,
     memory_mb: float = 1024,
-    user_ids=None,
-    users=None,
+    user_ids: ArrayLike | None = None,
+    users: ArrayLike | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The exact ranks and one sampled evaluation of every model, as the CLI reads them.
 
@@ -124,7 +127,7 @@ def rank_files(
     return exact_frame, sampled_frame
 
 
-def sampled_protocol(protocol) -> Protocol:
+def sampled_protocol(protocol: str | Protocol) -> Protocol:
     """The sampled protocol ``protocol`` names (:func:`~.registry.protocol_by_name`), or
     ``protocol`` itself when it is one.
 
@@ -148,24 +151,23 @@ def sampled_protocol(protocol) -> Protocol:
     >>> sampled_protocol("ncf").m
     99
     """
-    if isinstance(protocol, str):
-        protocol = protocol_by_name(protocol)
-    if protocol is None:
+    sampled = protocol_by_name(protocol) if isinstance(protocol, str) else protocol
+    if sampled is None:
         raise ValueError(f"protocol {FULL!r} is the exact frame: give a sampled protocol")
-    if not isinstance(protocol, Protocol):
-        raise TypeError(f"protocol must be a name or a Protocol, not {type(protocol).__name__}")
-    return protocol
+    if not isinstance(sampled, Protocol):
+        raise TypeError(f"protocol must be a name or a Protocol, not {type(sampled).__name__}")
+    return sampled
 
 
 def exact_rank_frame(
     models: dict,
-    train,
-    test_items,
+    train: sp.spmatrix,
+    test_items: ArrayLike,
     *,
-    users=None,
+    users: ArrayLike | None = None,
     tie_policy: str = "random",
     tie_seed: int = 0,
-    user_ids=None,
+    user_ids: ArrayLike | None = None,
 ) -> pd.DataFrame:
     """The exact ranks of some users (default all) from full sorting: the exact file of
     :func:`rank_files` without its sampled one, only ``users`` scored, e.g. the users a
@@ -223,15 +225,15 @@ def write_rank_files(
     exact: pd.DataFrame,
     sampled: pd.DataFrame,
     protocol: str,
-    exact_path,
-    sampled_path,
+    exact_path: str | Path,
+    sampled_path: str | Path,
     *,
     tie_policy: str = "random",
     tie_seed: int = 0,
     writer: str = "sampled_metrics.frameworks.rank_files",
     framework: str | None = None,
     force: bool = False,
-) -> tuple:
+) -> tuple[Path, ...]:
     """Write :func:`rank_files`' two frames as csv files, each with its sidecar.
 
     Parameters
@@ -268,9 +270,8 @@ def write_rank_files(
     >>> meta["protocol"], meta["law"], meta["m_column"], meta["ties"]
     ('ncf', 'hypergeometric', 'm', {'order': 'pessimistic'})
     """
-    common = {"tie_seed": tie_seed, "writer": writer, "framework": framework}
     # The sampled ranks take the framework's tie order where it has one (beaten).
-    sampled_ties = tie_order_for(protocol_by_name(protocol).ties, tie_policy)
+    sampled_ties = tie_order_for(sampled_protocol(protocol).ties, tie_policy)
     files = []
     for frame, path, name, ties in (
         (exact, exact_path, FULL, tie_policy),
@@ -278,7 +279,15 @@ def write_rank_files(
     ):
         models = [c for c in frame.columns if c not in ("user", "item", "m", "n")]
         m_column = None if name == FULL else "m"
-        meta = rank_meta(name, rank_columns=models, m_column=m_column, ties=ties, **common)
+        meta = rank_meta(
+            name,
+            rank_columns=models,
+            m_column=m_column,
+            ties=ties,
+            tie_seed=tie_seed,
+            writer=writer,
+            framework=framework,
+        )
         check_overwrite(path, meta, force=force)  # both checked before either is written
         files.append((frame, path, meta))
     return tuple(write_rank_file(frame, path, meta, force=force) for frame, path, meta in files)

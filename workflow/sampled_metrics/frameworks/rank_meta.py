@@ -45,9 +45,12 @@ with one line instead of the second silently replacing the first.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+
+import pandas as pd
 
 from ..estimation.laws import LAWS
 from ..io.atomic import write_csv, write_text
@@ -77,7 +80,7 @@ class RankMetaError(ValueError):
     """A damaged sidecar: one line naming it."""
 
 
-def sidecar_path(path) -> Path:
+def sidecar_path(path: str | Path) -> Path:
     """The sidecar of a rank file: its name + ``.meta.json``.
 
     Examples
@@ -99,7 +102,7 @@ def _package_version() -> str | None:
 def rank_meta(
     protocol: str,
     *,
-    rank_columns,
+    rank_columns: dict[str, str] | Iterable[str],
     n_column: str = "n",
     m_column: str | None = "m",
     distinct_m: bool = False,
@@ -168,8 +171,8 @@ def rank_meta(
     """
     columns = dict(rank_columns) if isinstance(rank_columns, dict) else {c: c for c in rank_columns}
     meta = {FORMAT_KEY: FORMAT, "protocol": protocol}
-    if protocol != FULL:
-        sampled = protocol_by_name(protocol)
+    sampled = protocol_by_name(protocol)  # None for a full ranking
+    if sampled is not None:
         meta["law"] = sampled.file_law(distinct_m and m_column is not None)[0]
         meta.update({"m_column": m_column} if m_column is not None else {"m": sampled.m})
     meta.update({"n_column": n_column, "rank_base": 1, "rank_columns": columns})
@@ -190,7 +193,7 @@ def rank_meta(
 def _ties(order: str, seed: int | None, detail: str | None) -> dict:
     if order not in TIE_ORDERS:
         raise ValueError(f"tie order {order!r} is not one of {', '.join(TIE_ORDERS)}")
-    ties = {"order": order}
+    ties: dict[str, str | int] = {"order": order}
     if order == "random" and seed is not None:
         ties["seed"] = int(seed)
     if detail:
@@ -198,14 +201,16 @@ def _ties(order: str, seed: int | None, detail: str | None) -> dict:
     return ties
 
 
-def write_rank_meta(path, meta: dict) -> Path:
+def write_rank_meta(path: str | Path, meta: dict) -> Path:
     """Write the sidecar of the rank file ``path`` (atomically); returns its path."""
     sidecar = sidecar_path(path)
     write_text(json.dumps(meta, indent=1) + "\n", sidecar)
     return sidecar
 
 
-def write_rank_file(frame, path, meta: dict, *, force: bool = False) -> Path:
+def write_rank_file(
+    frame: pd.DataFrame, path: str | Path, meta: dict, *, force: bool = False
+) -> Path:
     """A rank file (csv, atomically) and its sidecar; returns the file's path.
 
     The sidecar's columns must be the frame's (a ``ValueError`` otherwise); an existing
@@ -343,7 +348,7 @@ class RankMeta:
         """A full ranking's exact ranks."""
         return self.protocol == FULL
 
-    def check_columns(self, header) -> None:
+    def check_columns(self, header: Sequence[str]) -> None:
         """A ValueError when a column the sidecar names is not in ``header``."""
         named = [(c, "rank_columns") for c in self.rank_columns] + [(self.n_column, "n_column")]
         named += [(self.m_column, "m_column")] if self.m_column else []
@@ -355,7 +360,7 @@ class RankMeta:
                 )
 
 
-def read_rank_meta(path, header=None) -> RankMeta | None:
+def read_rank_meta(path: str | Path, header: Sequence[str] | None = None) -> RankMeta | None:
     """The sidecar of the rank file ``path``, read and checked; None when it has none.
 
     Parameters
@@ -404,7 +409,7 @@ def read_rank_meta(path, header=None) -> RankMeta | None:
         raise RankMetaError(f"{sidecar}: {text}") from None
 
 
-def _checked(meta: dict, sidecar: str, header) -> RankMeta:
+def _checked(meta: dict, sidecar: str, header: Sequence[str] | None) -> RankMeta:
     protocol = str(meta["protocol"])
     sampled = protocol_by_name(protocol)  # a ValueError names the protocols
     if meta.get("rank_base", 1) != 1:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from ..passes.block_pass import SCORE_CHUNK
 from ..passes.entries import row_counts
@@ -64,7 +65,7 @@ class ProtocolRanks:
     weighted_rank: np.ndarray
 
 
-def interaction_counts(train, test_items) -> np.ndarray:
+def interaction_counts(train: sp.spmatrix, test_items: ArrayLike) -> np.ndarray:
     """Interactions of each item over the training items and the held-out items: the
     counts RecBole's and BERT4Rec's popularity samplers weigh with.
 
@@ -105,8 +106,8 @@ def simulate(
     protocol: Protocol,
     beaten: list,
     excluded: np.ndarray,
-    weights,
-    test_items,
+    weights: ArrayLike,
+    test_items: ArrayLike,
     *,
     start: int,
     repetitions: int,
@@ -189,7 +190,9 @@ def simulate(
     return ProtocolRanks(start, sampled, hansen_hurwitz, weighted_rank)
 
 
-def weighted_ranks(beaten: list, excluded: np.ndarray, weights, test_items) -> tuple:
+def weighted_ranks(
+    beaten: list, excluded: np.ndarray, weights: np.ndarray, test_items: ArrayLike
+) -> tuple:
     """(total, weighted_rank): each row's pool mass (the weights of the items it may
     draw: draw probabilities are weights / total) and, per recommender, the
     popularity-weighted rank R^pi = 1 + (n - 1) q, q the beaten share of the negatives'

@@ -37,6 +37,7 @@ from __future__ import annotations
 import zlib
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..passes.block_pass import SCORE_CHUNK
 from ..passes.entries import row_counts, true_entries
@@ -51,8 +52,8 @@ def simulate_unpaired(
     protocol: Protocol,
     beaten: list,
     excluded: np.ndarray,
-    weights,
-    test_items,
+    weights: ArrayLike,
+    test_items: ArrayLike,
     *,
     start: int,
     repetitions: int,

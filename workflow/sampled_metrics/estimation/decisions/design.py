@@ -18,9 +18,11 @@ scored items per user are spent already and not counted.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ..laws import WITH_REPLACEMENT
 from .defaults import DECISION_DEFAULTS
@@ -48,12 +50,24 @@ UNITS = ("users", "items")
 class Design:
     """A phase-2 design: each user's stratum and inclusion probability, who was chosen.
 
-    ``stratum[u]`` is -1 for a user whose stratum is unknown (a design rebuilt from the
-    table of the chosen users, :func:`design_from_table`); the estimators read only the
-    chosen users' strata and probabilities and every stratum's size. ``note`` says, in
-    one sentence for the user, why the design is not the one asked for (e.g. every user
-    ranked because too few were there to promise the intervals' coverage); None when
-    it is.
+    The estimators read only the chosen users' strata and probabilities and every
+    stratum's size.
+
+    Parameters
+    ----------
+    stratum : int64 numpy.ndarray (U,)
+        Each user's stratum; -1 where unknown (a design rebuilt from the table of the
+        chosen users, :func:`design_from_table`).
+    probability : float numpy.ndarray (U,)
+        pi_u = n_h / N_h, the user's inclusion probability; nan where unknown.
+    chosen : bool numpy.ndarray (U,)
+        The users chosen to be ranked exactly.
+    stratum_sizes : int numpy.ndarray (H,)
+        N_h, the users of each stratum.
+    note : str, optional
+        In one sentence for the user, why the design is not the one asked for (e.g.
+        every user ranked because too few were there to promise the intervals'
+        coverage); None when it is.
 
     Examples
     --------
@@ -63,10 +77,10 @@ class Design:
     (3, 2, [1, 1])
     """
 
-    stratum: np.ndarray  # (U,) int64, -1 where unknown
-    probability: np.ndarray  # (U,) pi_u = n_h / N_h, nan where unknown
-    chosen: np.ndarray  # (U,) bool
-    stratum_sizes: np.ndarray  # (H,) N_h
+    stratum: np.ndarray
+    probability: np.ndarray
+    chosen: np.ndarray
+    stratum_sizes: np.ndarray
     note: str | None = None
 
     @property
@@ -84,7 +98,12 @@ class Design:
         return np.bincount(chosen, minlength=self.stratum_sizes.size)
 
 
-def design_strata(sampled_ranks, *, edges=DECISION_DEFAULTS["edges"], cells="min") -> tuple:
+def design_strata(
+    sampled_ranks: ArrayLike,
+    *,
+    edges: Sequence[int] = DECISION_DEFAULTS["edges"],
+    cells: str = DECISION_DEFAULTS["cells"],
+) -> tuple[np.ndarray, int]:
     """Each user's stratum from the models' sampled ranks.
 
     A model's sampled rank falls in bin b when edges[b - 1] < r~ <= edges[b] (bin 0: r~ <=
@@ -141,7 +160,14 @@ def design_strata(sampled_ranks, *, edges=DECISION_DEFAULTS["edges"], cells="min
     return codes, width ** ranks.shape[0]
 
 
-def allocate(sizes, spreads, total: float, *, costs=None, floor: int = DECISION_DEFAULTS["floor"]):
+def allocate(
+    sizes: ArrayLike,
+    spreads: ArrayLike,
+    total: float,
+    *,
+    costs: ArrayLike | None = None,
+    floor: int = DECISION_DEFAULTS["floor"],
+) -> np.ndarray:
     """Neyman's allocation of a budget across strata, with a floor and a cap.
 
     n_h proportional to N_h sigma_h / sqrt(c_h) minimizes the variance of the
@@ -250,21 +276,21 @@ def _draw(stratum: np.ndarray, counts: np.ndarray, rng) -> np.ndarray:
 
 
 def draw_design(
-    sampled_ranks,
-    m,
-    n,
+    sampled_ranks: ArrayLike,
+    m: ArrayLike,
+    n: ArrayLike,
     *,
     budget: float = DECISION_DEFAULTS["budget"],
     unit: str = DECISION_DEFAULTS["unit"],
     metric: str = DECISION_DEFAULTS["metric"],
-    edges=DECISION_DEFAULTS["edges"],
+    edges: Sequence[int] = DECISION_DEFAULTS["edges"],
     cells: str = DECISION_DEFAULTS["cells"],
     floor: int = DECISION_DEFAULTS["floor"],
     law: str = WITH_REPLACEMENT,
-    prior=DECISION_DEFAULTS["prior"],
-    spread=None,
+    prior: str | ArrayLike = DECISION_DEFAULTS["prior"],
+    spread: ArrayLike | None = None,
     degrees: float = DECISION_DEFAULTS["degrees"],
-    seed=None,
+    seed: int | np.random.Generator | None = None,
 ) -> Design:
     """Choose the users to rank exactly: strata from the sampled ranks of every model,
     Neyman's allocation of the budget, stratified sampling without replacement.
@@ -358,9 +384,18 @@ def draw_design(
     return Design(stratum, probability, chosen, sizes, note)
 
 
-def design_table(design: Design) -> tuple:
+def design_table(design: Design) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The chosen users as three columns, (user, probability, stratum): what a design
     is rebuilt from (:func:`design_from_table`), e.g. the CLI's ``chosen.csv``.
+
+    Parameters
+    ----------
+    design : Design
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        The chosen users (int64), their inclusion probabilities and their strata.
 
     Examples
     --------
@@ -373,7 +408,9 @@ def design_table(design: Design) -> tuple:
     return users, design.probability[users], design.stratum[users]
 
 
-def design_from_table(users, probability, stratum, n_users: int) -> Design:
+def design_from_table(
+    users: ArrayLike, probability: ArrayLike, stratum: ArrayLike, n_users: int
+) -> Design:
     """Rebuild a design from its chosen users (:func:`design_table`'s columns).
 
     Each stratum's size is N_h = n_h / pi_h, n_h its chosen users and pi_h their

@@ -86,6 +86,6 @@ class UnknownUser(ValueError):
     ('u9', 'user u9 is not a test user of the evaluation')
     """
 
-    def __init__(self, user):
+    def __init__(self, user: object) -> None:
         super().__init__(f"user {user} is not a test user of the evaluation")
         self.user = user

@@ -35,10 +35,13 @@ model (``.ci/envs/cornac.sh``): :class:`~.FrameworkNotInstalled`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from ..protocol_pass import simulate_protocols
 from ..rank_files import sampled_protocol
@@ -47,6 +50,14 @@ from . import UnknownUser, not_installed
 from .cornac_rows import BYTES_PER_ENTRY, excluded_rows, held_out_rows, row_blocks
 from .cornac_split import evaluation_split, max_cutoff
 from .quiet import quiet
+
+if TYPE_CHECKING:  # cornac has no type information: to mypy these are Any
+    from cornac.data import Dataset
+    from cornac.eval_methods import BaseMethod
+    from cornac.models import Recommender
+
+    from ..registry import Protocol
+    from .cornac_split import Cutoff
 
 __all__ = [
     "cornac_order",
@@ -148,7 +159,9 @@ def _indices(uid_map: dict, evaluated, users) -> list:
     return sorted(found)
 
 
-def cornac_order(model, user_idx: int, item_indices, k: int = -1) -> tuple:
+def cornac_order(
+    model: Recommender, user_idx: int, item_indices: ArrayLike, k: int = -1
+) -> tuple[np.ndarray, np.ndarray]:
     """The candidates in cornac's order for one user, and their scores.
 
     ``model.rank(user_idx, item_indices, k)`` as ``ranking_eval`` calls it: with k = -1
@@ -188,16 +201,16 @@ def cornac_order(model, user_idx: int, item_indices, k: int = -1) -> tuple:
 
 
 def exact_ranks(
-    model,
-    train_set,
-    test_set,
-    val_set=None,
+    model: Recommender,
+    train_set: Dataset,
+    test_set: Dataset,
+    val_set: Dataset | None = None,
     *,
     rating_threshold: float = 1.0,
     exclude_unknowns: bool = True,
-    k=-1,
+    k: Cutoff = -1,
     name: str | None = None,
-    users=None,
+    users: Iterable[object] | None = None,
 ) -> pd.DataFrame:
     """Every held-out item's exact rank as cornac's ``ranking_eval`` ranks it.
 
@@ -252,7 +265,8 @@ def _exact_ranks(model, pools: _Pools, cutoff: int, name: str) -> pd.DataFrame:
         candidates = pools.candidates(position)
         order, scores = cornac_order(model, int(user), candidates, cutoff)
         negative_order = ~np.isin(order, pos)
-        before = np.cumsum(negative_order) - negative_order  # negatives before each place
+        # the negatives before each place
+        before: np.ndarray = np.cumsum(negative_order) - negative_order
         place = np.empty(pools.n_columns, dtype=np.int64)
         place[order] = before
         held_out = np.isin(candidates, pos)
@@ -266,11 +280,11 @@ def _exact_ranks(model, pools: _Pools, cutoff: int, name: str) -> pd.DataFrame:
         ranks.append(1 + place[pos])
         pessimistic.append(1 + at_least)
         n.append(np.full(pos.size, 1 + negative_scores.size))
-    columns = {"user": users, "item": items, name: ranks, f"{name}_pessimistic": pessimistic}
-    columns["n"] = n
-    for key in (name, f"{name}_pessimistic", "n"):
-        columns[key] = np.concatenate([np.empty(0), *columns[key]]).astype(np.int64)
-    return pd.DataFrame(columns)
+    counts = {name: ranks, f"{name}_pessimistic": pessimistic, "n": n}
+    stacked = {
+        key: np.concatenate([np.empty(0), *parts]).astype(np.int64) for key, parts in counts.items()
+    }
+    return pd.DataFrame({"user": users, "item": items, **stacked})
 
 
 class _OrderScores:
@@ -297,11 +311,11 @@ class _OrderScores:
 
 
 def rank_files(
-    models,
-    eval_method=None,
-    protocol="ncf",
+    models: dict[str, Recommender] | Sequence[Recommender],
+    eval_method: BaseMethod | None = None,
+    protocol: str | Protocol = "ncf",
     *,
-    k=-1,
+    k: Cutoff = -1,
     on: str = "test",
     seed: int = 0,
     memory_mb: float = 256,
@@ -355,7 +369,15 @@ def rank_files(
         return _rank_files(models, split, protocol, cutoff, seed, memory_mb)
 
 
-def exact_rank_table(models, eval_method=None, *, k=-1, on="test", users=None, split=None):
+def exact_rank_table(
+    models: dict[str, Recommender] | Sequence[Recommender],
+    eval_method: BaseMethod | None = None,
+    *,
+    k: Cutoff = -1,
+    on: str = "test",
+    users: Iterable[object] | None = None,
+    split: dict | None = None,
+) -> pd.DataFrame:
     """The exact file of :func:`rank_files` alone (no sampled ranks), of every evaluated
     user or of ``users`` (raw ids) only: only they are ranked, each as in the evaluation
     of every user (:func:`exact_ranks`; ``models``, ``eval_method``, ``k``, ``on``,
@@ -366,7 +388,13 @@ def exact_rank_table(models, eval_method=None, *, k=-1, on="test", users=None, s
         return _exact_table(models, _split_pools(split, users), cutoff)
 
 
-def _checked(models, eval_method, k, on, split) -> tuple:
+def _checked(
+    models: dict[str, Recommender] | Sequence[Recommender],
+    eval_method: BaseMethod | None,
+    k: Cutoff,
+    on: str,
+    split: dict | None,
+) -> tuple[dict[str, Recommender], dict, int]:
     if split is None:
         if eval_method is None:
             raise ValueError("give eval_method or split")
@@ -391,15 +419,17 @@ def _split_pools(split: dict, users=None) -> _Pools:
 
 def _exact_table(models: dict, pools: _Pools, cutoff: int) -> pd.DataFrame:
     """``user``, ``item``, each model's two rank columns, ``n``: one row per held-out item."""
-    exact = None
-    for name, model in models.items():
-        frame = _exact_ranks(model, pools, cutoff, name)
-        exact = frame if exact is None else exact.merge(frame, on=["user", "item", "n"])
+    frames = [_exact_ranks(model, pools, cutoff, name) for name, model in models.items()]
+    exact = frames[0]
+    for frame in frames[1:]:
+        exact = exact.merge(frame, on=["user", "item", "n"])
     ranks = [c for c in exact.columns if c not in ("user", "item", "n")]
     return exact[["user", "item", *ranks, "n"]]
 
 
-def _rank_files(models: dict, split: dict, protocol, cutoff: int, seed: int, memory_mb: float):
+def _rank_files(
+    models: dict, split: dict, protocol: str | Protocol, cutoff: int, seed: int, memory_mb: float
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`rank_files` once its arguments are checked: the exact ranks, then the
     protocol's draws a block of held-out items at a time (``cornac_rows.row_blocks``), each
     with its draws and tie order among all (``simulate_protocols``' ``start``)."""

@@ -6,12 +6,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 import numpy as np
+
+if TYPE_CHECKING:  # cornac has no type information: to mypy these are Any
+    from cornac.eval_methods import BaseMethod
+    from cornac.metrics import RankingMetric, RatingMetric
+
+    # cornac's max_k as given: a cut-off, or the metrics whose largest k it is
+    Cutoff = int | np.integer | Iterable[RankingMetric | RatingMetric]
 
 __all__ = ["evaluation_split", "max_cutoff"]
 
 
-def max_cutoff(k) -> int:
+def max_cutoff(k: Cutoff) -> int:
     """The ``k`` that cornac's ``ranking_eval`` passes to ``model.rank``.
 
     Parameters
@@ -44,7 +54,7 @@ def max_cutoff(k) -> int:
     return cutoff
 
 
-def evaluation_split(eval_method, on: str = "test") -> dict:
+def evaluation_split(eval_method: BaseMethod, on: str = "test") -> dict:
     """The data sets and settings cornac's ``BaseMethod.evaluate`` evaluates with.
 
     On the test set the validation positives are excluded too; on the validation set

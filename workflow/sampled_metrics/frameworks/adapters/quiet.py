@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import warnings
+from collections.abc import Iterator
 
 __all__ = ["QUIETED", "quiet"]
 
@@ -24,7 +25,7 @@ QUIETED = (DeprecationWarning, PendingDeprecationWarning, FutureWarning, UserWar
 
 
 @contextlib.contextmanager
-def quiet():
+def quiet() -> Iterator[None]:
     """Inside the block: the :data:`QUIETED` warnings ignored, log records below
     WARNING dropped (``logging.disable``: RecBole logs through the root logger, and
     its ``init_logger`` resets the root's level). On exit, even by an exception, the

@@ -34,7 +34,9 @@ recbole and torch are imported inside the functions: the module imports without 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -45,6 +47,10 @@ from ..registry import FULL, protocol_by_name
 from .quiet import quiet
 from .recbole_data import chosen_users, eval_loader, require_recbole
 from .topk import check_ties, held_out_ranks
+
+if TYPE_CHECKING:  # recbole has no type information: to mypy these are Any
+    from recbole.data.dataloader import AbstractDataLoader
+    from recbole.trainer import Trainer
 
 __all__ = [
     "RankRecorder",
@@ -105,7 +111,15 @@ class RankRecorder:
         recorder.write("ranks/BPR-recbole-uni100.csv")
     """
 
-    def __init__(self, trainer, eval_data, name: str | None = None, *, ties="random", seed=None):
+    def __init__(
+        self,
+        trainer: Trainer,
+        eval_data: AbstractDataLoader,
+        name: str | None = None,
+        *,
+        ties: str = "random",
+        seed: int | None = None,
+    ) -> None:
         require_recbole()
         from recbole.data.dataloader import FullSortEvalDataLoader
         from recbole.utils import EvaluatorType
@@ -121,7 +135,7 @@ class RankRecorder:
         self.dataset = eval_data._dataset
         self.item_num = int(self.dataset.item_num)
         self._rows: list[np.ndarray] = []
-        self._collector = None
+        self._collector: Any = None  # RecBole's Collector while recording
 
     @property
     def tie_order(self) -> dict:
@@ -147,7 +161,7 @@ class RankRecorder:
         self._collector = collector
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         del self._collector.eval_batch_collect  # RecBole's method again
         self._collector = None
 
@@ -267,7 +281,7 @@ class RankRecorder:
         """The protocol of the recorded evaluation (:func:`protocol_of`)."""
         return protocol_of(self.eval_data)
 
-    def write(self, path, *, force: bool = False) -> Path:
+    def write(self, path: str | Path, *, force: bool = False) -> Path:
         """The rank file (csv, written atomically) and its sidecar; returns its path.
         A file of other ranks there is replaced only with ``force``
         (:func:`~sampled_metrics.frameworks.rank_meta.check_overwrite`)."""
@@ -276,7 +290,7 @@ class RankRecorder:
         return write_rank_file(frame, path, meta, force=force)
 
 
-def protocol_of(eval_data) -> str:
+def protocol_of(eval_data: AbstractDataLoader) -> str:
     """The protocol name (``frameworks.registry``) of a RecBole evaluation loader:
     ``full``, ``recbole-uniN``, ``recbole-popN``, or ``recbole-seq-uniN`` (a sequential
     model's ``uniN``: its ``RepeatableSampler`` can draw the user's history)."""
@@ -336,7 +350,11 @@ def checkpoint_source(checkpoint: str | Path) -> dict:
 
 
 def rank_file_meta(
-    protocol: str, column: str, tie_order: dict, users=None, source: dict | None = None
+    protocol: str,
+    column: str,
+    tie_order: dict,
+    users: dict | None = None,
+    source: dict | None = None,
 ) -> dict:
     """The sidecar of a rank file of this adapter (``frameworks.rank_meta``): m is each
     row's distinct items drawn; ``tie_order`` is :attr:`RankRecorder.tie_order` (RecBole's
@@ -359,14 +377,14 @@ def rank_file_meta(
 
 
 def record_ranks(
-    trainer,
-    eval_data,
+    trainer: Trainer,
+    eval_data: AbstractDataLoader,
     *,
     name: str | None = None,
     ties: str = "random",
     seed: int | None = None,
-    **evaluate_kwargs,
-):
+    **evaluate_kwargs: Any,
+) -> tuple[dict, pd.DataFrame]:
     """``trainer.evaluate(eval_data, **evaluate_kwargs)`` with its ranks recorded
     (``name``, ``ties``, ``seed``: :class:`RankRecorder`'s).
 
@@ -385,14 +403,14 @@ def record_ranks(
 
 
 def ranks_from_checkpoint(
-    checkpoint,
-    protocols=("recbole-uni100", FULL),
+    checkpoint: str | Path,
+    protocols: Sequence[str] = ("recbole-uni100", FULL),
     *,
     name: str | None = None,
     ties: str = "random",
     seed: int | None = None,
-    users=None,
-):
+    users: Sequence[str] | None = None,
+) -> dict[str, tuple[dict, pd.DataFrame]]:
     """Load a RecBole checkpoint (its config, data and model) and run RecBole's test
     evaluation under each protocol, recording the ranks (``name``, ``ties``, ``seed``:
     :class:`RankRecorder`'s).

@@ -8,11 +8,18 @@ recbole and torch are imported inside the functions (the module imports without 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import UnknownUser, not_installed
 from .quiet import quiet
+
+if TYPE_CHECKING:  # recbole has no type information: to mypy these are Any
+    from recbole.config import Config
+    from recbole.data.dataloader import AbstractDataLoader
+    from recbole.data.dataset import Dataset
 
 __all__ = ["chosen_users", "eval_loader", "require_recbole"]
 
@@ -49,7 +56,15 @@ def _neg_sample_args(mode: str) -> dict:
     raise ValueError(f"RecBole eval mode {mode!r}: give full, uniN or popN, N > 0 (uni100, pop50)")
 
 
-def eval_loader(config, dataset, train_data, valid_data, test_data, mode: str, users=None):
+def eval_loader(
+    config: Config,
+    dataset: Dataset,
+    train_data: AbstractDataLoader,
+    valid_data: AbstractDataLoader,
+    test_data: AbstractDataLoader,
+    mode: str,
+    users: np.ndarray | None = None,
+) -> AbstractDataLoader:
     """A test loader of another eval mode (``full``, ``uniN``, ``popN``) on the same
     split (the three loaders' datasets), built as RecBole's ``data_preparation`` builds
     one (``create_samplers``, ``get_dataloader``); ``dataset`` is the whole data set
@@ -75,7 +90,7 @@ def eval_loader(config, dataset, train_data, valid_data, test_data, mode: str, u
         return get_dataloader(config, "test")(config, built[2], sampler, shuffle=False)
 
 
-def chosen_users(test_dataset, tokens) -> np.ndarray:
+def chosen_users(test_dataset: Dataset, tokens: Iterable[object]) -> np.ndarray:
     """RecBole's internal ids of the user ``tokens``, each a user of ``test_dataset``
     (:class:`~sampled_metrics.frameworks.adapters.UnknownUser` names the first that is not)."""
     field = test_dataset.uid_field

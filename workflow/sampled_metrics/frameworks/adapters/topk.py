@@ -12,6 +12,7 @@ items, one fixed order per (seed, user)). Pure numpy: no framework needed.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from ...passes.entries import row_counts
 from ...passes.ties import put_ties_first
@@ -22,7 +23,7 @@ __all__ = ["TIES", "check_ties", "held_out_ranks"]
 TIES = ("random", "optimistic", "pessimistic")
 
 
-def check_ties(ties: str, seed) -> None:
+def check_ties(ties: str, seed: object) -> None:
     """Raise ValueError unless ``ties`` is one of :data:`TIES` and ``seed`` a
     non-negative integer.
 
@@ -39,7 +40,16 @@ def check_ties(ties: str, seed) -> None:
         raise ValueError(f"the tie order's seed must be a non-negative integer, not {seed!r}")
 
 
-def held_out_ranks(scores, targets, negative, top, users, *, ties="random", seed=0):
+def held_out_ranks(
+    scores: ArrayLike,
+    targets: ArrayLike,
+    negative: ArrayLike,
+    top: ArrayLike,
+    users: ArrayLike,
+    *,
+    ties: str = "random",
+    seed: int = 0,
+) -> np.ndarray:
     """Each held-out item's rank: RecBole's order in its top k, a tie order beyond.
 
     In the top k (``top``: the items of the row in RecBole's ``torch.topk`` order) the
