@@ -50,6 +50,7 @@ STAGES = {
     "Figure 6 curves (fig6_curves)": "fig6_curves.tsv",
     "protocol study: simulate (protocol_ranks)": "protocol_ranks.tsv",
     "protocol study: estimators (protocols)": "protocols.tsv",
+    "design study (decisions)": "decisions.tsv",
 }
 
 
