@@ -120,14 +120,14 @@ def says_commands_that_work(message: str, framework: str, needs: str, elsewhere:
     """The message names what is missing and two commands on this repository: the
     script that builds the framework's environment, and an editable install of this
     project without its dependencies (no package index has it)."""
-    (repository,) = set(re.findall(r"`python -m pip install --no-deps -e (\S+)`", message))
+    (repository,) = set(re.findall(r"`cd (\S+) && python -m pip install --no-deps", message))
     root = Path(repository)
     assert message == (
         f"sampled-metrics {framework} needs {needs} (not installed here): run it in an "
         f"environment that has it: `bash {root}/.ci/envs/{framework}.sh` builds one with this "
         f"package (then `{root}/.envs/{framework}/bin/sampled-metrics {framework} ...`), or "
-        f"`python -m pip install --no-deps -e {root}` adds this package to {elsewhere} "
-        f"(docs/{framework}.md)"
+        f"`cd {root} && python -m pip install --no-deps -c constraints.txt -e .` adds this "
+        f"package to {elsewhere} (docs/{framework}.md)"
     )
     assert (root / ".ci" / "envs" / f"{framework}.sh").is_file()
     project = tomllib.loads((root / "pyproject.toml").read_text())["project"]

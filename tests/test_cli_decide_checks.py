@@ -215,3 +215,27 @@ def test_with_replacement_an_exact_rank_of_n_gives_only_the_last_sampled_rank(
     assert f"line {k + 2}: user {table['user'].iloc[k]}, model A: exact rank {N} cannot have " \
            f"produced sampled rank {s}" in err  # fmt: skip
     assert f"with replacement the exact rank is in {low}..{high}" in err
+
+
+def test_ties_in_a_frameworks_own_top_k_order_are_not_called_impossible(capsys, files):
+    """RecBole orders ties within its top k by torch.topk, in its full and its sampled
+    evaluation apart: an exact rank there may disagree with its sampled rank. A sidecar
+    that says so (ties.framework_top_k) leaves those users out of the checks; without
+    it the same pair is one error."""
+    from sampled_metrics.frameworks.rank_meta import rank_meta
+
+    exact = pd.read_csv(files["exact"])
+    s = files["sampled"].loc[exact["user"], "A"].to_numpy()
+    tied = (exact["A"] <= 10) & (s > 1)
+    assert tied.any()  # the population has such users among the chosen
+    exact.loc[tied, "A"] = 1  # the held-out item first in the full ranking's topk order
+    exact.to_csv(files["exact"], index=False)
+    sidecar = files["exact"].with_name("exact.csv.meta.json")
+    meta = rank_meta("full", rank_columns=["A", "B"], writer="test")
+    sidecar.write_text(json.dumps(meta))
+    assert "cannot have produced sampled rank" in refused(capsys, files)
+    meta = rank_meta("full", rank_columns=["A", "B"], framework_top_k=10, writer="test")
+    sidecar.write_text(json.dumps(meta))
+    status, out, err = cli(capsys, "correct", files["ranks"], *READ, "--exact", files["exact"],
+                           "--design", files["chosen"], "--json")  # fmt: skip
+    assert status == 0 and json.loads(out), err

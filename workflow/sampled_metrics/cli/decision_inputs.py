@@ -81,10 +81,28 @@ def resolve_decision(
     design = read_design(design_path, ranks)
     models = list(ranks.evaluations)
     exact = _exact_ranks(exact_paths, models, ranks, design.design, design_path)
-    _check_possible(exact, ranks, models)
+    checked = _checked_values(exact, resolved)
+    if np.isnan(checked).all():
+        return DecisionInputs(resolved, design, exact)
+    _check_possible(exact, checked, ranks, models)
     if not allow_unlikely:
-        _check_likely(exact, ranks, models, design)
+        _check_likely(exact, checked, ranks, models, design)
     return DecisionInputs(resolved, design, exact)
+
+
+def _checked_values(exact: ExactRanks, resolved: ResolvedRanks) -> np.ndarray:
+    """The exact ranks the checks read: a user ranked exactly within a framework's own
+    top-k order among ties (a sidecar's ``framework_top_k``, RecBole's torch.topk) is
+    left out, since the framework's full and sampled evaluations may order its ties
+    apart. The users left out are chosen by their exact ranks alone, so the others'
+    sampled ranks keep their law given their exact ranks and the checks stay valid."""
+    metas = [read_rank_meta(path) for path in dict.fromkeys(exact.paths)]
+    metas.append(resolved.reading.meta)
+    top_k = max((meta.framework_top_k or 0 for meta in metas if meta is not None), default=0)
+    values = exact.values.copy()
+    if top_k:
+        values[:, np.any(values <= top_k, axis=0)] = np.nan
+    return values
 
 
 def _exact_ranks(
@@ -221,10 +239,12 @@ def _sampled(ranks: RankFile, models: list[str]) -> np.ndarray:
     return np.stack([ranks.evaluations[model].ranks for model in models])
 
 
-def _check_possible(exact: ExactRanks, ranks: RankFile, models: list[str]) -> None:
+def _check_possible(
+    exact: ExactRanks, checked: np.ndarray, ranks: RankFile, models: list[str]
+) -> None:
     """Every exact rank can have produced its sampled rank (the law's support)."""
     data = ranks.first
-    found = first_impossible(exact.values, _sampled(ranks, models), data.m, data.n, data.law)
+    found = first_impossible(checked, _sampled(ranks, models), data.m, data.n, data.law)
     if found is None:
         return
     u, k = found.index, found.model
@@ -246,13 +266,17 @@ def _check_possible(exact: ExactRanks, ranks: RankFile, models: list[str]) -> No
 
 
 def _check_likely(
-    exact: ExactRanks, ranks: RankFile, models: list[str], design: DesignFile
+    exact: ExactRanks,
+    checked: np.ndarray,
+    ranks: RankFile,
+    models: list[str],
+    design: DesignFile,
 ) -> None:
     """The sampled ranks are not far less likely under the exact ranks than they should
     be (a test of level 1e-6 per file, over the chosen users given their strata)."""
     data = ranks.first
     checks = likelihood_check(
-        exact.values,
+        checked,
         _sampled(ranks, models),
         data.m,
         data.n,

@@ -110,6 +110,7 @@ def rank_meta(
     tie_seed: int | None = None,
     ties_detail: str | None = None,
     column_ties: dict | None = None,
+    framework_top_k: int | None = None,
     users: dict | None = None,
     source: dict | None = None,
     writer: str,
@@ -138,6 +139,9 @@ def rank_meta(
         What the ``framework`` order is.
     column_ties : dict, optional
         Rank column -> its order, for columns whose order is not ``ties``.
+    framework_top_k : int, optional
+        Ranks up to this one are in the framework's own order among tied scores, which
+        a full and a sampled evaluation need not share (RecBole's torch.topk).
     users : dict, optional
         The file ranks only some users: ``{"file": name, "count": N}``, the file that
         chose them (``sampled-metrics plan``'s) and their number.
@@ -176,7 +180,10 @@ def rank_meta(
         meta["law"] = sampled.file_law(distinct_m and m_column is not None)[0]
         meta.update({"m_column": m_column} if m_column is not None else {"m": sampled.m})
     meta.update({"n_column": n_column, "rank_base": 1, "rank_columns": columns})
-    meta["ties"] = _ties(ties, tie_seed, ties_detail)
+    tie_order = _ties(ties, tie_seed, ties_detail)
+    if framework_top_k is not None:
+        tie_order["framework_top_k"] = int(framework_top_k)
+    meta["ties"] = tie_order
     if column_ties:
         for order in column_ties.values():
             _ties(order, tie_seed, ties_detail)
@@ -331,6 +338,8 @@ class RankMeta:
     law_reason : str
     largest_m : int or None
         The most items a row's m may count: the protocol's m (None for a full ranking).
+    framework_top_k : int or None
+        Ranks up to this one are in the framework's own order among ties.
     """
 
     path: str
@@ -342,6 +351,7 @@ class RankMeta:
     rank_columns: dict = field(default_factory=dict)
     law_reason: str = ""
     largest_m: int | None = None
+    framework_top_k: int | None = None
 
     @property
     def full(self) -> bool:
@@ -417,6 +427,9 @@ def _checked(meta: dict, sidecar: str, header: Sequence[str] | None) -> RankMeta
     _ties(meta["ties"]["order"], None, None)
     for order in meta.get("column_ties", {}).values():
         _ties(order, None, None)
+    top_k = meta["ties"].get("framework_top_k")
+    if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
+        raise ValueError(f"ties.framework_top_k {top_k!r} is not a positive integer")
     columns = meta["rank_columns"]
     if not isinstance(columns, dict) or not columns:
         raise ValueError("rank_columns must map each rank column to its model")
@@ -441,7 +454,7 @@ def _checked(meta: dict, sidecar: str, header: Sequence[str] | None) -> RankMeta
             reason = sampled.file_law(distinct_m=False)[1]
     largest = None if sampled is None else sampled.m
     found = RankMeta(sidecar, protocol, law, m, m_column, str(meta["n_column"]), columns, reason,
-                     largest)  # fmt: skip
+                     largest, top_k)  # fmt: skip
     if header is not None:
         found.check_columns(header)
     return found

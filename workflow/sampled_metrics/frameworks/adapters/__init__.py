@@ -62,16 +62,17 @@ def not_installed(framework: str, needs: str, elsewhere: str) -> FrameworkNotIns
     >>> print(str(error).replace(_repository(), "R"))
     sampled-metrics cornac needs cornac (not installed here): run it in an environment
     that has it: `bash R/.ci/envs/cornac.sh` builds one with this package (then
-    `R/.envs/cornac/bin/sampled-metrics cornac ...`), or `python -m pip install --no-deps -e
-    R` adds this package to the environment that trained your model (docs/cornac.md)
+    `R/.envs/cornac/bin/sampled-metrics cornac ...`), or `cd R && python -m pip install
+    --no-deps -c constraints.txt -e .` adds this package to the environment that trained
+    your model (docs/cornac.md)
     """
     repository = _repository()
     return FrameworkNotInstalled(
         f"sampled-metrics {framework} needs {needs} (not installed here): run it in "
         f"an environment that has it: `bash {repository}/.ci/envs/{framework}.sh` builds one "
         f"with this package (then `{repository}/.envs/{framework}/bin/sampled-metrics "
-        f"{framework} ...`), or `python -m pip install --no-deps -e {repository}` adds this "
-        f"package to {elsewhere} (docs/{framework}.md)"
+        f"{framework} ...`), or `cd {repository} && python -m pip install --no-deps -c "
+        f"constraints.txt -e .` adds this package to {elsewhere} (docs/{framework}.md)"
     )
 
 

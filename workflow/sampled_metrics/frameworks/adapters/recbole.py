@@ -369,6 +369,7 @@ def rank_file_meta(
         tie_seed=tie_order["seed"],
         ties_detail=f"within RecBole's top {tie_order['top_k']}: torch.topk's order, as "
         f"RecBole's metrics read it; below it: {tie_order['ties']}",
+        framework_top_k=tie_order["top_k"],
         users=users,
         source=source,
         writer="sampled_metrics.frameworks.adapters.recbole",
