@@ -128,22 +128,20 @@ class DesignRecord:
     rank_files: tuple[str, ...]
     rank_columns: tuple[str, ...]
     law: str
-    budget: float
-    unit: str
-    metric: str
-    edges: tuple[int, ...]
-    cells: str
-    floor: int
-    seed: int
+    settings: DesignSettings
     users: int
     strata_sizes: tuple[int, ...]
     strata_chosen: tuple[int, ...]
     chosen_digest: str
 
     def to_json(self) -> dict:
-        """The sidecar's JSON object (tuples as lists)."""
-        fields = {key: list(v) if isinstance(v, tuple) else v for key, v in asdict(self).items()}
-        return {FORMAT_KEY: FORMAT, **fields}
+        """The sidecar's JSON object: the settings among the other keys, tuples as lists."""
+        fields = asdict(self)
+        settings = fields.pop("settings")
+        drawn_from = {key: fields.pop(key) for key in ("rank_files", "rank_columns", "law")}
+        flat = {**drawn_from, **settings, **fields}
+        return {FORMAT_KEY: FORMAT, **{k: list(v) if isinstance(v, tuple) else v
+                                       for k, v in flat.items()}}  # fmt: skip
 
 
 def design_record(
@@ -161,13 +159,7 @@ def design_record(
         rank_files=rank_files,
         rank_columns=tuple(drawn_from.evaluations),
         law=drawn_from.first.law,
-        budget=settings.budget,
-        unit=settings.unit,
-        metric=settings.metric,
-        edges=settings.edges,
-        cells=settings.cells,
-        floor=settings.floor,
-        seed=settings.seed,
+        settings=settings,
         users=design.n_users,
         strata_sizes=tuple(design.stratum_sizes.tolist()),
         strata_chosen=tuple(design.stratum_chosen.tolist()),
