@@ -1,0 +1,145 @@
+"""The floors: what each rule of the shipped run cannot avoid computing, in seconds.
+
+    python benchmarks/floors.py [--size USERS ITEMS EVENTS] [--preset NAME]
+
+A rule's floor is the arithmetic its outputs need, counted from the sizes and timed at
+this machine's measured rates on one core (numpy's and LAPACK's kernels); the rule's
+measured CPU time beside it shows what the implementation adds. What is counted
+(U users, I items, E training events, m sampled items, R repetitions, k factors):
+- split: sorting the E events by user and time;
+- fit: iALS's 16 sweeps of E k^2 + (U + I) k^3 multiply-adds; item-kNN's and EASE's
+  Gram matrix, at least E^2 / U multiply-adds (the sum of each user's events squared,
+  by Cauchy-Schwarz), and EASE's I x I inverse, I^3. BPR has no floor here: its
+  stochastic steps run on one thread because implicit's threads race, so its fit is
+  its own floor (and its rate on synthetic data depends on the popularity law);
+- rank: each user's scores of every item (U I k multiply-adds for factor models,
+  E I for a dense item x item model), one comparison per item for the exact rank, and
+  m R comparisons for the sampled ranks;
+- draw plan: U m R draws of sampled items;
+- corrections: applying each estimator to U R sampled ranks of every recommender;
+- the studies: their simulated draws: a sampled rank per seed, user and model for the
+  design study (200 seeds); for the protocol study a sampled rank per repetition, user
+  and model for each uniform protocol (its law given the exact rank), and for each
+  popularity protocol m drawn items per user and repetition, each compared by every model.
+The rates are CPU time, so other work on the machine barely moves them.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["OPENBLAS_NUM_THREADS"] = "1"  # one core's rates, before numpy starts BLAS
+
+import argparse
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import yaml
+from workflow_run import REPO
+
+# The shipped config: six recommenders, twelve estimators, the protocol study's four
+# uniform protocols (NCF, Elliot, RecBole uni100, DaisyRec) and two by popularity.
+MODELS, ESTIMATORS, UNIFORM_PROTOCOLS, POPULARITY_PROTOCOLS = 6, 12, 4, 2
+
+
+@dataclass(frozen=True)
+class Size:
+    users: int
+    items: int
+    events: int
+    m: int = 100
+    repetitions: int = 100
+
+
+def best_of(kernel: Callable[[], object], runs: int = 3) -> float:
+    """The shortest of ``runs`` CPU timings of ``kernel`` on one thread, in seconds (CPU
+    time, so that other work on the machine does not count; the shortest, since cache
+    misses only add)."""
+    times = []
+    for _ in range(runs):
+        start = time.process_time()
+        kernel()
+        times.append(time.process_time() - start)
+    return min(times)
+
+
+def spd_inverse(matrix: np.ndarray) -> np.ndarray:
+    """The inverse of a symmetric positive definite float32 matrix by its Cholesky
+    factor (LAPACK potrf, potri: n^3 flops), as EASE inverts; the upper triangle only.
+    float32 makes it a floor for EASE in float64 too."""
+    from scipy.linalg import lapack
+
+    factor, _ = lapack.spotrf(matrix)
+    return lapack.spotri(factor)[0]
+
+
+def rates() -> dict[str, float]:
+    """Operations per second of the kernels every floor is counted in."""
+    rng = np.random.default_rng(0)
+    a, b = rng.random((2000, 256)), rng.random((256, 2000))
+    x, y = rng.random(10_000_000), rng.random(10_000_000)
+    spd = rng.random((4000, 4000), dtype=np.float32)
+    spd = spd @ spd.T + 4000 * np.eye(4000, dtype=np.float32)
+    keys = rng.integers(0, 1 << 40, 2_000_000)
+    return {
+        "multiply-add": 2000 * 2000 * 256 / best_of(lambda: a @ b),
+        "comparison": x.size / best_of(lambda: np.count_nonzero(x > y)),
+        "draw": 10_000_000 / best_of(lambda: rng.integers(0, 3706, 10_000_000)),
+        "sort": keys.size / best_of(lambda: np.argsort(keys, kind="stable")),
+        "inverse": 4000**3 / best_of(lambda: spd_inverse(spd), runs=2),
+    }
+
+
+def floors(size: Size, rate: dict[str, float]) -> dict[str, float]:
+    """Seconds of each rule's essential work at ``size`` (module docstring)."""
+    u, i, e, m, r = size.users, size.items, size.events, size.m, size.repetitions
+    mad, cmp = rate["multiply-add"], rate["comparison"]
+    gram = e * e / u / mad
+    ranked = (u * i + u * m * r) / cmp
+    return {
+        "split": e / rate["sort"],
+        "fit X": 16 * (e * 16**2 + (u + i) * 16**3) / mad,
+        "fit Y": gram,
+        "fit Z": gram,
+        "fit EASE": gram + i**3 / rate["inverse"],
+        "fit Pop": e / cmp,
+        "draw_plan": u * m * r / rate["draw"],
+        "rank X": u * i * 16 / mad + ranked,
+        "rank Y": e * i / mad + ranked,
+        "rank Z": e * 10 / mad + ranked,
+        "rank EASE": e * i / mad + ranked,
+        "rank BPR": u * i * 100 / mad + ranked,
+        "rank Pop": ranked,
+        "sampling_table": MODELS * ESTIMATORS * u * r / cmp,
+        "protocol study": (
+            UNIFORM_PROTOCOLS * MODELS * u * r / rate["draw"]
+            + POPULARITY_PROTOCOLS * u * r * m * (1 / rate["draw"] + MODELS / cmp)
+        ),
+        "design study": 200 * MODELS * u / rate["draw"],
+    }
+
+
+def preset_size(name: str) -> Size:
+    entry = yaml.safe_load((REPO / "config.yaml").read_text())["datasets"][name]
+    return Size(entry["users"], entry["items"], entry["interactions"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size", type=int, nargs=3, metavar=("USERS", "ITEMS", "EVENTS"))
+    parser.add_argument("--preset", help="a synthetic data set of config.yaml, e.g. ml-20m-like")
+    args = parser.parse_args()
+    size = preset_size(args.preset) if args.preset else Size(*(args.size or (6040, 3706, 994_169)))
+    rate = rates()
+    print("rates: " + ", ".join(f"{name} {value:.3g}/s" for name, value in rate.items()))
+    total = 0.0
+    for rule, seconds in floors(size, rate).items():
+        total += seconds
+        print(f"{rule:16s} {seconds:8.2f} s")
+    print(f"{'all':16s} {total:8.2f} s on one core, {total / 2:.2f} s on two")
+
+
+if __name__ == "__main__":
+    main()
