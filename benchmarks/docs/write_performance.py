@@ -76,6 +76,18 @@ SECTIONS = {
         "study's simulation with users x repetitions x (items + the protocols' draws) and "
         "its estimators with users x repetitions x protocols.",
     ),
+    "floors": (
+        "floors",
+        "The floors: each job's essential work",
+        "What each job of the shipped run cannot avoid computing (`benchmarks/floors.py` "
+        "says what is counted: sorting the events, iALS's sweeps, the Gram matrices and "
+        "EASE's inverse, scoring every item, the exact and sampled ranks, the draws of the "
+        "studies, applying the estimators), at this machine's rates on one core. It grows "
+        "with users x items for scoring and exact ranks (items^2 per event for item x item "
+        "models), items^3 for EASE's inverse, users x m x repetitions for the sampled ranks "
+        "and the corrections, and seeds x users for the design study. BPR's fit has none: "
+        "it runs on one thread because implicit's threads race, so it is its own floor.",
+    ),
     "cli": (
         "the command line",
         "The command line: `sampled-metrics correct`",
@@ -284,6 +296,25 @@ def record(section, what, command, seconds=None, cpu_seconds=None, peak_mb=None,
     return entry | ({"note": note} if note else {})
 
 
+def run_floors(cores: int) -> list:
+    sys.path.insert(0, str(BENCHMARKS))
+    from floors import Size, floors, preset_size, rates
+
+    command = "python benchmarks/floors.py"
+    sizes = {
+        "MovieLens 1M: 6,040 x 3,706, 994,169": Size(6040, 3706, 994_169),
+        "ml-20m-like: 138,493 x 26,744, 20M": preset_size("ml-20m-like"),
+        "netflix-like: 480,189 x 17,770, 100M": preset_size("netflix-like"),
+    }
+    rate = rates()
+    records = []
+    for label, size in sizes.items():
+        for job, seconds in floors(size, rate).items():
+            entry = record("floors", f"`{job}`", command, None, seconds)
+            records.append(entry | {"size": label, "seconds": round(seconds, 2)})
+    return records
+
+
 def run_cli(cores: int) -> list:
     records = []
     for users in (6040, 1_000_000):
@@ -316,15 +347,34 @@ def run_estimators(cores: int) -> list:
     return records
 
 
+def floor_note(stems: list, floor: dict) -> str:
+    """The floor of a stage's jobs (benchmarks/floors.py), for its row's note.
+
+    >>> floor_note(["fit_X", "fit_BPR"], {"fit_X": 0.21}), floor_note(["x"], {})
+    ("floor 0.21 CPU-s, BPR's fit aside (its own floor)", '')
+    """
+    sys.path.insert(0, str(BENCHMARKS))
+    from floors import job_floor
+
+    known = [job_floor(stem, floor) for stem in stems]
+    counted = [value for value in known if value is not None]
+    if not counted:
+        return ""
+    note = f"floor {number(sum(counted))} CPU-s"
+    return note + (", BPR's fit aside (its own floor)" if len(counted) < len(known) else "")
+
+
 def run_ml1m(cores: int) -> list:
     sys.path.insert(0, str(BENCHMARKS))
     import pandas as pd
     from bench_pipeline import STAGES, pipeline_run
+    from floors import Size, floors, rates
     from offline_data import DATASET, DEFAULT_DATA
     from workflow_run import timed_run
 
     from sampled_metrics.pipeline.runs import logged_cpu_seconds
 
+    floor = floors(Size(6040, 3706, 994_169), rates())
     records = []
     for paper in (False, True):
         name = "the paper's pipeline" if paper else "the shipped run"
@@ -345,7 +395,13 @@ def run_ml1m(cores: int) -> list:
                 what = f"shipped run, stage: {label}"
                 stages.append(
                     record(
-                        "ml-1m", what, command, table["s"].sum(), jobs_cpu, table["max_pss"].max()
+                        "ml-1m",
+                        what,
+                        command,
+                        table["s"].sum(),
+                        jobs_cpu,
+                        table["max_pss"].max(),
+                        floor_note([path.stem for path in paths], floor),
                     )
                 )
             records.append(record("ml-1m", f"{name}, whole", command, total, cpu_s))
@@ -357,21 +413,24 @@ def run_ml20m(cores: int) -> list:
     sys.path.insert(0, str(BENCHMARKS))
     import yaml
     from bench_scaling import measure, rule_of
+    from floors import floors, preset_size, rates
     from workflow_run import children_cpu_seconds
 
     from sampled_metrics.pipeline.runs import logged_cpu_seconds
 
     name = "ml-20m-like"
+    floor = floors(preset_size(name), rates())
     command = "python benchmarks/bench_scaling.py --preset ml-20m-like --shipped"
     entry = yaml.safe_load((REPO / "config.yaml").read_text())["datasets"][name]
     with tempfile.TemporaryDirectory() as tmp:
         before = children_cpu_seconds()
         per_rule, totals = measure(Path(tmp), name, entry, cores, shipped=True)
         cpu_s = children_cpu_seconds() - before
-        rule_cpu = {}
+        rule_cpu, rule_jobs = {}, {}
         for log in (Path(tmp) / "logs" / name).glob("*.log"):
             rule = rule_of(log.stem)
             rule_cpu[rule] = rule_cpu.get(rule, 0.0) + (logged_cpu_seconds(log) or 0.0)
+            rule_jobs.setdefault(rule, []).append(log.stem)
     records = [
         record(
             name,
@@ -384,7 +443,15 @@ def run_ml20m(cores: int) -> list:
     ]
     for rule, row in per_rule.iterrows():
         records.append(
-            record(name, f"rule `{rule}`", command, row["s"], rule_cpu.get(rule), row["max_pss_mb"])
+            record(
+                name,
+                f"rule `{rule}`",
+                command,
+                row["s"],
+                rule_cpu.get(rule),
+                row["max_pss_mb"],
+                floor_note(rule_jobs.get(rule, []), floor),
+            )
         )
     return records
 
@@ -392,6 +459,7 @@ def run_ml20m(cores: int) -> list:
 RUNNERS = {
     "ml-1m": run_ml1m,
     "ml-20m-like": run_ml20m,
+    "floors": run_floors,
     "cli": run_cli,
     "estimators": run_estimators,
 }
