@@ -10,7 +10,7 @@ SHARDS = [f"{i}-of-{config['ranking']['shards']}" for i in range(config["ranking
 ONE_SHARD = config["ranking"]["shards"] == 1
 # What a ranking pass reads besides the split, and its settings.
 RANK_INPUTS = {
-    "model": "results/{dataset}/models/{recommender}.pkl",
+    "model": MODEL,
     "plan": "results/{dataset}/draw_plan.npz",
 }
 RANK_PARAMS = {
