@@ -48,7 +48,7 @@ STAGES = {
     "fit (fit)": "fit_*.tsv",
     "draw the sampled items (draw_plan)": "draw_plan.tsv",
     "score, rank exactly and in every repetition (rank_shard)": "rank_*-of-*.tsv",
-    "join the shards, or rank the only one (merge_ranks)": "merge_ranks_*.tsv",
+    "rank, or join the shards (merge_ranks)": "merge_ranks_*.tsv",
     "sampling: all corrections (sampling_table)": "sampling_table.tsv",
     "protocol sensitivity (protocol_sensitivity)": "protocol_sensitivity.tsv",
     "Figure 6 curves (fig6_curves)": "fig6_curves.tsv",
