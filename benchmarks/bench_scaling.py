@@ -9,14 +9,15 @@ data"; the presets' popularity and activity exponents, 20 to `items // 4` events
 user) into a fresh temporary directory, or takes a preset of config.yaml
 (`--preset ml-20m-like`), runs `snakemake --cores N` to every figure and table of the
 paper with the shipped config otherwise (X, Y, Z, m = 100, 100 repetitions, every
-correction; the baselines Pop, EASE and BPR set to null and the protocol study
-omitted, `--omit-from protocol_ranks`: docs/popularity.md gives their cost;
-`--shipped` keeps both, the run a user of config.yaml gets),
+correction; the baselines Pop, EASE and BPR set to null and both studies omitted,
+as bench_pipeline.py --paper does: docs/popularity.md gives their cost;
+`--shipped` keeps them, the run a user of config.yaml gets),
 and prints, per rule, the wall time (summed over its jobs) and the largest peak
 memory of its jobs (max PSS: pages a job's forked workers share counted once; max RSS
 counts them in every process), from the rules' `benchmark:` files, then the whole
-run's wall time and the size of the stored models and draw plan on disk (no score
-is ever written). `--keep DIR` runs in DIR and leaves it there.
+run's wall time and what it leaves on disk under results/<name>/ (no score is ever
+written; the models are removed once ranked unless ranking.keep_models). `--keep DIR`
+runs in DIR and leaves it there.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 import yaml
+from bench_pipeline import STUDY_RULES
 from workflow_run import REPO, run_workflow
 
 DEFAULT_SIZES = ((2_000, 1_000, 100_000), (6_040, 3_706, 1_000_000), (20_000, 6_000, 2_000_000))
@@ -57,9 +59,9 @@ def rule_of(benchmark_stem: str) -> str:
     return match.group(1) if match else benchmark_stem
 
 
-# What is measured: the paper's pipeline (the baselines and the protocol study left out).
+# What is measured: the paper's pipeline (the baselines and both studies left out).
 BEYOND_THE_PAPER = {"recommenders": {"Pop": None, "EASE": None, "BPR": None}}
-OMIT = ("--omit-from", "protocol_ranks")
+OMIT = ("--omit-from", *STUDY_RULES)
 
 
 def measure(
@@ -82,10 +84,8 @@ def measure(
     per_rule = (
         pd.DataFrame(rows).groupby("rule").agg(s=("s", "sum"), max_pss_mb=("max_pss_mb", "max"))
     )
-    results = workdir / "results" / name
-    stored = sum(p.stat().st_size for p in (results / "models").glob("*.pkl"))
-    stored += (results / "draw_plan.npz").stat().st_size
-    return per_rule, {"total_s": total, "models_and_plan_mb": stored / 2**20}
+    left = sum(p.stat().st_size for p in (workdir / "results" / name).rglob("*") if p.is_file())
+    return per_rule, {"total_s": total, "left_under_results_mb": left / 2**20}
 
 
 def run(

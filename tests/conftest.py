@@ -215,6 +215,8 @@ TINY_CONFIG = {
         "BPR": None,
     },
     "sampling": {"m": 10, "repetitions": 6, "law": "hypergeometric"},
+    # the runs' fitted models are compared (tests/test_determinism.py): kept
+    "ranking": {"keep_models": True},
     # protocols with replacement: the tiny catalogue (45 items) holds fewer than 99 unseen
     "protocols": {"run": ["recbole-uni100", "recbole-pop100"]},
     # the design study: 90 users hold the floors of the design's strata at half of them

@@ -137,8 +137,9 @@ def test_kill_during_sampling(sig, reference, tmp_path_factory):
     for name in ("sampling.csv", "crosscheck.csv"):
         (workdir / "results/tiny" / name).unlink()
     targets = ["results/tiny/sampling.csv"]
-    start_and_kill(workdir, targets, log_of(workdir, "tiny/rank_*.log"), sig)
-    assert_interrupted(workdir, "rank_shard", sig)
+    # one shard: rule merge_ranks ranks the users itself
+    start_and_kill(workdir, targets, log_of(workdir, "tiny/merge_ranks_*.log"), sig)
+    assert_interrupted(workdir, "merge_ranks", sig)
     assert not (workdir / "results/tiny/sampling.csv").exists()
     assert_same_files(workdir, reference, "*.npy", [])
     check_rerun(workdir, targets, sig)

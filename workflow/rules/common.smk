@@ -152,6 +152,12 @@ def check_known_sizes():
             check_fit_memory(config, name, *sizes, f"datasets.{name}")
 
 
+def rank_mem_mb(wildcards, input):
+    """A ranking pass's memory: a block of users' scores (ranking.memory_mb) and twice
+    its inputs (the split, the model, the draw plan)."""
+    return config["ranking"]["memory_mb"] + 2 * input.size_mb + 500
+
+
 def protocol_ranks_mem_mb(wildcards, input):
     """Rule protocol_ranks' memory: a block of users (ranking.memory_mb), the split and
     every protocol's ranks of all users (studies.protocols.files.ranks_bytes_per_user).

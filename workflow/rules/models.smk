@@ -1,12 +1,15 @@
 # Recommenders: fit on the training split and store the fitted model (factors or
-# similarities), never its users x items scores.
+# similarities), never its users x items scores. Only the ranking pass reads it: it is
+# temporary (removed once ranked) unless ranking.keep_models.
+
+MODEL = "results/{dataset}/models/{recommender}.pkl"
 
 
 rule fit:
     input:
         SPLIT,
     output:
-        "results/{dataset}/models/{recommender}.pkl",
+        MODEL if config["ranking"]["keep_models"] else temp(MODEL),
     log:
         "logs/{dataset}/fit_{recommender}.log",
     benchmark:

@@ -2,9 +2,26 @@
 # held-out item among all items but the user's training items), the pessimistic
 # ranks (Figure 5) and the sampled ranks of every repetition. Users are cut into
 # `ranking.shards` shards, independent jobs that a cluster spreads over nodes;
-# `merge_ranks` joins them, byte-identical for any number of shards.
+# `merge_ranks` joins them, byte-identical for any number of shards. With one shard
+# there is no rank_shard job: merge_ranks ranks the users itself and writes the beaten
+# items too (one job, one read of the split, no shard file of ranks).
 
 SHARDS = [f"{i}-of-{config['ranking']['shards']}" for i in range(config["ranking"]["shards"])]
+ONE_SHARD = config["ranking"]["shards"] == 1
+# What a ranking pass reads besides the split, and its settings.
+RANK_INPUTS = {
+    "model": MODEL,
+    "plan": "results/{dataset}/draw_plan.npz",
+}
+RANK_PARAMS = {
+    "tie_policy": config["ranking"]["tie_policy"],
+    "memory_mb": config["ranking"]["memory_mb"],
+    "seed": config["seed"],  # the random tie order, shared by exact and sampled ranks
+    "layers": STUDY_LAYERS,
+}
+# the protocol study's items above and tied with the held-out one (rule protocol_ranks
+# reads them instead of scoring every model again)
+BEATEN = "results/{dataset}/shards/{recommender}/{shard}.beaten.npy"
 
 
 rule draw_plan:
@@ -30,41 +47,46 @@ rule draw_plan:
         "../scripts/draw_plan.py"
 
 
-rule rank_shard:
-    input:
-        split=SPLIT,
-        model="results/{dataset}/models/{recommender}.pkl",
-        plan="results/{dataset}/draw_plan.npz",
-    output:
-        ranks=temp("results/{dataset}/shards/{recommender}/{shard}.npz"),
-        # the protocol study's items above and tied with the held-out one (rule
-        # protocol_ranks reads them instead of scoring every model again)
-        beaten=temp("results/{dataset}/shards/{recommender}/{shard}.beaten.npy"),
-    log:
-        "logs/{dataset}/rank_{recommender}_{shard}.log",
-    benchmark:
-        "results/{dataset}/benchmarks/rank_{recommender}_{shard}.tsv"
-    wildcard_constraints:
-        shard=r"\d+-of-\d+",
-    priority: rank_priority  # before the toy example's jobs: the data set waits for it
-    resources:
-        runtime=30,
-        mem_mb=lambda wildcards, input: config["ranking"]["memory_mb"] + 2 * input.size_mb + 500,
-    params:
-        library=LIBRARY,
-        tie_policy=config["ranking"]["tie_policy"],
-        memory_mb=config["ranking"]["memory_mb"],
-        seed=config["seed"],  # the random tie order, shared by exact and sampled ranks
-        layers=STUDY_LAYERS,
-    script:
-        "../scripts/rank_shard.py"
+if not ONE_SHARD:
+
+    rule rank_shard:
+        input:
+            **RANK_INPUTS,
+            split=SPLIT,
+        output:
+            ranks=temp("results/{dataset}/shards/{recommender}/{shard}.npz"),
+            beaten=temp(BEATEN),
+        log:
+            "logs/{dataset}/rank_{recommender}_{shard}.log",
+        benchmark:
+            "results/{dataset}/benchmarks/rank_{recommender}_{shard}.tsv"
+        wildcard_constraints:
+            shard=r"\d+-of-\d+",
+        priority: rank_priority  # before the toy example's jobs: the data set waits for it
+        resources:
+            runtime=30,
+            mem_mb=rank_mem_mb,
+        params:
+            **RANK_PARAMS,
+            library=LIBRARY,
+        script:
+            "../scripts/rank_shard.py"
 
 
 rule merge_ranks:
     input:
+        **(
+            RANK_INPUTS
+            if ONE_SHARD
+            else {
+                "shards": expand(
+                    "results/{{dataset}}/shards/{{recommender}}/{shard}.npz", shard=SHARDS
+                )
+            }
+        ),
         split=SPLIT,
-        shards=expand("results/{{dataset}}/shards/{{recommender}}/{shard}.npz", shard=SHARDS),
     output:
+        **({"beaten": temp(BEATEN.replace("{shard}", SHARDS[0]))} if ONE_SHARD else {}),
         ranks="results/{dataset}/ranks/{recommender}.csv",
         # the ranks' sidecar (frameworks.rank_meta): sampled-metrics correct reads the
         # file without options
@@ -75,13 +97,13 @@ rule merge_ranks:
         "logs/{dataset}/merge_ranks_{recommender}.log",
     benchmark:
         "results/{dataset}/benchmarks/merge_ranks_{recommender}.tsv"
-    priority: 1  # before the toy example's jobs: the rest of the data set waits for it
+    # before the toy example's jobs: the rest of the data set waits for it
+    priority: rank_priority if ONE_SHARD else 1
     resources:
-        runtime=10,
-        mem_mb=2000,
+        runtime=30 if ONE_SHARD else 10,
+        mem_mb=rank_mem_mb if ONE_SHARD else 2000,
     params:
+        **RANK_PARAMS,
         library=LIBRARY,
-        tie_policy=config["ranking"]["tie_policy"],
-        seed=config["seed"],
     script:
         "../scripts/merge_ranks.py"

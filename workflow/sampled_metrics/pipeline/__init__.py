@@ -7,4 +7,5 @@
                          with checks of what they must be
 * :mod:`.runs`           a job's run: logs, inputs checked against their checksums,
                          threads, locks, provenance, the library's fingerprint
+* :mod:`.rank_jobs`      a shard of the ranking pass, from the stored model and plan
 """
