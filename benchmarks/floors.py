@@ -31,6 +31,7 @@ import os
 os.environ["OPENBLAS_NUM_THREADS"] = "1"  # one core's rates, before numpy starts BLAS
 
 import argparse
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ from workflow_run import REPO
 # The shipped config: six recommenders, twelve estimators, the protocol study's four
 # uniform protocols (NCF, Elliot, RecBole uni100, DaisyRec) and two by popularity.
 MODELS, ESTIMATORS, UNIFORM_PROTOCOLS, POPULARITY_PROTOCOLS = 6, 12, 4, 2
+PROTOCOL_ESTIMATORS, DESIGN_SEEDS = 4, 200
 
 
 @dataclass(frozen=True)
@@ -93,32 +95,53 @@ def rates() -> dict[str, float]:
 
 
 def floors(size: Size, rate: dict[str, float]) -> dict[str, float]:
-    """Seconds of each rule's essential work at ``size`` (module docstring)."""
+    """Seconds of each job's essential work at ``size`` (module docstring), by the name
+    of its benchmark file (rank_X stands for every shard of X)."""
     u, i, e, m, r = size.users, size.items, size.events, size.m, size.repetitions
-    mad, cmp = rate["multiply-add"], rate["comparison"]
+    mad, cmp, draw = rate["multiply-add"], rate["comparison"], rate["draw"]
     gram = e * e / u / mad
     ranked = (u * i + u * m * r) / cmp
+    protocols = UNIFORM_PROTOCOLS + POPULARITY_PROTOCOLS
     return {
         "split": e / rate["sort"],
-        "fit X": 16 * (e * 16**2 + (u + i) * 16**3) / mad,
-        "fit Y": gram,
-        "fit Z": gram,
-        "fit EASE": gram + i**3 / rate["inverse"],
-        "fit Pop": e / cmp,
-        "draw_plan": u * m * r / rate["draw"],
-        "rank X": u * i * 16 / mad + ranked,
-        "rank Y": e * i / mad + ranked,
-        "rank Z": e * 10 / mad + ranked,
-        "rank EASE": e * i / mad + ranked,
-        "rank BPR": u * i * 100 / mad + ranked,
-        "rank Pop": ranked,
+        "fit_X": 16 * (e * 16**2 + (u + i) * 16**3) / mad,
+        "fit_Y": gram,
+        "fit_Z": gram,
+        "fit_EASE": gram + i**3 / rate["inverse"],
+        "fit_Pop": e / cmp,
+        "draw_plan": u * m * r / draw,
+        "rank_X": u * i * 16 / mad + ranked,
+        "rank_Y": e * i / mad + ranked,
+        "rank_Z": e * 10 / mad + ranked,
+        "rank_EASE": e * i / mad + ranked,
+        "rank_BPR": u * i * 100 / mad + ranked,
+        "rank_Pop": ranked,
         "sampling_table": MODELS * ESTIMATORS * u * r / cmp,
-        "protocol study": (
-            UNIFORM_PROTOCOLS * MODELS * u * r / rate["draw"]
-            + POPULARITY_PROTOCOLS * u * r * m * (1 / rate["draw"] + MODELS / cmp)
+        "protocol_ranks": (
+            UNIFORM_PROTOCOLS * MODELS * u * r / draw
+            + POPULARITY_PROTOCOLS * u * r * m * (1 / draw + MODELS / cmp)
         ),
-        "design study": 200 * MODELS * u / rate["draw"],
+        "protocols": protocols * MODELS * PROTOCOL_ESTIMATORS * u * r / cmp,
+        "decisions": DESIGN_SEEDS * MODELS * u / draw,
     }
+
+
+def job_floor(stem: str, floor: dict[str, float]) -> float | None:
+    """The floor of the job whose benchmark file is ``stem``, None where none is counted
+    (BPR's fit). With one shard (the shipped runs) merge_ranks_X is X's ranking pass;
+    with several, rank_X_0-of-2 and its siblings share rank_X's floor and merge_ranks_X,
+    which only joins them, has none.
+
+    >>> floor = {"rank_X": 2.0}
+    >>> job_floor("merge_ranks_X", floor), job_floor("fit_BPR", floor)
+    (2.0, None)
+    >>> job_floor("rank_X_0-of-2", floor) + job_floor("rank_X_1-of-2", floor)
+    2.0
+    """
+    shard = re.fullmatch(r"(rank_.+)_(\d+)-of-(\d+)", stem)
+    if shard:
+        return floor[shard.group(1)] / int(shard.group(3))
+    return floor.get(re.sub(r"^merge_ranks_", "rank_", stem))
 
 
 def preset_size(name: str) -> Size:
