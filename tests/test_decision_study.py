@@ -162,6 +162,30 @@ def test_the_summary_counts_verdicts_against_the_truth(study):
     assert set(measured["goal"]) >= {"cost", "coverage", "decided", "wrong", "equal"}
 
 
+def test_the_standard_errors_predict_the_spread_between_studies():
+    """A summary's standard errors against a known truth: 400 independent studies of
+    200 seeds each (one method a study), coverage and verdicts Bernoulli, widths and
+    errors normal; each measure's spread between the studies is the standard error the
+    summary gives each study."""
+    rng = np.random.default_rng(5)
+    studies, seeds = 400, 200
+    size = studies * seeds
+    error = rng.normal(0.0, 0.01, size)
+    right = (rng.random(size) < 0.7).astype(float)
+    rows = pd.DataFrame({
+        "seed": np.tile(np.arange(seeds), studies), "method": np.repeat(np.arange(studies), seeds),
+        "target": "pair", "name": "A-B", "metric": "recall@10", "exact": 0.02,
+        "estimate": 0.02 + error, "low": np.nan, "high": np.nan,
+        "covered": (rng.random(size) < 0.9).astype(float), "width": rng.normal(0.02, 0.005, size),
+        "verdict": "", "right": right, "wrong": 0.0, "cost": rng.uniform(0.1, 0.2, size),
+    })  # fmt: skip
+    summary = summarize(rows)
+    for column in ("coverage", "width", "right", "undecided", "rmse", "cost"):
+        spread = summary[column].std()
+        assert 0.9 < summary[f"{column}_se"].mean() / spread < 1.1, column
+    assert (summary["wrong_se"] == 0).all()  # never wrong: no spread
+
+
 def test_the_outputs_are_written_whole_with_their_columns(study, tmp_path):
     _, _, methods, rows = study
     summary = summarize(rows)
