@@ -110,6 +110,23 @@ def _goal_lines(goals: pd.DataFrame) -> list:
     return [markdown_table(frame[["says", "method", "measured", "holds"]])]
 
 
+# Why a kind of method runs on fewer seeds than the others.
+_FEWER = {
+    "range": "its coverage holds by construction, its pairs stay undecided at its widths, "
+    "and its width varies little between seeds",
+    "adaptive-em": "a point estimate: its pairs decided right and its wrong verdicts need "
+    "less precision than the intervals' coverage",
+}
+
+
+def _fewer_seeds(fewer: dict) -> str:
+    """Which kinds ran on the first seeds only, and why."""
+    return "".join(
+        f"{kind} ran on the first {first} seeds only ({_FEWER.get(kind, 'fewer suffice')}). "
+        for kind, first in fewer.items()
+    )
+
+
 def _left_out_lines(left_out: dict) -> list:
     if not left_out:
         return []
@@ -134,7 +151,8 @@ def decisions_markdown(
         :func:`sampled_metrics.studies.decisions.summary.goals`'s.
     dataset : str
     setup : dict
-        users, models, m, law, seeds, range_seeds, confidence, steps; optionally
+        users, models, m, law, seeds, fewer_seeds ({kind: the first seeds it ran on}),
+        confidence, steps; optionally
         left_out, {method: why} of the methods the data set cannot support.
 
     Returns
@@ -151,10 +169,7 @@ def decisions_markdown(
         "other models** (the law the corrections assume; a real paired protocol scores one "
         "shared draw under every model, which the exact ranks alone cannot simulate). "
         f"Intervals at {100 * s['confidence']:g} % about these users (finite population). "
-        f"The identification range ran on the first {s['range_seeds']} seeds only: its "
-        "coverage is at least the confidence by construction, its pairs are never decided "
-        "at these widths, and its width varies little between seeds. adaptive-em: Li et "
-        "al. (AAAI 2023), a user whose "
+        f"{_fewer_seeds(s['fewer_seeds'])}adaptive-em: Li et al. (AAAI 2023), a user whose "
         f"held-out item beats every sampled item gets up to {', '.join(map(str, s['steps']))} "
         "more sampled items until one ranks above it, then EM over the sampled ranks with "
         "their own m_u: a point estimate, no interval; its pairs ordered by the sign.",
