@@ -197,7 +197,8 @@ def decisions_markdown(
         "",
         f"A share over {s['seeds']} seeds has a standard error of at most "
         f"{50 / np.sqrt(s['seeds']):.1f} points (at 50 %), "
-        f"{100 * np.sqrt(0.1 * 0.9 / s['seeds']):.1f} at 10 or 90 %.",
+        f"{100 * np.sqrt(0.1 * 0.9 / s['seeds']):.1f} at 10 or 90 %; over fewer seeds (the "
+        "per-method table's), sqrt(p (1 - p) / S).",
         "",
         markdown_table(pair_table(summary), digits=2),
         "## Goals",
