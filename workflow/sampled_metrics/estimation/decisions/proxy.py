@@ -213,13 +213,18 @@ def model_ranks(
                 f"{name} must be a scalar or one value per user ({users}), "
                 f"got shape {np.shape(value)}"
             )
-    checked = []
-    for model, row in enumerate(ranks):
-        try:
-            checked.append(sampled_evaluation(row, m, n, law))
-        except ValueError as error:
-            raise ValueError(f"sampled_ranks of model {model}: {error}") from None
-    return np.stack([c.ranks for c in checked]), checked[0].m, checked[0].n
+    models = ranks.shape[0]
+    m_u, n_u = (np.broadcast_to(np.asarray(value), (users,)) for value in (m, n))
+    try:  # every model at once: the checks are per user, so they pass or fail alike
+        every = sampled_evaluation(ranks.ravel(), np.tile(m_u, models), np.tile(n_u, models), law)
+    except ValueError:
+        for model, row in enumerate(ranks):  # the first model that fails, named
+            try:
+                sampled_evaluation(row, m, n, law)
+            except ValueError as error:
+                raise ValueError(f"sampled_ranks of model {model}: {error}") from None
+        raise
+    return every.ranks.reshape(models, users).copy(), every.m[:users], every.n[:users]
 
 
 def predicted_spread(
