@@ -1,15 +1,25 @@
 """The design study's table (results/<dataset>/decisions.md's "Per method") on three
-populations, with the time of each part:
+populations, with the time of each part, and the study's time at the shipped settings:
 
     python benchmarks/bench_decisions.py [--results results/ml-1m-offline] [--seeds 200]
                                          [--synthetic-seeds 1000] [--small-seeds 1000]
-                                         [--large-seeds 200]
-                                         [--parts ml-1m,synthetic,small,large]
+                                         [--large-seeds 200] [--time-seeds 4]
+                                         [--parts time,ml-1m,synthetic,small,large]
+
+* ``time``: the study at the pipeline's ``decisions`` settings (every method, the
+  configured seeds and range seeds) timed per method, in CPU seconds of one process, on
+  ``--time-seeds`` seeds (the range on one) and scaled to the configured seeds; then
+  the CPU and wall seconds of the study function itself on two forked workers. At
+  MovieLens 1M from a run's exact ranks (as ``ml-1m``), and at ML-20M-like size,
+  138,493 users and n = 26,744 items less each user's training items, six models'
+  exact ranks drawn as ``large``'s, A's and B's shifted by a model's skill. Beside
+  each: the rule's measured time before the study was sized by its precision, and
+  the goal;
 
 * ``ml-1m``: MovieLens 1M from a pipeline run's exact ranks (results/<dataset>/ranks/*.csv
   and its split, data/processed/<dataset>/split.npz: run the pipeline first), m = 100
   without replacement, every method, the identification range on 2 seeds (its linear
-  programs take about a minute a seed with six models);
+  programs take seconds a seed with six models);
 * ``synthetic``: a heavy-tailed population (no models: 6,040 users, n_u from 3,506 to
   3,686, log-normal ranks), three models, A and B correlated, B worse, C with A's ranks
   given to other users (the same metrics exactly: the pair of equal metrics), at m = 100
@@ -31,12 +41,16 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from sampled_metrics.data import split_users
+from sampled_metrics.estimation.metrics import metric_by_name
 from sampled_metrics.io.forked import forked_map
 from sampled_metrics.outputs.tables import markdown_table
 from sampled_metrics.pipeline.intermediates import read_ranks
 from sampled_metrics.pipeline.validation import load_config
+from sampled_metrics.studies.decisions.methods import Phase1, simulate_sampled_ranks
 from sampled_metrics.studies.decisions.registry import study_methods
 from sampled_metrics.studies.decisions.report import method_table
 from sampled_metrics.studies.decisions.study import run_study
@@ -63,12 +77,153 @@ def heavy_tailed(users: int, n, seed: int = 0) -> np.ndarray:
     return np.stack([a, b, np.minimum(rng.permutation(a), n)]).astype(np.int64)
 
 
-def part(title, exact, n, names, *, seeds, range_seeds, m, law, run, cores,
+# The rule decisions at the shipped settings before it was sized by its precision (200
+# seeds, the range on 10; two processes), CPU and wall seconds, and the goals.
+BEFORE = {"ml-1m": (196, 185), "ml-20m-like": (1280, 651)}
+GOAL = {"ml-1m": (15, 10)}
+
+
+def timed_seed(one, seed: int) -> tuple:
+    """``one(seed)`` and the CPU seconds it took (in the process that runs it)."""
+    started = time.process_time()
+    rows = one(seed)
+    return rows, time.process_time() - started
+
+
+def time_methods(exact, n, *, seeds: int) -> dict:
+    """CPU seconds a seed of each method of the configured study (the range on the first
+    seed only), phase 1 and its proxies apart, each method's estimates of every model
+    and pair included."""
+    methods = study_methods(
+        DECISIONS["run"],
+        DECISIONS["budgets"],
+        DECISIONS["uniform_budgets"],
+        DECISIONS["adaptive_steps"],
+    )
+    spent = {"phase 1": 0.0, "proxies": 0.0} | {method.name: 0.0 for method in methods}
+    runs = dict.fromkeys(spent, seeds) | {"range": 1}
+    pairs = [(a, b) for a in range(len(exact)) for b in range(a + 1, len(exact))]
+    with threadpool_limits(1):  # as in the rule's workers
+        for seed in range(seeds):
+            one_seed(exact, n, seed, methods, pairs, spent)
+    return {name: spent[name] / runs[name] for name in spent}
+
+
+def one_seed(exact, n, seed: int, methods, pairs, spent: dict) -> None:
+    """One seed of the study, each part's CPU seconds added to ``spent``."""
+    started = time.process_time()
+    rng = np.random.default_rng([2020, seed])
+    sampled = simulate_sampled_ranks(exact, n, 100, "hypergeometric", rng)
+    values = {metric: np.asarray(metric_by_name(metric)(exact, n), dtype=float)
+              for metric in DECISIONS["metrics"]}  # fmt: skip
+    phase1 = Phase1(exact, n, sampled, 100, "hypergeometric", values,
+                    DECISIONS["confidence"], rng)  # fmt: skip
+    spent["phase 1"] += time.process_time() - started
+    started = time.process_time()
+    _ = phase1.proxies
+    spent["proxies"] += time.process_time() - started
+    for method in methods:
+        if method.name == "range" and seed > 0:
+            continue
+        started = time.process_time()
+        found = method.run(phase1)
+        for metric in values:
+            if found.model_of is not None:
+                [found.model_of(metric, k) for k in range(len(exact))]
+            [found.pair_of(metric, a, b) for a, b in pairs]
+        spent[method.name] += time.process_time() - started
+
+
+def time_study(title: str, exact, n, *, seeds: int, cores: int) -> None:
+    """The per-method CPU a seed, scaled to the configured seeds; the study function's
+    CPU and wall seconds on ``cores`` forked workers, on the range's seeds and ``seeds``
+    more, scaled to the configured seeds."""
+    configured, range_seeds = DECISIONS["seeds"], DECISIONS["range_seeds"]
+    on = {"range": range_seeds, "adaptive-em": DECISIONS["adaptive_seeds"]}  # seeds it runs
+    per_seed = time_methods(exact, n, seeds=seeds)
+    scaled = {name: cpu * on.get(name, configured) for name, cpu in per_seed.items()}
+    print(
+        f"\n## Time: {title}, {n.size:,} users, {len(exact)} models, CPU seconds of one "
+        f"process; scaled to {configured} seeds (range and adaptive-em: their own, {on})\n"
+    )
+    print(markdown_table(pd.DataFrame({"part": list(per_seed), "a seed": list(per_seed.values()),
+                                       "scaled": list(scaled.values())}), digits=3))  # fmt: skip
+    methods = study_methods(
+        DECISIONS["run"],
+        DECISIONS["budgets"],
+        DECISIONS["uniform_budgets"],
+        DECISIONS["adaptive_steps"],
+    )
+    names = [f"M{k}" for k in range(len(exact))]
+    spent: list = []  # each seed's CPU seconds, measured in its worker
+
+    def mapper(one, seeds):
+        timed = forked_map(lambda _, seed: timed_seed(one, seed), None, list(seeds), cores)
+        spent.extend(cpu for _, cpu in timed)
+        return [rows for rows, _ in timed]
+
+    cpu, wall = time.process_time(), time.perf_counter()
+    ranged = min(range_seeds, configured)  # those seeds, then ``seeds`` more without
+    run_study(
+        exact, n, names, seeds=ranged + seeds, fewer_seeds={"range": ranged}, m=100,
+        law="hypergeometric", metrics=DECISIONS["metrics"], methods=methods, base_seed=2020,
+        confidence=DECISIONS["confidence"], mapper=mapper,
+    )  # fmt: skip
+    own, wall = time.process_time() - cpu, time.perf_counter() - wall
+    cpu = own + sum(spent)
+    # the seeds with the range, then the others' mean for each of the configured, less
+    # adaptive-em on the seeds it skips
+    total_cpu = (
+        own + sum(spent[:ranged]) + np.mean(spent[ranged:]) * (configured - ranged)
+        - per_seed["adaptive-em"] * (configured - on["adaptive-em"])
+    )  # fmt: skip
+    total_wall = total_cpu / cores  # at best: the seeds spread evenly over the cores
+    key = "ml-1m" if n.size < 10_000 else "ml-20m-like"
+    before = BEFORE[key]
+    goal = GOAL.get(key, (GOAL["ml-1m"][0] * BEFORE[key][0] / BEFORE["ml-1m"][0],
+                          GOAL["ml-1m"][1] * BEFORE[key][1] / BEFORE["ml-1m"][1]))  # fmt: skip
+    print(
+        f"\nthe study on {ranged + seeds} seeds (the range on {ranged}), {cores} workers: "
+        f"{cpu:.1f} CPU-s, {wall:.1f} s wall; "
+        f"scaled to {configured} seeds: {total_cpu:.0f} CPU-s, {total_wall:.0f} s wall at best "
+        f"(before: {before[0]} CPU-s, {before[1]} s wall; goal: {goal[0]:.0f} CPU-s, "
+        f"{goal[1]:.0f} s wall)"
+    )
+
+
+def six_models(users: int, n, seed: int = 0) -> np.ndarray:
+    """(6, U) exact ranks as :func:`heavy_tailed`'s, six models of different skill."""
+    rng = np.random.default_rng(seed)
+    skill = rng.normal(0.0, 2.0, users)
+    return np.stack([
+        np.clip(np.ceil(np.exp(3.0 + skill + rng.normal(0.0, 1.0, users) + shift)), 1, n)
+        for shift in (0.0, 0.1, 0.2, 0.4, 0.6, 1.0)
+    ]).astype(np.int64)  # fmt: skip
+
+
+def ml20m_like_n(rng: np.random.Generator) -> np.ndarray:
+    """n_u of ML-20M's sizes: 26,744 items less a user's training items, long-tailed
+    between 20 and 9,254."""
+    trained = np.minimum(20 + np.floor(rng.pareto(1.2, 138_493) * 40), 9254).astype(np.int64)
+    return 26_744 - trained
+
+
+def read_exact(results: Path):
+    """The exact ranks of RECOMMENDERS (k, U) and n_u from a pipeline run."""
+    users = split_users(Path("data/processed") / results.name / "split.npz")
+    exact = np.stack([
+        read_ranks(results / "ranks" / f"{name}.csv", users)["rank"].to_numpy()
+        for name in RECOMMENDERS
+    ])  # fmt: skip
+    return exact, users.n_candidates
+
+
+def part(title, exact, n, names, *, seeds, m, law, run, cores, fewer_seeds=None,
          budgets=BUDGETS, uniform=UNIFORM) -> None:  # fmt: skip
     methods = study_methods(run, budgets, uniform, DECISIONS["adaptive_steps"])
     started = time.perf_counter()
     rows = run_study(
-        exact, n, names, seeds=seeds, range_seeds=range_seeds, m=m, law=law,
+        exact, n, names, seeds=seeds, fewer_seeds=fewer_seeds, m=m, law=law,
         metrics=["recall@10", "ndcg@10"], methods=methods, base_seed=2020,
         mapper=lambda one, s: forked_map(lambda _, seed: one(seed), None, list(s), cores),
     )  # fmt: skip
@@ -87,20 +242,23 @@ def main() -> None:
     parser.add_argument("--synthetic-seeds", type=int, default=1000)
     parser.add_argument("--large-seeds", type=int, default=200)
     parser.add_argument("--small-seeds", type=int, default=1000)
+    parser.add_argument("--time-seeds", type=int, default=4)
     parser.add_argument("--cores", type=int, default=2)
-    parser.add_argument("--parts", default="ml-1m,synthetic,small,large")
+    parser.add_argument("--parts", default="time,ml-1m,synthetic,small,large")
     args = parser.parse_args()
     parts = args.parts.split(",")
     common = {"cores": args.cores}
+    if "time" in parts:
+        exact, n = read_exact(args.results)
+        time_study(f"{args.results.name} (MovieLens 1M)", exact, n, seeds=args.time_seeds,
+                   cores=args.cores)  # fmt: skip
+        n = ml20m_like_n(np.random.default_rng(1))
+        time_study("ML-20M-like (synthetic ranks)", six_models(n.size, n), n,
+                   seeds=args.time_seeds, cores=args.cores)  # fmt: skip
     if "ml-1m" in parts:
-        dataset = args.results.name
-        users = split_users(Path("data/processed") / dataset / "split.npz")
-        exact = np.stack([
-            read_ranks(args.results / "ranks" / f"{name}.csv", users)["rank"].to_numpy()
-            for name in RECOMMENDERS
-        ])  # fmt: skip
-        part(f"{dataset}, six models", exact, users.n_candidates, RECOMMENDERS,
-             seeds=args.seeds, range_seeds=2, m=100, law="hypergeometric", run=ALL,
+        exact, n = read_exact(args.results)
+        part(f"{args.results.name}, six models", exact, n, RECOMMENDERS,
+             seeds=args.seeds, fewer_seeds={"range": 2}, m=100, law="hypergeometric", run=ALL,
              **common)  # fmt: skip
     if "synthetic" in parts:
         # n_u = 3,706 items less a user's training items (20 to 200; one n would make
@@ -110,7 +268,7 @@ def main() -> None:
         for m in (100, 1000):
             for law in ("binomial", "hypergeometric"):
                 part("heavy-tailed synthetic", exact, n, ["A", "B", "C"],
-                     seeds=args.synthetic_seeds, range_seeds=0, m=m, law=law,
+                     seeds=args.synthetic_seeds, m=m, law=law,
                      run=[k for k in ALL if k != "range"], **common)  # fmt: skip
     if "small" in parts:
         # a hundred to a few hundred users and a few hundred items, as cornac's example:
@@ -118,17 +276,14 @@ def main() -> None:
         for users, budget in ((100, 0.5), (300, 0.25)):
             n = 380 - np.random.default_rng(1).integers(0, 20, users)
             part("small heavy-tailed synthetic", heavy_tailed(users, n), n, ["A", "B", "C"],
-                 seeds=args.small_seeds, range_seeds=0, m=99, law="hypergeometric",
+                 seeds=args.small_seeds, m=99, law="hypergeometric",
                  run=["uniform", "design", "pair-design"], budgets=[budget],
                  uniform=[budget], **common)  # fmt: skip
     if "large" in parts:
-        rng = np.random.default_rng(1)
-        # training items a user: long-tailed between 20 and 9254, as ML-20M's
-        trained = np.minimum(20 + np.floor(rng.pareto(1.2, 138_493) * 40), 9254).astype(np.int64)
-        n = 26_744 - trained
+        n = ml20m_like_n(np.random.default_rng(1))
         exact = heavy_tailed(n.size, n)
         part("ML-20M-like (synthetic ranks)", exact, n, ["A", "B", "C"], seeds=args.large_seeds,
-             range_seeds=0, m=100, law="hypergeometric",
+             m=100, law="hypergeometric",
              run=["full", "uniform", "design", "pair-design"], **common)  # fmt: skip
 
 

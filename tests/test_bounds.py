@@ -8,13 +8,13 @@ import numpy as np
 import pytest
 
 from sampled_metrics.estimation.estimators import (
-    bounds,
     difference_interval,
     identification_interval,
     identification_intervals,
     learned_rank_distribution,
     sampled_evaluation,
 )
+from sampled_metrics.estimation.estimators.region import confidence_region
 from sampled_metrics.estimation.laws import sampled_rank_law, sampled_rank_pmf
 from sampled_metrics.estimation.metrics import metric_by_name
 
@@ -136,27 +136,28 @@ def test_the_users_own_cells_satisfy_every_relaxed_coefficient(law, resolution):
     ranks, m = ials_like(rng, n), rng.choice([20, 30], n.size)
     sampled = np.where(m == 20, draw(rng, ranks, n, 20, law), draw(rng, ranks, n, 30, law))
     data = sampled_evaluation(sampled, m=m, n=n, law=law)
-    region = bounds._region(data, 0.05, resolution, 3, 8)
-    x = np.zeros(region.a_ub.shape[1])
-    for cells, part in zip(region.strata, region.slices):
+    region = confidence_region(data, 0.05, resolution, 3, 8)
+    shape = region.shape
+    x = np.zeros(shape.a_ub.shape[1])
+    for cells, part in zip(shape.strata, shape.slices):
         for row, value in enumerate(cells.n[:, 0]):
             for above in ranks[(n == value) & (m == cells.m)] - 1:
                 column = np.flatnonzero((cells.low[row] <= above) & (above <= cells.high[row]))
                 assert column.size == 1
                 x[part.start + column[0]] += 1 / data.n_users
-    assert np.allclose(region.a_eq @ x, region.b_eq)
+    assert np.allclose(shape.a_eq @ x, shape.b_eq)
     expected = []
-    for size, ks, _, _ in region.statistics:  # per class, in the order of the rows
+    for size, ks, _ in shape.classes:  # per class, in the order of the rows
         mine = m == size
         cdf = np.cumsum(sampled_rank_pmf(ranks[mine], n[mine], size, law), axis=1)
         theta = (ranks[mine] - 1) / (n[mine] - 1)
         expected.append(np.append(cdf[:, ks - 1].sum(axis=0), theta.sum()) / data.n_users)
     expected = np.concatenate(expected)
-    relaxed = region.a_ub @ x  # low . x, then -high . x, per statistic
+    relaxed = shape.a_ub @ x  # low . x, then -high . x, per statistic
     assert np.all(relaxed[0::2] <= expected + 1e-12)
     assert np.all(-relaxed[1::2] >= expected - 1e-12)
     for metric in METRICS:
-        low, high = region.metric_extremes(metric_by_name(metric))
+        low, high = shape.extremes(metric)
         assert low @ x - 1e-12 <= exact(metric, ranks, n) <= high @ x + 1e-12
 
 
@@ -179,7 +180,7 @@ def test_em_plug_in_is_inside_when_its_law_fits_the_region(law):
     for _ in range(8):
         data = sampled_evaluation(draw(rng, ranks, n, m, law), m=m, n=n, law=law)
         pi = learned_rank_distribution(data, "em")
-        region = bounds._region(data, 0.05, 0.005, 8, 12)
+        region = confidence_region(data, 0.05, 0.005, 8, 12)
         _, ks, lo, hi = region.statistics[0]
         implied = np.append(
             (pi @ np.cumsum(law_matrix, axis=1))[ks - 1], pi @ np.arange(n) / (n - 1)
@@ -187,7 +188,7 @@ def test_em_plug_in_is_inside_when_its_law_fits_the_region(law):
         if np.all((lo <= implied) & (implied <= hi)):
             fits += 1
             for metric in METRICS:
-                low, high = region.bounds(metric_by_name(metric))
+                low, high = region.bounds(metric)
                 plug_in = pi @ metric_by_name(metric)(np.arange(1.0, n + 1), float(n))
                 assert low - 1e-9 <= plug_in <= high + 1e-9, metric
     assert fits >= 6
@@ -242,13 +243,38 @@ def test_each_bound_is_the_dual_bound_of_the_linear_program():
     rng = np.random.default_rng(7)
     n = rng.integers(200, 301, 500)
     data = sampled_evaluation(draw(rng, heavy(rng, n), n, 50, "binomial"), m=50, n=n)
-    region = bounds._region(data, 0.05, 0.005, 4, 12)
+    region = confidence_region(data, 0.05, 0.005, 4, 12)
+    shape = region.shape
     for metric in METRICS:
-        low, _ = region.metric_extremes(metric_by_name(metric))
+        low, _ = shape.extremes(metric)
         primal = optimize.linprog(
-            low, A_ub=region.a_ub, b_ub=region.b_ub, A_eq=region.a_eq, b_eq=region.b_eq
+            low, A_ub=shape.a_ub, b_ub=region.b_ub, A_eq=shape.a_eq, b_eq=shape.b_eq
         ).fun
         assert primal - 1e-6 <= region._minimum(low) <= primal + 1e-12
+
+
+def test_the_region_shared_by_evaluations_of_the_same_users_is_theirs():
+    """Evaluations of one set of users share the parts of the region that n, m and the
+    law fix; an interval is the same read from the shared parts (after another
+    model's evaluation of the same users) as built afresh (the users in another order:
+    other n and m arrays, the same region), and another model's is its own."""
+    rng = np.random.default_rng(11)
+    n = rng.integers(150, 251, 400)
+    ranks = {"good": peaked(rng, n), "bad": ials_like(rng, n)}
+    sampled = {name: draw(rng, r, n, 30, "hypergeometric") for name, r in ranks.items()}
+    shared = {
+        name: identification_intervals(sampled_evaluation(s, 30, n, "hypergeometric"), METRICS)
+        for name, s in sampled.items()
+    }
+    order = rng.permutation(n.size)
+    for name, s in sampled.items():
+        data = sampled_evaluation(s[order], 30, n[order], "hypergeometric")
+        fresh = identification_intervals(data, METRICS)
+        for metric in METRICS:
+            assert np.allclose(fresh[metric], shared[name][metric], rtol=0, atol=1e-9)
+            low, high = shared[name][metric]
+            assert low <= exact(metric, ranks[name], n) <= high
+    assert shared["good"]["recall@10"] != shared["bad"]["recall@10"]
 
 
 # --------------------------------------------------------------------------
@@ -277,6 +303,6 @@ def test_bad_inputs_give_one_clear_value_error(call, message):
 
 def test_a_metric_increasing_in_the_rank_is_refused():
     data = sampled_evaluation([1, 2, 3], m=5, n=10)
-    region = bounds._region(data, 0.05, 0.005, 8, 12)
+    shape = confidence_region(data, 0.05, 0.005, 8, 12).shape
     with pytest.raises(ValueError, match="non-increasing in the rank"):
-        region.bounds(lambda ranks, n: ranks / n)
+        shape.metric_extremes(lambda ranks, n: ranks / n)

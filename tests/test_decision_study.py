@@ -110,7 +110,7 @@ def study():
         Method(KINDS["adaptive-em"], steps=(100, 200, 400, 800, 1600)),
     ]
     rows = run_study(
-        exact, n, ["A", "B", "C"], seeds=40, range_seeds=0, m=30, law="hypergeometric",
+        exact, n, ["A", "B", "C"], seeds=40, m=30, law="hypergeometric",
         metrics=["recall@10", "ndcg@10"], methods=methods, base_seed=7,
     )  # fmt: skip
     return exact, n, methods, rows
@@ -162,12 +162,36 @@ def test_the_summary_counts_verdicts_against_the_truth(study):
     assert set(measured["goal"]) >= {"cost", "coverage", "decided", "wrong", "equal"}
 
 
+def test_the_standard_errors_predict_the_spread_between_studies():
+    """A summary's standard errors against a known truth: 400 independent studies of
+    200 seeds each (one method a study), coverage and verdicts Bernoulli, widths and
+    errors normal; each measure's spread between the studies is the standard error the
+    summary gives each study."""
+    rng = np.random.default_rng(5)
+    studies, seeds = 400, 200
+    size = studies * seeds
+    error = rng.normal(0.0, 0.01, size)
+    right = (rng.random(size) < 0.7).astype(float)
+    rows = pd.DataFrame({
+        "seed": np.tile(np.arange(seeds), studies), "method": np.repeat(np.arange(studies), seeds),
+        "target": "pair", "name": "A-B", "metric": "recall@10", "exact": 0.02,
+        "estimate": 0.02 + error, "low": np.nan, "high": np.nan,
+        "covered": (rng.random(size) < 0.9).astype(float), "width": rng.normal(0.02, 0.005, size),
+        "verdict": "", "right": right, "wrong": 0.0, "cost": rng.uniform(0.1, 0.2, size),
+    })  # fmt: skip
+    summary = summarize(rows)
+    for column in ("coverage", "width", "right", "undecided", "rmse", "cost"):
+        spread = summary[column].std()
+        assert 0.9 < summary[f"{column}_se"].mean() / spread < 1.1, column
+    assert (summary["wrong_se"] == 0).all()  # never wrong: no spread
+
+
 def test_the_outputs_are_written_whole_with_their_columns(study, tmp_path):
     _, _, methods, rows = study
     summary = summarize(rows)
     measured = goals(summary, methods, default_goals())
     setup = {"users": 1500, "models": ["A", "B", "C"], "m": 30, "law": "hypergeometric",
-             "seeds": 40, "range_seeds": 0, "confidence": 0.95, "steps": (100, 200)}  # fmt: skip
+             "seeds": 40, "fewer_seeds": {}, "confidence": 0.95, "steps": (100, 200)}  # fmt: skip
     csv, md = tmp_path / "decisions.csv", tmp_path / "decisions.md"
     write_decisions(summary, measured, csv, md, dataset="toy", setup=setup)
     assert list(pd.read_csv(csv).columns) == [*SUMMARY_COLUMNS, "dataset"]
@@ -215,7 +239,7 @@ def test_a_design_per_pair_decides_its_pair_with_a_narrower_interval():
     ]
     exact = np.stack([a, b, *others])
     methods = study_methods(["design", "pair-design"], [0.2], [])
-    rows = run_study(exact, n, ["A", "B", "C", "D", "E", "F"], seeds=30, range_seeds=0, m=50,
+    rows = run_study(exact, n, ["A", "B", "C", "D", "E", "F"], seeds=30, m=50,
                      metrics=["recall@10"], methods=methods)  # fmt: skip
     pair = rows[rows["method"] == "pair-design-0.2"]
     assert set(pair["target"]) == {"pair"}
@@ -225,3 +249,18 @@ def test_a_design_per_pair_decides_its_pair_with_a_narrower_interval():
     # the cost: phase 1 plus a fifth of the users ranked exactly, as the joint design's
     cost = rows.groupby("method")["cost"].mean()
     assert abs(cost["pair-design-0.2"] - cost["design-0.2"]) < 0.01
+
+
+def test_a_kind_on_fewer_seeds_runs_on_the_first_and_leaves_the_others_as_they_are():
+    """adaptive-em on the first 3 of 6 seeds: its rows are those seeds', the same as in
+    the study that runs it on every seed (each seed draws from its own generator), and
+    every other method's rows are unchanged."""
+    (a, b, _), n = population(users=800, seed=9)
+    methods = study_methods(["uniform", "design", "adaptive-em"], [0.25], [0.25], [100, 200])
+    options = {"seeds": 6, "m": 30, "metrics": ["recall@10"], "methods": methods}
+    every = run_study(np.stack([a, b]), n, ["A", "B"], **options)
+    fewer = run_study(np.stack([a, b]), n, ["A", "B"], fewer_seeds={"adaptive-em": 3}, **options)
+    adaptive = fewer["method"] == "adaptive-em"
+    assert sorted(set(fewer.loc[adaptive, "seed"])) == [0, 1, 2]
+    kept = (every["method"] != "adaptive-em") | (every["seed"] < 3)
+    pd.testing.assert_frame_equal(fewer.reset_index(drop=True), every[kept].reset_index(drop=True))

@@ -26,9 +26,11 @@ left_out = left_out_methods(methods, n.size)
 for name, why in left_out.items():
     log.warning("%s left out: %s", name, why)
 methods = [method for method in methods if method.name not in left_out]
+# kinds whose measures need fewer seeds (docs/decisions_study.md, "How many seeds")
+fewer = {"range": p.range_seeds, "adaptive-em": p.adaptive_seeds}
 rows = run_study(
     exact, n, p.recommenders,
-    seeds=p.seeds, range_seeds=p.range_seeds, m=p.m, law=p.law, metrics=p.metrics,
+    seeds=p.seeds, fewer_seeds=fewer, m=p.m, law=p.law, metrics=p.metrics,
     methods=methods, confidence=p.confidence, base_seed=p.seed,
     mapper=lambda one, seeds: forked_map(
         lambda _, seed: one(seed), None, list(seeds), snakemake.threads, progress="seeds"
@@ -38,7 +40,9 @@ summary = summarize(rows)
 measured = goals(summary, methods, Goals.from_config(p.goals))
 setup = {
     "users": n.size, "models": p.recommenders, "m": p.m, "law": p.law, "seeds": p.seeds,
-    "range_seeds": min(p.range_seeds, p.seeds), "confidence": p.confidence,
+    "fewer_seeds": {kind: min(first, p.seeds) for kind, first in fewer.items()
+                    if kind in p.run},
+    "confidence": p.confidence,
     "steps": tuple(p.adaptive_steps), "left_out": left_out,
 }  # fmt: skip
 write_decisions(

@@ -58,7 +58,7 @@ from .estimate import (
 )
 from .full_ranking import DISTRIBUTIONS, PairedTest, paired_test
 from .promise import predicted_degrees
-from .proxy import PRIORS, Proxy, metric_proxy, model_ranks, predicted_spread
+from .proxy import PRIORS, Proxy, em_prior, metric_proxy, model_ranks, predicted_spread
 from .verdict import EQUAL_WITHIN, Verdict, exact_verdict, interval_verdict
 
 __all__ = [
@@ -82,6 +82,7 @@ __all__ = [
     "design_strata",
     "design_table",
     "draw_design",
+    "em_prior",
     "estimate_difference",
     "estimate_mean",
     "exact_rank_bounds",

@@ -249,8 +249,12 @@ def _clipped(weight, low, high, costs, total: float) -> np.ndarray:
     for _ in range(200):
         middle = (below + above) / 2
         if np.sum(shares(middle) * costs) < total:
+            if middle == below:  # the bracket is two neighbouring doubles: it stays
+                break
             below = middle
         else:
+            if middle == above:
+                break
             above = middle
     return shares(above)
 

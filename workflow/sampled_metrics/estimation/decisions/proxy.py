@@ -21,14 +21,14 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..corrections.law_cache import cached_law
-from ..estimators.data import sampled_evaluation
+from ..estimators.data import SampledEvaluation, sampled_evaluation
 from ..estimators.learned import ESTIMATOR_DEFAULTS, learned_rank_distribution
 from ..laws import WITH_REPLACEMENT
 from ..metrics import metric_by_name
 from ..nodes import interpolation_nodes, node_weights
 from .defaults import DECISION_DEFAULTS
 
-__all__ = ["PRIORS", "Proxy", "metric_proxy", "model_ranks", "predicted_spread"]
+__all__ = ["PRIORS", "Proxy", "em_prior", "metric_proxy", "model_ranks", "predicted_spread"]
 
 # "em": the maximum-likelihood rank distribution of the users' sampled ranks (Jin et
 # al. 2021), fitted to phase 1 alone; "uniform": the paper's p(r) = 1/n (section 5.2).
@@ -63,6 +63,21 @@ class Proxy:
     variance: np.ndarray  # (U,)
 
 
+def em_prior(data: SampledEvaluation) -> np.ndarray:
+    """The ``"em"`` prior of :func:`metric_proxy` (on the grid of theta of the largest
+    n): the rank distribution EM learns from the sampled ranks, mixed with a 1e-3 share
+    of the uniform one. One prior serves every metric of one evaluation.
+
+    Examples
+    --------
+    >>> prior = em_prior(sampled_evaluation([1, 1, 2, 4], m=3, n=4, law="hypergeometric"))
+    >>> np.round(prior, 4).tolist()
+    [0.4998, 0.25, 0.0003, 0.25]
+    """
+    em = learned_rank_distribution(data, "em")
+    return (1.0 - _UNIFORM_SHARE) * em + _UNIFORM_SHARE / em.size
+
+
 def _prior_on_grid(prior, data) -> np.ndarray:
     grid = int(data.n.max())
     if isinstance(prior, str):
@@ -70,8 +85,7 @@ def _prior_on_grid(prior, data) -> np.ndarray:
             raise ValueError(f"prior must be one of {PRIORS} or {grid} weights, got {prior!r}")
         if prior == "uniform":
             return np.full(grid, 1.0 / grid)
-        em = learned_rank_distribution(data, "em")
-        return (1.0 - _UNIFORM_SHARE) * em + _UNIFORM_SHARE / grid
+        return em_prior(data)
     p = np.asarray(prior, dtype=float)
     if p.shape != (grid,) or np.any(~np.isfinite(p)) or np.any(p < 0) or p.sum() <= 0:
         raise ValueError(
@@ -109,8 +123,8 @@ def metric_proxy(
         how the EM prior is fitted (the posterior reads eq 15's binomial likelihood).
     prior : {"em", "uniform"} or array_like, default "em"
         ``"em"``: the distribution of theta learned by EM from these sampled ranks
-        (mixed with a 1e-3 share of the uniform one); ``"uniform"``; or N weights over
-        theta_j = (j - 1)/(N - 1), N the largest n.
+        (mixed with a 1e-3 share of the uniform one, :func:`em_prior`); ``"uniform"``;
+        or N weights over theta_j = (j - 1)/(N - 1), N the largest n.
 
     Returns
     -------
@@ -199,13 +213,18 @@ def model_ranks(
                 f"{name} must be a scalar or one value per user ({users}), "
                 f"got shape {np.shape(value)}"
             )
-    checked = []
-    for model, row in enumerate(ranks):
-        try:
-            checked.append(sampled_evaluation(row, m, n, law))
-        except ValueError as error:
-            raise ValueError(f"sampled_ranks of model {model}: {error}") from None
-    return np.stack([c.ranks for c in checked]), checked[0].m, checked[0].n
+    models = ranks.shape[0]
+    m_u, n_u = (np.broadcast_to(np.asarray(value), (users,)) for value in (m, n))
+    try:  # every model at once: the checks are per user, so they pass or fail alike
+        every = sampled_evaluation(ranks.ravel(), np.tile(m_u, models), np.tile(n_u, models), law)
+    except ValueError:
+        for model, row in enumerate(ranks):  # the first model that fails, named
+            try:
+                sampled_evaluation(row, m, n, law)
+            except ValueError as error:
+                raise ValueError(f"sampled_ranks of model {model}: {error}") from None
+        raise
+    return every.ranks.reshape(models, users).copy(), every.m[:users], every.n[:users]
 
 
 def predicted_spread(

@@ -47,6 +47,8 @@ This package is one public face over its modules:
 * :mod:`.estimate`       estimates, intervals, bootstrap and paired comparisons
 * :mod:`.bounds`         identification intervals: the exact metric's sharp bounds over a
                          confidence region of the sampled ranks, bias included
+* :mod:`.region`         their linear programs, the parts that n, m and the law fix built
+                         once per set of users
 
 The estimators' names are entries of :mod:`sampled_metrics.estimation.registry`
 (:func:`parse_estimator`).

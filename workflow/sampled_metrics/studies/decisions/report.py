@@ -19,17 +19,21 @@ __all__ = ["decisions_markdown", "method_table", "pair_table", "write_decisions"
 def method_table(summary: pd.DataFrame) -> pd.DataFrame:
     """Per method and metric: mean cost; coverage, worst and mean over the models and
     pairs; mean width of the pairs' intervals; pairs decided right (mean) and wrong (worst
-    pair); RMSE of the models' estimates (mean).
+    pair); RMSE of the models' estimates (mean); each "value ± standard error" over the
+    seeds: the worst cell's own, and for a mean over cells the mean of theirs (at least
+    the mean's, whatever the cells' correlation).
 
     Examples
     --------
     >>> s = pd.DataFrame({"method": "full", "target": ["model", "pair"], "name": ["A", "A-B"],
-    ...     "metric": "recall@10", "seeds": 2, "exact": [5.0, 1.0], "coverage": 100.0,
+    ...     "metric": "recall@10", "seeds": 2, "exact": [5.0, 1.0], "coverage": [100.0, 90.0],
     ...     "width": 0.0, "right": [np.nan, 100.0], "wrong": [np.nan, 0.0],
-    ...     "undecided": [np.nan, 0.0], "rmse": 0.0, "cost": 100.0})
+    ...     "undecided": [np.nan, 0.0], "rmse": 0.0, "cost": 100.0, "coverage_se": [0.0, 3.0],
+    ...     "width_se": 0.0, "right_se": [np.nan, 0.0], "wrong_se": [np.nan, 0.0],
+    ...     "undecided_se": [np.nan, 0.0], "rmse_se": 0.0, "cost_se": 0.0})
     >>> row = method_table(s).iloc[0]
-    >>> row[["method", "metric", "cost %", "right % (mean)"]].astype(str).tolist()
-    ['full', 'Recall@10', '100.0', '100.0']
+    >>> row[["method", "metric", "cost %", "coverage % (worst)", "coverage % (mean)"]].tolist()
+    ['full', 'Recall@10', '100.00 ± 0.00', '90.00 ± 3.00', '95.00 ± 1.50']
     """
     rows = []
     for (method, metric), cell in summary.groupby(["method", "metric"], sort=False):
@@ -38,17 +42,35 @@ def method_table(summary: pd.DataFrame) -> pd.DataFrame:
         rows.append({
             "method": method,
             "metric": metric_label(metric),
-            "cost %": cell["cost"].mean(),
-            "coverage % (worst)": cell["coverage"].min(),
-            "coverage % (mean)": cell["coverage"].mean(),
-            "pair width (points)": pairs["width"].mean(),
-            "right % (mean)": pairs["right"].mean(),
-            "wrong % (worst)": pairs["wrong"].max(),
-            "undecided % (mean)": pairs["undecided"].mean(),
-            "model RMSE (points)": models["rmse"].mean(),
+            "cost %": _mean(cell, "cost"),
+            "coverage % (worst)": _extreme(cell, "coverage", "idxmin"),
+            "coverage % (mean)": _mean(cell, "coverage"),
+            "pair width (points)": _mean(pairs, "width"),
+            "right % (mean)": _mean(pairs, "right"),
+            "wrong % (worst)": _extreme(pairs, "wrong", "idxmax"),
+            "undecided % (mean)": _mean(pairs, "undecided"),
+            "model RMSE (points)": _mean(models, "rmse"),
             "seeds": int(cell["seeds"].max()),
         })  # fmt: skip
     return pd.DataFrame(rows)
+
+
+def _with_error(value: float, error: float) -> str:
+    """ "value ± error" (two decimals); "" for no value."""
+    return "" if np.isnan(value) else f"{value:.2f} ± {error:.2f}"
+
+
+def _mean(cells: pd.DataFrame, column: str) -> str:
+    """The cells' mean and the mean of their standard errors."""
+    return _with_error(float(cells[column].mean()), float(cells[f"{column}_se"].mean()))
+
+
+def _extreme(cells: pd.DataFrame, column: str, which: str) -> str:
+    """The worst cell's value and standard error (``which``: idxmin or idxmax)."""
+    if cells[column].isna().all():
+        return ""
+    at = getattr(cells[column], which)()
+    return _with_error(float(cells.at[at, column]), float(cells.at[at, f"{column}_se"]))
 
 
 def pair_table(summary: pd.DataFrame) -> pd.DataFrame:
@@ -88,6 +110,23 @@ def _goal_lines(goals: pd.DataFrame) -> list:
     return [markdown_table(frame[["says", "method", "measured", "holds"]])]
 
 
+# Why a kind of method runs on fewer seeds than the others.
+_FEWER = {
+    "range": "its coverage holds by construction, its pairs stay undecided at its widths, "
+    "and its width varies little between seeds",
+    "adaptive-em": "a point estimate: its pairs decided right and its wrong verdicts need "
+    "less precision than the intervals' coverage",
+}
+
+
+def _fewer_seeds(fewer: dict) -> str:
+    """Which kinds ran on the first seeds only, and why."""
+    return "".join(
+        f"{kind} ran on the first {first} seeds only ({_FEWER.get(kind, 'fewer suffice')}). "
+        for kind, first in fewer.items()
+    )
+
+
 def _left_out_lines(left_out: dict) -> list:
     if not left_out:
         return []
@@ -112,7 +151,8 @@ def decisions_markdown(
         :func:`sampled_metrics.studies.decisions.summary.goals`'s.
     dataset : str
     setup : dict
-        users, models, m, law, seeds, range_seeds, confidence, steps; optionally
+        users, models, m, law, seeds, fewer_seeds ({kind: the first seeds it ran on}),
+        confidence, steps; optionally
         left_out, {method: why} of the methods the data set cannot support.
 
     Returns
@@ -129,8 +169,7 @@ def decisions_markdown(
         "other models** (the law the corrections assume; a real paired protocol scores one "
         "shared draw under every model, which the exact ranks alone cannot simulate). "
         f"Intervals at {100 * s['confidence']:g} % about these users (finite population). "
-        f"The identification range ran on the first {s['range_seeds']} seeds only (its "
-        "linear programs are slow). adaptive-em: Li et al. (AAAI 2023), a user whose "
+        f"{_fewer_seeds(s['fewer_seeds'])}adaptive-em: Li et al. (AAAI 2023), a user whose "
         f"held-out item beats every sampled item gets up to {', '.join(map(str, s['steps']))} "
         "more sampled items until one ranks above it, then EM over the sampled ranks with "
         "their own m_u: a point estimate, no interval; its pairs ordered by the sign.",
@@ -143,11 +182,23 @@ def decisions_markdown(
         "interval (about users like these), so it leaves close pairs undecided but is "
         "never wrong. Metrics and widths in percent points, shares in percent.",
         "",
+        "Each number is given ± its standard error over the seeds (independent): a share p "
+        "over S seeds has sqrt(p (1 - p) / S), "
+        f"{100 * np.sqrt(0.95 * 0.05 / s['seeds']):.1f} points for a coverage of 95 % at "
+        f"{s['seeds']} seeds; a share of 0 or 100 % has 0, the truth then within about 3/S "
+        "of it (the rule of three); a worst cell's error is its own, a mean's over cells "
+        "the mean of theirs (at least the mean's own).",
+        "",
         *_left_out_lines(s.get("left_out", {})),
         "## Per method",
         "",
         markdown_table(method_table(summary), digits=2),
         "## Per pair: verdicts right/wrong, % of the seeds",
+        "",
+        f"A share over {s['seeds']} seeds has a standard error of at most "
+        f"{50 / np.sqrt(s['seeds']):.1f} points (at 50 %), "
+        f"{100 * np.sqrt(0.1 * 0.9 / s['seeds']):.1f} at 10 or 90 %; over fewer seeds (the "
+        "per-method table's), sqrt(p (1 - p) / S).",
         "",
         markdown_table(pair_table(summary), digits=2),
         "## Goals",

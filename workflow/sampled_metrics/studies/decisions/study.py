@@ -17,7 +17,7 @@ one, which the exact ranks do not hold.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from itertools import combinations
 from typing import Any, NamedTuple
 
@@ -94,7 +94,7 @@ def study_seed(
     law: str = WITH_REPLACEMENT,
     metrics: Sequence[str] = ("recall@10", "ndcg@10"),
     confidence: float = 0.95,
-    ranges: bool = True,
+    skip: Collection[str] = (),
     base_seed: int = 0,
 ) -> list[StudyRow]:
     """One seed of the study: phase 1 simulated, every method's estimates of every
@@ -118,8 +118,8 @@ def study_seed(
     metrics : sequence of str
         The design is tuned for the first.
     confidence : float
-    ranges : bool
-        Whether ``range`` runs at this seed (it is slow: a study runs it on fewer).
+    skip : collection of str
+        Kinds of method that do not run at this seed (a study runs some on fewer).
     base_seed : int
 
     Returns
@@ -144,7 +144,7 @@ def study_seed(
     phase1 = Phase1(exact, n, sampled, m, law, values, confidence, rng)
     rows: list[StudyRow] = []
     for method in methods:
-        if method.kind.name == "range" and not ranges:
+        if method.kind.name in skip:
             continue
         rows += _rows(seed, method.name, names, values, method.run(phase1))
     return rows
@@ -156,18 +156,20 @@ def run_study(
     names: Sequence[str],
     *,
     seeds: int,
-    range_seeds: int,
+    fewer_seeds: Mapping[str, int] | None = None,
     mapper: Callable[[Callable[[int], list[StudyRow]], Iterable[int]], Iterable] | None = None,
     **options: Any,
 ) -> pd.DataFrame:
-    """Every seed of the study (:func:`study_seed`), the identification range on the
-    first ``range_seeds`` only.
+    """Every seed of the study (:func:`study_seed`), some kinds of method on the first
+    seeds only: those their measures need.
 
     Parameters
     ----------
     exact, n, names
         As :func:`study_seed`.
-    seeds, range_seeds : int
+    seeds : int
+    fewer_seeds : mapping, optional
+        {kind: the seeds it runs on, the first ones}; every seed for the others.
     mapper : callable, optional
         ``mapper(function, seeds) -> results`` (e.g. over forked processes); ``map``
         when None.
@@ -183,14 +185,17 @@ def run_study(
     --------
     >>> from sampled_metrics.studies.decisions.registry import study_methods
     >>> rows = run_study([[1, 2, 30, 4], [9, 1, 1, 70]], [100] * 4, ["A", "B"], seeds=3,
-    ...                  range_seeds=0, m=10, metrics=["recall@10"],
+    ...                  m=10, metrics=["recall@10"],
     ...                  methods=study_methods(["full"], [], []))
     >>> rows.shape
     (9, 15)
     """
 
+    fewer = dict(fewer_seeds or {})
+
     def one(seed: int) -> list[StudyRow]:
-        return study_seed(exact, n, names, seed=seed, ranges=seed < range_seeds, **options)
+        skip = {kind for kind, first in fewer.items() if seed >= first}
+        return study_seed(exact, n, names, seed=seed, skip=skip, **options)
 
     found = (mapper or map)(one, range(seeds))
     rows = [row._asdict() for rows in found for row in rows]

@@ -20,12 +20,14 @@ import pandas as pd
 from ...estimation.decisions.verdict import EQUAL_WITHIN
 from .registry import Method
 
-__all__ = ["GOAL_COLUMNS", "SUMMARY_COLUMNS", "Goals", "goals", "summarize"]
+__all__ = ["GOAL_COLUMNS", "MEASURED", "SUMMARY_COLUMNS", "Goals", "goals", "summarize"]
 
-# Percent points throughout: metrics, widths, errors; shares in percent.
+# Percent points throughout: metrics, widths, errors; shares in percent. Each measured
+# column has its standard error over the seeds in <column>_se.
+MEASURED = ["coverage", "width", "right", "wrong", "undecided", "rmse", "cost"]
 SUMMARY_COLUMNS = [
-    "method", "target", "name", "metric", "seeds", "exact", "coverage", "width", "right",
-    "wrong", "undecided", "rmse", "cost",
+    "method", "target", "name", "metric", "seeds", "exact", *MEASURED,
+    *(f"{column}_se" for column in MEASURED),
 ]  # fmt: skip
 
 GOAL_COLUMNS = ["goal", "says", "method", "measured", "holds"]
@@ -99,7 +101,10 @@ class Goals:
 def summarize(rows: pd.DataFrame) -> pd.DataFrame:
     """One row per method, target, name and metric: the exact value, coverage and mean
     width of the interval, verdicts right, wrong and undecided, RMSE of the estimate and
-    mean cost, over the seeds (:data:`SUMMARY_COLUMNS`; percent and percent points).
+    mean cost, over the seeds (:data:`SUMMARY_COLUMNS`; percent and percent points),
+    each with its standard error over the S seeds (independent): sqrt(p (1 - p) / S) of
+    a share p, s / sqrt(S) of a mean (s the seeds' standard deviation), s_e / (2 RMSE
+    sqrt(S)) of the RMSE (the delta method, s_e that of the squared errors).
 
     Examples
     --------
@@ -111,6 +116,8 @@ def summarize(rows: pd.DataFrame) -> pd.DataFrame:
     >>> s = summarize(rows).iloc[0]
     >>> float(s.coverage), float(s.width), float(s.right), float(s.undecided), float(s.rmse)
     (50.0, 1.5, 50.0, 50.0, 1.0)
+    >>> float(s.coverage_se), float(s.width_se), float(s.rmse_se)
+    (35.35533905932738, 0.5, 0.0)
     """
     frame = rows.assign(
         error2=(rows["estimate"] - rows["exact"]) ** 2,
@@ -128,11 +135,18 @@ def summarize(rows: pd.DataFrame) -> pd.DataFrame:
         undecided=("undecided", "mean"),
         rmse=("error2", "mean"),
         cost=("cost", "mean"),
+        width_se=("width", "sem"),
+        error2_se=("error2", "sem"),
+        cost_se=("cost", "sem"),
     ).reset_index()
     out["rmse"] = np.sqrt(out["rmse"])
-    for column in ("exact", "width", "rmse"):
-        out[column] *= 100
-    for column in ("coverage", "right", "wrong", "undecided", "cost"):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for column, of in (("coverage", "covered"), ("right", "right"), ("wrong", "wrong"),
+                           ("undecided", "undecided")):  # fmt: skip
+            seeds = grouped[of].count().to_numpy()  # those with a value
+            out[f"{column}_se"] = np.sqrt(out[column] * (1.0 - out[column]) / seeds)
+        out["rmse_se"] = np.where(out["rmse"] > 0, out["error2_se"] / (2.0 * out["rmse"]), 0.0)
+    for column in ("exact", *MEASURED, *(f"{column}_se" for column in MEASURED)):
         out[column] *= 100
     return out[SUMMARY_COLUMNS]
 
