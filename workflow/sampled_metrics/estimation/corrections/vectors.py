@@ -5,7 +5,7 @@ applied to observed sampled ranks (M^[r~ - 1])."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import partial
+from functools import lru_cache, partial
 from typing import Any
 
 import numpy as np
@@ -24,7 +24,7 @@ from .solvers import (
     _solve_constrained,
     _solve_least_squares,
 )
-from .systems import normal_equations, reduced_system
+from .systems import ReducedSystem, normal_equations, reduced_system
 
 __all__ = [
     "apply_correction",
@@ -143,7 +143,13 @@ def correction_vectors(
         # bias-variance systems (banded Gram) do not read them
         P = cached_law(int(n), int(m), law, tails=needs_qr)
         exact = np.column_stack([metric_vector(metric, n) for metric in metrics])
-        system = reduced_system(exact, P, prior) if needs_qr else None
+        system = None
+        if needs_qr:
+            system = (
+                reduced_system(exact, P, prior)
+                if prior is not None
+                else _uniform_prior_system(tuple(metrics), int(n), int(m), law)
+            )
         if needs_gram:  # A^T A = R^T R: the QR, when there is one, saves the n-row product
             normal = (
                 normal_equations(exact, P, prior)
@@ -170,6 +176,17 @@ def correction_vectors(
             else:
                 vectors[metric, method] = solutions[method][:, j]
     return vectors
+
+
+@lru_cache(maxsize=2)
+def _uniform_prior_system(metrics: tuple, n: int, m: int, law: str) -> ReducedSystem:
+    """reduced_system of the metrics at (n, m, law) under the uniform prior, cached: CLS
+    under each constraint at one node (reproduction.sensitivity) reads one QR."""
+    exact = np.column_stack([metric_vector(metric, n) for metric in metrics])
+    system = reduced_system(exact, cached_law(n, m, law, tails=True))
+    for array in (system.R, system.Y, system.c):
+        array.setflags(write=False)
+    return system
 
 
 def apply_correction(values_on_sample: ArrayLike, sampled_ranks: ArrayLike) -> np.ndarray:
