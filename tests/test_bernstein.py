@@ -57,6 +57,14 @@ def test_the_gram_of_weighted_rows_comes_from_2m_plus_1_sums():
     single = bernstein_gram(doubled @ weights[:, 0], m, degrees)
     direct = (rows[degrees] * weights[:, 0]) @ rows[degrees].T
     np.testing.assert_allclose(single, direct, atol=1e-13)
+    whole = (rows * weights[:, 0]) @ rows.T  # every degree from one weighting
+    np.testing.assert_allclose(bernstein_gram(doubled @ weights[:, 0], m), whole, atol=1e-13)
+
+
+def test_a_gram_needs_its_2m_plus_1_sums():
+    """S_(k + l) reaches s = 2m: fewer sums than 2m + 1 leave products undefined."""
+    with pytest.raises(ValueError, match="2m \\+ 1 = 7"):
+        bernstein_gram(np.ones(6), 3)
 
 
 @pytest.mark.parametrize("n, m", [(12, 3), (500, 40), (3706, 100)])

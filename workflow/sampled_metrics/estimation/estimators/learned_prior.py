@@ -103,7 +103,7 @@ def _learned_prior_vectors(metrics, specs, pi, data, nodes) -> dict:
     vectors = {}
     for m in _distinct_counts(data.m)[0]:
         for n in interpolation_nodes(data.n[data.m == m], nodes):
-            exact = np.column_stack([metric_vector(metric, int(n)) for metric in metrics])
+            exact = _metric_columns(tuple(metrics), int(n))
             gram, rhs, c = _normal_equations(exact, int(n), int(m), data.law, pi)
             solutions = {}
             for method, (family, gamma) in specs.items():
@@ -119,6 +119,15 @@ def _learned_prior_vectors(metrics, specs, pi, data, nodes) -> dict:
                 for k, metric in enumerate(metrics)
             }
     return vectors
+
+
+@lru_cache(maxsize=16)
+def _metric_columns(metrics: tuple, n: int) -> np.ndarray:
+    """M(r) over r = 1..n of each metric (columns), read-only: every repetition's
+    systems at a node of n read them."""
+    exact = np.column_stack([metric_vector(metric, n) for metric in metrics])
+    exact.setflags(write=False)
+    return exact
 
 
 def _normal_equations(exact, n: int, m: int, law: str, pi: np.ndarray) -> tuple:
