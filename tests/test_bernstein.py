@@ -123,3 +123,15 @@ def test_maxent_newton_matrix_from_the_doubled_degree_is_the_rows_product():
     two_sizes = np.where(rng.random(4000) < 0.5, 40, 20)
     mixed = sampled_evaluation(np.minimum(ranks, two_sizes + 1), two_sizes, n, "binomial")
     assert learned_module._likelihood(mixed).bernstein is None
+
+
+def test_maxents_log_partition_is_the_log_of_the_sum_of_exponentials():
+    """log sum_j exp(u_j): the direct sum where it does not overflow, shifted by c when
+    u is (lse(u + c) = lse(u) + c), tied maxima counted, and finite far beyond exp's range."""
+    rng = np.random.default_rng(5)
+    u = rng.normal(size=500)
+    u[[3, 70]] = u.max()
+    lse = learned_module._log_sum_exp
+    assert lse(u) == pytest.approx(np.log(np.sum(np.exp(u))), rel=1e-15)
+    assert lse(u + 1000.0) == pytest.approx(lse(u) + 1000.0, rel=1e-15)
+    assert lse(np.zeros(8)) == pytest.approx(np.log(8.0), rel=1e-15)
