@@ -17,9 +17,10 @@ from functools import lru_cache
 from typing import TypedDict
 
 import numpy as np
-from scipy import linalg, optimize, special
+from scipy import optimize, special
 
 from ..corrections.law_cache import cached_law
+from ..corrections.solvers import solve_positive_definite
 from ..laws import (
     WITH_REPLACEMENT,
     WITHOUT_REPLACEMENT,
@@ -291,7 +292,7 @@ def _maxent(likelihood: _Likelihood, gamma: float) -> np.ndarray:
         implied = rows @ pi
         second = _second_moments(likelihood, pi)
         hessian = np.diag(1 / (2 * coef)) + (second - np.outer(implied, implied)) / gamma
-        step = linalg.solve(hessian, grad, assume_a="pos")
+        step = solve_positive_definite(hessian, grad)
         decrease, size = grad @ step, 1.0
         if decrease <= _ROUNDING * abs(value):
             # D's rounding hides the step's gain (the Newton decrement): near the

@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike
 from scipy import linalg
 
 from ..corrections.law_cache import cached_law
+from ..corrections.solvers import solve_positive_definite
 from ..metrics import metric_vector
 from .data import SampledEvaluation, _distinct_counts
 from .learned import _prior_on_ranks
@@ -88,7 +89,7 @@ def _solve_symmetric(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     prior makes impossible leaves lhs singular and its value undetermined (it has
     weight 0 in the objective): the minimum-norm solution sets it to 0."""
     try:
-        return linalg.solve(lhs, rhs, assume_a="pos")
+        return solve_positive_definite(lhs, rhs)
     except (linalg.LinAlgError, ValueError):
         return linalg.lstsq(lhs, rhs)[0]
 
