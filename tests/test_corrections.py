@@ -409,3 +409,23 @@ def test_a_positive_definite_system_is_solved_from_its_upper_triangle():
         solve_positive_definite(np.diag([1.0, -1.0]), np.ones(2))
     with pytest.raises(ValueError):
         solve_positive_definite(np.array([[1.0, 0.0], [0.0, np.nan]]), np.ones(2))
+
+
+def test_cls_under_each_constraint_at_one_node_is_its_own_build():
+    """The QR kept between builds at one (n, m, law) serves only the same metrics:
+    CLS after a build of other metrics, or under the other constraint, is the CLS of a
+    build alone, bit for bit (the kept system is emptied between the two)."""
+    from sampled_metrics.estimation.corrections import vectors
+
+    args = (40, 6, "binomial")
+    constrained = {
+        c: C.correction_vectors(["ap"], ["cls"], *args, cls_constraint=c)
+        for c in ("monotone", "monotone_in_range")
+    }
+    C.correction_vectors(["recall@3"], ["cls"], *args)  # another system, same law
+    for constraint, expected in constrained.items():
+        vectors._KEPT_SYSTEM.clear()
+        alone = C.correction_vectors(["ap"], ["cls"], *args, cls_constraint=constraint)
+        np.testing.assert_array_equal(alone["ap", "cls"], expected["ap", "cls"])
+    # a monotone solution is non-increasing in r~, whichever build it came from
+    assert np.all(np.diff(constrained["monotone"]["ap", "cls"]) <= 1e-12)

@@ -5,7 +5,7 @@ applied to observed sampled ranks (M^[r~ - 1])."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import lru_cache, partial
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -145,11 +145,7 @@ def correction_vectors(
         exact = np.column_stack([metric_vector(metric, n) for metric in metrics])
         system = None
         if needs_qr:
-            system = (
-                reduced_system(exact, P, prior)
-                if prior is not None
-                else _uniform_prior_system(tuple(metrics), int(n), int(m), law)
-            )
+            system = _reduced_system_of(metrics, exact, P, prior, (int(n), int(m), law))
         if needs_gram:  # A^T A = R^T R: the QR, when there is one, saves the n-row product
             normal = (
                 normal_equations(exact, P, prior)
@@ -178,14 +174,24 @@ def correction_vectors(
     return vectors
 
 
-@lru_cache(maxsize=2)
-def _uniform_prior_system(metrics: tuple, n: int, m: int, law: str) -> ReducedSystem:
-    """reduced_system of the metrics at (n, m, law) under the uniform prior, cached: CLS
-    under each constraint at one node (reproduction.sensitivity) reads one QR."""
-    exact = np.column_stack([metric_vector(metric, n) for metric in metrics])
-    system = reduced_system(exact, cached_law(n, m, law, tails=True))
-    for array in (system.R, system.Y, system.c):
-        array.setflags(write=False)
+# A reduced system under the uniform prior with R of at most this many entries (8 MB) is
+# kept until the next one: the toy example's R at m = 9999 has 1e8.
+_KEPT_SYSTEM_ENTRIES = 2**20
+_KEPT_SYSTEM: dict = {}
+
+
+def _reduced_system_of(metrics, exact, P, prior, law_key: tuple) -> ReducedSystem:
+    """reduced_system(exact, P, prior), the last one under the uniform prior kept (read-only)
+    by (metrics, n, m, law): CLS under each constraint at one node (reproduction.sensitivity)
+    reads one QR."""
+    key = (tuple(metrics), *law_key)
+    if prior is None and _KEPT_SYSTEM.get("key") == key:
+        return _KEPT_SYSTEM["system"]
+    system = reduced_system(exact, P, prior)
+    if prior is None and system.R.size <= _KEPT_SYSTEM_ENTRIES:
+        for array in (system.R, system.Y, system.c):
+            array.setflags(write=False)
+        _KEPT_SYSTEM.update(key=key, system=system)
     return system
 
 
