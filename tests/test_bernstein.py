@@ -57,6 +57,14 @@ def test_the_gram_of_weighted_rows_comes_from_2m_plus_1_sums():
     single = bernstein_gram(doubled @ weights[:, 0], m, degrees)
     direct = (rows[degrees] * weights[:, 0]) @ rows[degrees].T
     np.testing.assert_allclose(single, direct, atol=1e-13)
+    whole = (rows * weights[:, 0]) @ rows.T  # every degree from one weighting
+    np.testing.assert_allclose(bernstein_gram(doubled @ weights[:, 0], m), whole, atol=1e-13)
+
+
+def test_a_gram_needs_its_2m_plus_1_sums():
+    """S_(k + l) reaches s = 2m: fewer sums than 2m + 1 leave products undefined."""
+    with pytest.raises(ValueError, match="2m \\+ 1 = 7"):
+        bernstein_gram(np.ones(6), 3)
 
 
 @pytest.mark.parametrize("n, m", [(12, 3), (500, 40), (3706, 100)])
@@ -115,3 +123,15 @@ def test_maxent_newton_matrix_from_the_doubled_degree_is_the_rows_product():
     two_sizes = np.where(rng.random(4000) < 0.5, 40, 20)
     mixed = sampled_evaluation(np.minimum(ranks, two_sizes + 1), two_sizes, n, "binomial")
     assert learned_module._likelihood(mixed).bernstein is None
+
+
+def test_maxents_log_partition_is_the_log_of_the_sum_of_exponentials():
+    """log sum_j exp(u_j): the direct sum where it does not overflow, shifted by c when
+    u is (lse(u + c) = lse(u) + c), tied maxima counted, and finite far beyond exp's range."""
+    rng = np.random.default_rng(5)
+    u = rng.normal(size=500)
+    u[[3, 70]] = u.max()
+    lse = learned_module._log_sum_exp
+    assert lse(u) == pytest.approx(np.log(np.sum(np.exp(u))), rel=1e-15)
+    assert lse(u + 1000.0) == pytest.approx(lse(u) + 1000.0, rel=1e-15)
+    assert lse(np.zeros(8)) == pytest.approx(np.log(8.0), rel=1e-15)

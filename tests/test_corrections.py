@@ -394,3 +394,38 @@ def test_rank_estimate_and_closed_form_recall_refuse_what_the_law_refuses():
         expected_recall_closed_form([1, 2], n=10, m=3, k=1, law="uniform")  # was hypergeometric
     with pytest.raises(ValueError, match="cannot draw m=12"):
         expected_recall_closed_form([1, 2], n=10, m=12, k=1)
+
+
+def test_a_positive_definite_system_is_solved_from_its_upper_triangle():
+    """A x = b recovers x for a symmetric positive definite A, reading only A's upper
+    triangle; a matrix that is not positive definite, or not finite, is refused."""
+    from sampled_metrics.estimation.corrections.solvers import solve_positive_definite
+
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(40, 30))
+    A, x = X.T @ X + np.eye(30), rng.normal(size=(30, 3))
+    np.testing.assert_allclose(solve_positive_definite(np.triu(A), A @ x), x, rtol=1e-10)
+    with pytest.raises(np.linalg.LinAlgError):
+        solve_positive_definite(np.diag([1.0, -1.0]), np.ones(2))
+    with pytest.raises(ValueError):
+        solve_positive_definite(np.array([[1.0, 0.0], [0.0, np.nan]]), np.ones(2))
+
+
+def test_cls_under_each_constraint_at_one_node_is_its_own_build():
+    """The QR kept between builds at one (n, m, law) serves only the same metrics:
+    CLS after a build of other metrics, or under the other constraint, is the CLS of a
+    build alone, bit for bit (the kept system is emptied between the two)."""
+    from sampled_metrics.estimation.corrections import vectors
+
+    args = (40, 6, "binomial")
+    constrained = {
+        c: C.correction_vectors(["ap"], ["cls"], *args, cls_constraint=c)
+        for c in ("monotone", "monotone_in_range")
+    }
+    C.correction_vectors(["recall@3"], ["cls"], *args)  # another system, same law
+    for constraint, expected in constrained.items():
+        vectors._KEPT_SYSTEM.clear()
+        alone = C.correction_vectors(["ap"], ["cls"], *args, cls_constraint=constraint)
+        np.testing.assert_array_equal(alone["ap", "cls"], expected["ap", "cls"])
+    # a monotone solution is non-increasing in r~, whichever build it came from
+    assert np.all(np.diff(constrained["monotone"]["ap", "cls"]) <= 1e-12)

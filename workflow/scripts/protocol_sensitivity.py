@@ -34,8 +34,6 @@ frame = protocol_sensitivity(
     p.nodes,
     workers=snakemake.threads,
 )
-# The other CLS constraint changes the CLS rows only.
-frame = frame[(frame["cls_constraint"] == e["cls_constraint"]) | (frame["method"] == "cls")]
 frame = frame.assign(
     expected=100 * frame["expected"],
     variant=[

@@ -75,6 +75,11 @@ def bernstein_gram(moments: ArrayLike, m: int, degrees: ArrayLike | None = None)
     numpy.ndarray
         Shape (d, d) (or (d, d, q)), d = len(degrees).
 
+    Raises
+    ------
+    ValueError
+        If S does not hold 2m + 1 sums.
+
     Examples
     --------
     One point t = 1/2 of weight 1, m = 1: B_0 = B_1 = 1/2, so every product is 1/4;
@@ -84,10 +89,19 @@ def bernstein_gram(moments: ArrayLike, m: int, degrees: ArrayLike | None = None)
     [[0.25, 0.25], [0.25, 0.25]]
     """
     S = np.asarray(moments, dtype=float)
-    k = np.arange(m + 1) if degrees is None else np.asarray(degrees, dtype=np.int64)
-    coefficients = product_coefficients(int(m))[np.ix_(k, k)]
-    pair = k[:, None] + k[None, :]
-    return coefficients * S[pair] if S.ndim == 1 else coefficients[..., None] * S[pair]
+    if S.shape[0] != 2 * m + 1:
+        raise ValueError(f"moments must hold 2m + 1 = {2 * m + 1} sums, got {S.shape[0]}")
+    if degrees is None:  # every degree: S[k + l] as a (Hankel) view of S, no gather
+        coefficients = product_coefficients(int(m))
+        step = S.strides[0]
+        hankel = np.lib.stride_tricks.as_strided(
+            S, (m + 1, m + 1, *S.shape[1:]), (step, step, *S.strides[1:]), writeable=False
+        )
+    else:
+        k = np.asarray(degrees, dtype=np.int64)
+        coefficients = product_coefficients(int(m))[np.ix_(k, k)]
+        hankel = S[k[:, None] + k[None, :]]
+    return coefficients * hankel if S.ndim == 1 else coefficients[..., None] * hankel
 
 
 @lru_cache(maxsize=8)

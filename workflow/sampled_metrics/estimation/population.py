@@ -326,11 +326,13 @@ def expected_sampled_values(
     {('auc', 'sampled'): 0.5}
     """
     ranks, n_candidates = np.asarray(ranks), np.asarray(n_candidates)
+    # every user's law at once (a row depends on its user alone), read by each group
+    laws = sampled_rank_pmf(ranks, np.broadcast_to(n_candidates, ranks.shape), m, law)
     totals: dict = {}
     for users, group_vectors in _user_groups(
         vectors, n_candidates if per_user else None, ranks.size
     ):
-        P = sampled_rank_pmf(ranks[users], n_candidates[users], m, law)
+        P = laws[users]
         keys = list(group_vectors)
         sums = P.sum(axis=0) @ np.column_stack([group_vectors[key] for key in keys])
         for key, value in zip(keys, sums):

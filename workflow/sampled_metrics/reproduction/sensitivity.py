@@ -35,7 +35,8 @@ def protocol_sensitivity(
 
     The readings: corrections built with n = the catalogue size or each user's
     own n_u, under the binomial or the hypergeometric law, with
-    ``cls_constraint``; and the other CLS constraint. Each value is the mean
+    ``cls_constraint``; and, per user, the other CLS constraint, whose readings hold
+    the CLS rows only (the one method it changes). Each value is the mean
     over users of E[M^(r~) | r_u, n_u] under the sampling that was run
     (``sampling_law``, the user's own pool), so the variants differ only in
     how the correction was built. Per-user corrections are built at ``nodes``
@@ -58,8 +59,9 @@ def protocol_sensitivity(
     nodes : int
         Values of n the per-user corrections are built at.
     workers : int, default 1
-        Forked processes that build the corrections, then take each recommender's
-        expectations (the same values with any number).
+        Forked processes that build the corrections (each node of n and law once for
+        both CLS constraints), then take each recommender's expectations (the same
+        values with any number).
 
     Returns
     -------
@@ -76,21 +78,26 @@ def protocol_sensitivity(
     >>> sorted(set(table["expected"].round(12)))
     [0.5]
     """
+    methods = list(methods)
     all_n = np.concatenate([np.asarray(c) for _, c in ranks.values()])
-    other = [c for c in CLS_CONSTRAINTS if c != cls_constraint]
+    other = [c for c in CLS_CONSTRAINTS if c != cls_constraint and "cls" in methods]
     variants = [(n, law, cls_constraint) for n in ("catalogue", "per_user") for law in LAWS]
     variants += [(n, law, c) for n in ("per_user",) for law in LAWS for c in other]
     node_sets = [
         np.array([n_items]) if n_mode == "catalogue" else interpolation_nodes(all_n, nodes)
         for n_mode, _, _ in variants
     ]
-    tasks = [
-        (int(v), law, constraint)
-        for (_, law, constraint), node_n in zip(variants, node_sets)
-        for v in node_n
+    # one build per node of n and law, every constraint's vectors from the same law
+    nodes_and_laws = [
+        (int(v), law) for (_, law, _), node_n in zip(variants, node_sets) for v in node_n
     ]
-    vectors = iter(forked_map(_vectors_at_node, (metrics, methods, m), tasks, workers))
-    builds = [([next(vectors) for _ in node_n], node_n) for node_n in node_sets]
+    tasks = list(dict.fromkeys(nodes_and_laws))
+    shared = (metrics, methods, m, cls_constraint)
+    built = dict(zip(tasks, forked_map(_vectors_at_node, shared, tasks, workers)))
+    builds = [
+        ([built[int(v), law][constraint] for v in node_n], node_n)
+        for (_, law, constraint), node_n in zip(variants, node_sets)
+    ]
     # each recommender's per-user laws once, for every variant
     expected = forked_map(
         lambda shared, pair: expected_at_nodes_each(shared, pair[0], pair[1], m, sampling_law),
@@ -117,6 +124,15 @@ def protocol_sensitivity(
 
 
 def _vectors_at_node(shared, task) -> dict:
-    """correction_vectors of (metrics, methods, m) at the task's (n, law, CLS constraint)."""
-    (metrics, methods, m), (n, law, constraint) = shared, task
-    return correction_vectors(metrics, methods, n, m, law, cls_constraint=constraint)
+    """{CLS constraint: correction_vectors of (metrics, methods, m) at the task's (n, law)}:
+    every method under the configured constraint; under each other constraint CLS alone,
+    the only method it changes (the law, cached, serves both)."""
+    (metrics, methods, m, configured), (n, law) = shared, task
+    found = {configured: correction_vectors(metrics, methods, n, m, law, cls_constraint=configured)}
+    if "cls" in methods:
+        for constraint in CLS_CONSTRAINTS:
+            if constraint != configured:
+                found[constraint] = correction_vectors(
+                    metrics, ["cls"], n, m, law, cls_constraint=constraint
+                )
+    return found

@@ -9,13 +9,56 @@ from scipy import linalg, optimize
 
 from .systems import ReducedSystem
 
-__all__ = ["CLS_CONSTRAINTS"]
+__all__ = ["CLS_CONSTRAINTS", "solve_positive_definite"]
 
 
 # The constraints of CLS: "monotone" is the order constraint of section 5.2
 # alone; "monotone_in_range" adds that M^ stays within the metric's own range
 # min_r M(r) <= M^ <= max_r M(r) (a metric is never negative, nor above 1).
 CLS_CONSTRAINTS = ("monotone_in_range", "monotone")
+
+
+def solve_positive_definite(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """lhs^-1 rhs for a symmetric positive definite lhs (its upper triangle read), by
+    Cholesky: LAPACK's potrf and potrs, the arithmetic of scipy.linalg.solve with
+    assume_a="pos", without its condition estimate and checks (a third of its time on
+    maxent's and MN's small systems, solved once per Newton step and per repetition).
+
+    Parameters
+    ----------
+    lhs : numpy.ndarray
+        (k, k), symmetric positive definite.
+    rhs : numpy.ndarray
+        (k,) or (k, q).
+
+    Returns
+    -------
+    numpy.ndarray
+        The solution, shaped as ``rhs``.
+
+    Raises
+    ------
+    ValueError
+        If an entry is not finite.
+    numpy.linalg.LinAlgError
+        If lhs is not positive definite (to the rounding).
+
+    Examples
+    --------
+    >>> solve_positive_definite(np.array([[4.0, 2.0], [2.0, 3.0]]), np.array([2.0, 1.0]))
+    array([0.5, 0. ])
+    """
+    lhs, rhs = np.asarray(lhs, dtype=float), np.asarray(rhs, dtype=float)
+    if not (np.isfinite(lhs).all() and np.isfinite(rhs).all()):
+        raise ValueError("the system must hold finite numbers")
+    potrf, potrs = linalg.get_lapack_funcs(("potrf", "potrs"), (lhs, rhs))
+    factor, info = potrf(lhs, lower=False, clean=False)
+    if info:
+        raise np.linalg.LinAlgError(f"not positive definite (potrf info {info})")
+    solution, info = potrs(factor, rhs, lower=False)
+    if info:
+        raise np.linalg.LinAlgError(f"potrs failed: info {info}")
+    return solution
 
 
 def _solve_least_squares(system: ReducedSystem) -> np.ndarray:

@@ -24,7 +24,7 @@ from .solvers import (
     _solve_constrained,
     _solve_least_squares,
 )
-from .systems import normal_equations, reduced_system
+from .systems import ReducedSystem, normal_equations, reduced_system
 
 __all__ = [
     "apply_correction",
@@ -143,7 +143,9 @@ def correction_vectors(
         # bias-variance systems (banded Gram) do not read them
         P = cached_law(int(n), int(m), law, tails=needs_qr)
         exact = np.column_stack([metric_vector(metric, n) for metric in metrics])
-        system = reduced_system(exact, P, prior) if needs_qr else None
+        system = None
+        if needs_qr:
+            system = _reduced_system_of(metrics, exact, P, prior, (int(n), int(m), law))
         if needs_gram:  # A^T A = R^T R: the QR, when there is one, saves the n-row product
             normal = (
                 normal_equations(exact, P, prior)
@@ -170,6 +172,27 @@ def correction_vectors(
             else:
                 vectors[metric, method] = solutions[method][:, j]
     return vectors
+
+
+# A reduced system under the uniform prior with R of at most this many entries (8 MB) is
+# kept until the next one: the toy example's R at m = 9999 has 1e8.
+_KEPT_SYSTEM_ENTRIES = 2**20
+_KEPT_SYSTEM: dict = {}
+
+
+def _reduced_system_of(metrics, exact, P, prior, law_key: tuple) -> ReducedSystem:
+    """reduced_system(exact, P, prior), the last one under the uniform prior kept (read-only)
+    by (metrics, n, m, law): CLS under each constraint at one node (reproduction.sensitivity)
+    reads one QR."""
+    key = (tuple(metrics), *law_key)
+    if prior is None and _KEPT_SYSTEM.get("key") == key:
+        return _KEPT_SYSTEM["system"]
+    system = reduced_system(exact, P, prior)
+    if prior is None and system.R.size <= _KEPT_SYSTEM_ENTRIES:
+        for array in (system.R, system.Y, system.c):
+            array.setflags(write=False)
+        _KEPT_SYSTEM.update(key=key, system=system)
+    return system
 
 
 def apply_correction(values_on_sample: ArrayLike, sampled_ranks: ArrayLike) -> np.ndarray:

@@ -17,9 +17,10 @@ from functools import lru_cache
 from typing import TypedDict
 
 import numpy as np
-from scipy import linalg, optimize, special
+from scipy import optimize, special
 
 from ..corrections.law_cache import cached_law
+from ..corrections.solvers import solve_positive_definite
 from ..laws import (
     WITH_REPLACEMENT,
     WITHOUT_REPLACEMENT,
@@ -278,7 +279,7 @@ def _maxent(likelihood: _Likelihood, gamma: float) -> np.ndarray:
     def negative_dual(lam):
         """(-D, -grad D, pi) at lambda."""
         u = -(rows.T @ lam) / gamma
-        log_partition = special.logsumexp(u)
+        log_partition = _log_sum_exp(u)
         pi = np.exp(u - log_partition)
         value = np.sum(lam**2 / (4 * coef) + lam * observed) + gamma * log_partition
         return value, lam / (2 * coef) + observed - rows @ pi, pi
@@ -291,7 +292,7 @@ def _maxent(likelihood: _Likelihood, gamma: float) -> np.ndarray:
         implied = rows @ pi
         second = _second_moments(likelihood, pi)
         hessian = np.diag(1 / (2 * coef)) + (second - np.outer(implied, implied)) / gamma
-        step = linalg.solve(hessian, grad, assume_a="pos")
+        step = solve_positive_definite(hessian, grad)
         decrease, size = grad @ step, 1.0
         if decrease <= _ROUNDING * abs(value):
             # D's rounding hides the step's gain (the Newton decrement): near the
@@ -310,6 +311,18 @@ def _maxent(likelihood: _Likelihood, gamma: float) -> np.ndarray:
         lam = lam - size * step
         value, grad, pi = trial
     return pi
+
+
+def _log_sum_exp(u: np.ndarray) -> float:
+    """log sum_j exp(u_j) of a finite vector, in the arithmetic of
+    scipy.special.logsumexp (its largest terms apart, log1p of the others' sum over
+    them) without its array-API dispatch and second, direct sum: one exponential a
+    point for each of Newton's evaluations of maxent's dual."""
+    top = u.max()
+    at_top = u == top
+    rest = np.exp(np.where(at_top, -np.inf, u) - top).sum()
+    count = float(np.count_nonzero(at_top))
+    return float(np.log1p(rest / count if rest != 0 else rest) + np.log(count) + top)
 
 
 def _second_moments(likelihood: _Likelihood, pi: np.ndarray) -> np.ndarray:

@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike
 from scipy import linalg
 
 from ..corrections.law_cache import cached_law
+from ..corrections.solvers import solve_positive_definite
 from ..metrics import metric_vector
 from .data import SampledEvaluation, _distinct_counts
 from .learned import _prior_on_ranks
@@ -88,7 +89,7 @@ def _solve_symmetric(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     prior makes impossible leaves lhs singular and its value undetermined (it has
     weight 0 in the objective): the minimum-norm solution sets it to 0."""
     try:
-        return linalg.solve(lhs, rhs, assume_a="pos")
+        return solve_positive_definite(lhs, rhs)
     except (linalg.LinAlgError, ValueError):
         return linalg.lstsq(lhs, rhs)[0]
 
@@ -103,7 +104,7 @@ def _learned_prior_vectors(metrics, specs, pi, data, nodes) -> dict:
     vectors = {}
     for m in _distinct_counts(data.m)[0]:
         for n in interpolation_nodes(data.n[data.m == m], nodes):
-            exact = np.column_stack([metric_vector(metric, int(n)) for metric in metrics])
+            exact = _metric_columns(tuple(metrics), int(n))
             gram, rhs, c = _normal_equations(exact, int(n), int(m), data.law, pi)
             solutions = {}
             for method, (family, gamma) in specs.items():
@@ -119,6 +120,15 @@ def _learned_prior_vectors(metrics, specs, pi, data, nodes) -> dict:
                 for k, metric in enumerate(metrics)
             }
     return vectors
+
+
+@lru_cache(maxsize=16)
+def _metric_columns(metrics: tuple, n: int) -> np.ndarray:
+    """M(r) over r = 1..n of each metric (columns), read-only: every repetition's
+    systems at a node of n read them."""
+    exact = np.column_stack([metric_vector(metric, n) for metric in metrics])
+    exact.setflags(write=False)
+    return exact
 
 
 def _normal_equations(exact, n: int, m: int, law: str, pi: np.ndarray) -> tuple:
