@@ -9,6 +9,8 @@
   ``TINY_CONFIG``, the ``tiny_workdir`` fixture), ``run`` (snakemake in a work
   directory) and two finished runs of it shared by several files (``reference``,
   ``second_run``);
+* ``await_framework_envs``: the wait for the frameworks' environments that CI
+  builds while the tests run;
 * ``offline_dataset``: the offline MovieLens copy of config.yaml's ``ml-1m-offline``
   entry (skipped when absent, a failure under CI);
 * the claims report read back, and its verdicts recomputed from the run's tables.
@@ -410,6 +412,40 @@ def reference(two_runs):
 def second_run(two_runs):
     """The same config as ``reference``, with one thread for rule fit."""
     return two_runs[1]
+
+
+# --------------------------------------------------------------------------
+# The frameworks' environments, built by CI beside the tests
+# --------------------------------------------------------------------------
+
+# The variable by which .ci/run names its background build of .envs/ (the process id).
+ENVS_BUILD = "FRAMEWORK_ENVS_BUILD"
+ENVS_BUILD_TIMEOUT = 1800  # seconds: longer than any build seen, shorter than CI's limit
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` exists and has not ended (a zombie has ended)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc: ask the kernel whether the pid exists
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def await_framework_envs() -> None:
+    """Return once the frameworks' environments (.envs/) are built: at once, unless
+    .ci/run builds them in the background while the tests run, as ``ENVS_BUILD`` says;
+    then when that build ends (built or not), or after ``ENVS_BUILD_TIMEOUT`` seconds."""
+    pid = os.environ.get(ENVS_BUILD)
+    deadline = time.monotonic() + ENVS_BUILD_TIMEOUT
+    while pid and running(int(pid)) and time.monotonic() < deadline:
+        time.sleep(1)
 
 
 # --------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import await_framework_envs
 
 from sampled_metrics.cli import main
 from sampled_metrics.estimation.metrics import metric_by_name
@@ -39,6 +40,7 @@ READ_SCORES = ("AUC", "MAP")
 
 @pytest.fixture(scope="module")
 def case(tmp_path_factory):
+    await_framework_envs()
     if not PYTHON.exists():
         message = f"{PYTHON} is missing: run .ci/envs/cornac.sh"
         if os.environ.get("CI"):

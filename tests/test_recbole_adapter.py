@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
-from conftest import IN_CI, REPO
+from conftest import IN_CI, REPO, await_framework_envs
 
 from sampled_metrics import metric_by_name
 from sampled_metrics.cli import main
@@ -58,6 +58,7 @@ def doc_outputs() -> list[str]:
 def example(tmp_path_factory):
     """The page's commands run in an empty folder, R the repository, the last one in
     this environment (plus --json); their standard outputs."""
+    await_framework_envs()
     if not (ENV / "bin" / "python").exists():
         message = f"{ENV.relative_to(REPO)} is missing: build it with .ci/envs/recbole.sh"
         if IN_CI:

@@ -15,9 +15,15 @@ pytestmark = pytest.mark.slow
 def test_shards_and_block_budget_do_not_change_a_byte(
     reference, tmp_path_factory, shards, memory_mb
 ):
+    # The reference run's split, models and draws, without anything the ranking makes
+    # or that is computed from it: the shards and blocks change the ranking only.
     workdir = tmp_path_factory.mktemp(f"shards{shards}") / "run"
-    workdir.mkdir()
-    shutil.copy(reference / "tiny.csv", workdir / "tiny.csv")
+    shutil.copytree(reference, workdir)
+    for kind in ("ranks", "pessimistic_ranks", "sampled_ranks"):
+        shutil.rmtree(workdir / "results/tiny" / kind)
+    tables = [*TARGETS[:4], "results/tiny/crosscheck.csv"]
+    for table in tables:
+        (workdir / table).unlink()
     config = tiny_config()
     config["ranking"] = {"shards": shards, "memory_mb": memory_mb}
     (workdir / "config.yaml").write_text(yaml.safe_dump(config))
@@ -29,7 +35,6 @@ def test_shards_and_block_budget_do_not_change_a_byte(
         for kind, ext in (("ranks", "csv"), ("pessimistic_ranks", "csv"), ("sampled_ranks", "npy"))
         for r in "XYZ"
     ]
-    tables = [*TARGETS[:4], "results/tiny/crosscheck.csv"]
     csvs = [p for p in per_recommender if p.endswith(".csv")]
     assert_same_files(workdir, reference, "*.csv", [*tables, *csvs])
     assert_same_files(

@@ -1,7 +1,8 @@
 """Cluster execution: the workflow's tables (conftest.TARGETS: training, ranking,
 sampling, Tables 3-4) through profiles/slurm on a one-node SLURM cluster on
 localhost, its ranking cut into shards, are byte-identical to a local run in one
-shard. (The figures add jobs of the same kind, each a 12 s status poll more.)
+shard (the session's shared ``reference`` run of conftest.py). (The figures add jobs
+of the same kind, each a 12 s status poll more.)
 
 The fixture starts munged, slurmctld and slurmd in the foreground from a
 private temp dir (own munge key and socket, own slurm.conf found through
@@ -330,21 +331,16 @@ def tables(workdir: Path) -> dict[str, bytes]:
     }
 
 
-def test_slurm_run_matches_local_run(cluster, tmp_path):
-    workdirs = {}
-    for name in ("local", "slurm"):
-        workdirs[name] = tmp_path / name
-        workdirs[name].mkdir()
-        write_synthetic_interactions(workdirs[name] / "tiny.csv")
-        config = dict(TINY_CONFIG, ranking={"shards": SHARDS if name == "slurm" else 1})
-        (workdirs[name] / "config.yaml").write_text(yaml.safe_dump(config))
+def test_slurm_run_matches_local_run(cluster, request, tmp_path):
+    workdir = tmp_path / "slurm"
+    workdir.mkdir()
+    write_synthetic_interactions(workdir / "tiny.csv")
+    config = dict(TINY_CONFIG, ranking={"shards": SHARDS})
+    (workdir / "config.yaml").write_text(yaml.safe_dump(config))
 
     env = dict(cluster.env, OPENBLAS_NUM_THREADS="1", MPLBACKEND="Agg")
-    # Both runs at once: the SLURM run spends much of its time waiting for job
-    # state polls, the local one fills the gaps.
-    local = snakemake(workdirs["local"], "--cores", "2", env=env)
     slurm = snakemake(
-        workdirs["slurm"],
+        workdir,
         "--workflow-profile",
         str(REPO / "profiles" / "slurm"),
         "--jobs",
@@ -359,11 +355,13 @@ def test_slurm_run_matches_local_run(cluster, tmp_path):
         env=env,
     )
     try:
-        slurm_out = finish(slurm, workdirs["slurm"])
-        finish(local, workdirs["local"])
+        # The local run, in one shard, is the session's shared one (conftest.py): asked
+        # for once the SLURM run is under way, so that its jobs fill the SLURM run's
+        # waits for job state polls when this worker is the one to make it.
+        local_dir = request.getfixturevalue("reference")
+        slurm_out = finish(slurm, workdir)
     finally:
         stop(slurm)
-        stop(local)
 
     # Every job really went through SLURM.
     run_ids = [
@@ -378,7 +376,7 @@ def test_slurm_run_matches_local_run(cluster, tmp_path):
     assert all(state == "COMPLETED" for _, state in jobs), jobs
     assert slurm_out.count("\nrule rank_shard:") == 3 * SHARDS, slurm_out[-3000:]
 
-    local_tables, slurm_tables = tables(workdirs["local"]), tables(workdirs["slurm"])
+    local_tables, slurm_tables = tables(local_dir), tables(workdir)
     expected = {f"results/tiny/{name}.csv" for name in ("table3", "table4", "sampling")}
     expected |= {f"results/tiny/ranks/{r}.csv" for r in ("X", "Y", "Z")}
     expected |= {f"results/tiny/sampled_ranks/{r}.npy" for r in ("X", "Y", "Z")}
