@@ -4,7 +4,8 @@ against their goal: at most 10 CPU-s together on MovieLens 1M.
     python benchmarks/bench_protocol_rules.py [--workdir .] [--dataset ml-1m-offline]
         [--repetitions N] [--threads 2]
 
-Reads the run's split, models, draw plan and exact ranks (`<workdir>/results/<dataset>`,
+Reads the run's split, fitted models (a run that removes them once ranked must keep
+them), draw plan and exact ranks (`<workdir>/results/<dataset>`,
 `<workdir>/data/processed/<dataset>/split.npz`), writes the ranking pass's masks again
 in a temporary folder (the pipeline deletes them once the study has read them), then
 runs each rule's script in a fresh process on them, the config's settings as the
@@ -39,6 +40,13 @@ def write_masks(workdir: Path, dataset: str, folder: Path, config: dict) -> list
     split = load_split(workdir / "data/processed" / dataset / "split.npz")
     plan = load_draw_plan(results / "draw_plan.npz")
     layers = study_layers([FRAMEWORK_PROTOCOLS[name] for name in config["protocols"]["run"]])
+    missing = [
+        name for name in config["recommenders"] if not (results / "models" / f"{name}.pkl").exists()
+    ]
+    if missing:
+        sys.exit(
+            f"{results / 'models'}: no fitted model of {', '.join(missing)} (rerun, keeping them)"
+        )
     paths = []
     for name in config["recommenders"]:
         path = folder / f"{name}.beaten.npy"
