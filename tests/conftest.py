@@ -220,7 +220,7 @@ TINY_CONFIG = {
     # the runs' fitted models are compared (tests/test_determinism.py): kept
     "ranking": {"keep_models": True},
     # protocols with replacement: the tiny catalogue (45 items) holds fewer than 99 unseen
-    "protocols": {"run": ["recbole-uni100", "recbole-pop100"]},
+    "protocols": {"run": ["recbole-uni100", "recbole-pop100"], "repetitions": 6},
     # the design study: 90 users hold the floors of the design's strata at half of them
     "decisions": {"seeds": 4, "range_seeds": 1, "budgets": [0.5], "uniform_budgets": [0.5]},
     "fig6": {"m_values": [1, 2, 5, 10, 20, 30], "pair": ["X", "Y"]},

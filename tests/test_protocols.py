@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse as sp
 from conftest import CONFIG_FILE, chi2_pvalue
@@ -403,3 +404,41 @@ def test_a_left_out_record_must_be_what_the_split_calls_for(tmp_path):
     )  # fmt: skip
     with pytest.raises(ValueError, match="ranks of a protocol the split leaves out"):
         read_protocol_ranks(path, elliot, 3, 2, 1, smallest_pool=60)
+
+
+def test_the_studys_standard_errors_are_the_spread_of_its_numbers_over_studies():
+    """Simulated studies with a known law of the errors, one a method: each number's
+    standard error (studies.protocols.precision) is, on average over studies, the
+    standard deviation of that number from study to study (bias, share of pairs right;
+    RMSE and the mean RMSE of two paired recommenders through the delta method, first
+    order: within 15 % at 50 repetitions)."""
+    from sampled_metrics.studies.protocols.precision import error_precision, mean_rmse, pair_share
+
+    rng = np.random.default_rng(7)
+    studies, reps = 600, 50
+    shared = rng.normal(0.0, 0.3, (studies, reps))  # paired draws: errors correlated
+    errors = {"A": 0.2 + shared + rng.normal(0.0, 0.2, (studies, reps)),
+              "B": -0.1 + shared + rng.normal(0.0, 0.3, (studies, reps))}  # fmt: skip
+    truth = {"A": 1.0, "B": 1.3}
+    exact = pd.DataFrame({"recommender": ["A", "B"], "metric": "ap", "value": [1.0, 1.3]})
+    values = pd.DataFrame(
+        {
+            "recommender": np.repeat(["A", "B"], studies * reps),
+            "metric": "ap",
+            "method": np.tile(np.repeat([f"s{k}" for k in range(studies)], reps), 2),
+            "rep": np.tile(np.arange(reps), 2 * studies),
+            "value": np.concatenate([truth[r] + errors[r].ravel() for r in "AB"]),
+        }
+    )
+    se = error_precision(exact, values)
+    se = se[se["recommender"] == "A"]
+    means, shares = mean_rmse(exact, values), pair_share(exact, values, [("A", "B")])
+    rmse = {r: np.sqrt(np.mean(errors[r] ** 2, axis=1)) for r in "AB"}
+    for found, se_of, tolerance in (
+        (errors["A"].mean(axis=1), se["bias_se"], 0.1),
+        (rmse["A"], se["rmse_se"], 0.15),
+        ((rmse["A"] + rmse["B"]) / 2, means["rmse_se"], 0.15),
+        (shares["share"].to_numpy(), shares["share_se"], 0.1),
+    ):
+        spread, predicted = np.std(found, ddof=1), np.mean(se_of)
+        assert abs(predicted / spread - 1) < tolerance, (predicted, spread)

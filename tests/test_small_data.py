@@ -37,7 +37,7 @@ def small_config(**changes) -> dict:
         del config[key]
     config["recommenders"]["Z"] = None
     # CLS and EM at DaisyRec's m = 999 take seconds each; the study's choice is not tested
-    config["protocols"] = {"estimators": ["sampled", "bv_0.1"]}
+    config["protocols"] = {"estimators": ["sampled", "bv_0.1"], "repetitions": 6}
     config["dataset"] = SMALL
     config["datasets"] = {
         SMALL: {

@@ -6,7 +6,8 @@ docs are pasted from a run, never typed.
 
 Recall@10 and AUC RMSE against the exact metric (target "rank"), in percent points,
 mean over the recommenders; pairs: the share of all pairs x repetitions ordered as the
-exact metric orders them. Then the figures of the README's paragraph: uniform
+exact metric orders them; each "± its standard error over the repetitions" from
+protocols_summary.csv. Then the figures of the README's paragraph: uniform
 protocols' Recall@10 RMSE (sampled, CLS) and pairs right (CLS, sampled); popularity
 protocols' gap of the R^pi metric to the exact one (Recall@10, AUC), their pairs right
 range, and Hansen-Hurwitz's AUC RMSE and pairs right under RecBole's pop100.
@@ -25,8 +26,15 @@ UNIFORM = ("ncf", "elliot", "recbole-uni100")  # the README's figures (DaisyRec:
 POPULARITY = ("recbole-pop100", "bert4rec")
 
 
-def fmt(x: float) -> str:
-    return "-" if pd.isna(x) else f"{x:#.3g}".rstrip(".")
+def fmt(x: float, se: float = float("nan")) -> str:
+    """x to 3 significant digits, and ± se to as many decimals when given."""
+    if pd.isna(x):
+        return "-"
+    text = f"{x:#.3g}".rstrip(".")
+    if pd.isna(se):
+        return text
+    decimals = len(text.split(".")[1]) if "." in text else 0
+    return f"{text} ± {se:.{decimals}f}"
 
 
 def main(folder: Path) -> None:
@@ -36,15 +44,27 @@ def main(folder: Path) -> None:
     rmse = rank.groupby(["protocol", "metric", "method"])["rmse"].mean()
     right = pairs.groupby(["protocol", "metric", "method"])[["correct", "repetitions"]].sum()
     share = 100 * right["correct"] / right["repetitions"]
+    summary = pd.read_csv(folder / "protocols_summary.csv")
+    summary = summary[summary["target"] == "rank"].set_index(["protocol", "metric", "method"])
+    rmse_se, share_se = summary["rmse_se"], summary["share_se"]
     print(
         "| protocol | Recall@10 RMSE: sampled / CLS / BV 0.1 / EM / Hansen-Hurwitz "
         "| AUC RMSE: sampled / CLS | pairs right on Recall@10: sampled / CLS / BV 0.1 |"
     )
     print("|---|---|---|---|")
     for protocol in errors["protocol"].drop_duplicates():
-        recall = " / ".join(fmt(rmse.get((protocol, RECALL, m))) for m in METHODS)
-        auc = " / ".join(fmt(rmse.get((protocol, AUC, m))) for m in ("sampled", "cls"))
-        right_ = " / ".join(fmt(share.get((protocol, RECALL, m))) for m in METHODS[:3])
+        recall = " / ".join(
+            fmt(rmse.get((protocol, RECALL, m)), rmse_se.get((protocol, RECALL, m)))
+            for m in METHODS
+        )
+        auc = " / ".join(
+            fmt(rmse.get((protocol, AUC, m)), rmse_se.get((protocol, AUC, m)))
+            for m in ("sampled", "cls")
+        )
+        right_ = " / ".join(
+            fmt(share.get((protocol, RECALL, m)), share_se.get((protocol, RECALL, m)))
+            for m in METHODS[:3]
+        )
         print(f"| {protocol} | {recall} | {auc} | {right_} % |")
     uniform = [p for p in UNIFORM if p in set(errors["protocol"])]
     print(

@@ -166,7 +166,7 @@ def protocol_ranks_mem_mb(wildcards, input):
     users = len(split_users(input.split).user_ids)
     per_user = sum(
         ranks_bytes_per_user(
-            FRAMEWORK_PROTOCOLS[name], config["sampling"]["repetitions"], len(RECOMMENDERS)
+            FRAMEWORK_PROTOCOLS[name], config["protocols"]["repetitions"], len(RECOMMENDERS)
         )
         for name in config["protocols"]["run"]
     )

@@ -20,7 +20,8 @@ rule protocol_ranks:
         # checked against the beaten items: the same model, split and tie order
         ranks=expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
     output:
-        expand("results/{{dataset}}/protocols/{protocol}.npz", protocol=PROTOCOLS),
+        # read by rule protocols alone
+        temp(expand("results/{{dataset}}/protocols/{protocol}.npz", protocol=PROTOCOLS)),
     log:
         "logs/{dataset}/protocol_ranks.log",
     benchmark:
@@ -35,7 +36,7 @@ rule protocol_ranks:
         shards=config["ranking"]["shards"],
         layers=STUDY_LAYERS,
         protocols=PROTOCOLS,
-        repetitions=config["sampling"]["repetitions"],
+        repetitions=config["protocols"]["repetitions"],
         seed=sampling_seed(config),
         tie_policy=config["ranking"]["tie_policy"],
         tie_seed=config["seed"],
@@ -53,6 +54,8 @@ rule protocols:
         csv="results/{dataset}/protocols.csv",
         pairs="results/{dataset}/protocols_pairs.csv",
         left_out="results/{dataset}/protocols_left_out.csv",
+        # protocols.md's means over the recommenders, with their standard errors
+        summary="results/{dataset}/protocols_summary.csv",
         md=report(
             "results/{dataset}/protocols.md",
             caption="../report/protocols.rst",
@@ -71,7 +74,7 @@ rule protocols:
         library=LIBRARY,
         recommenders=RECOMMENDERS,
         protocols=PROTOCOLS,
-        repetitions=config["sampling"]["repetitions"],
+        repetitions=config["protocols"]["repetitions"],
         metrics=config["metrics"],
         estimators=config["protocols"]["estimators"],
         nodes=config["protocols"]["per_user_nodes"],

@@ -17,6 +17,7 @@ from sampled_metrics.pipeline.intermediates import read_protocol_ranks, read_ran
 from sampled_metrics.pipeline.runs import start_job
 from sampled_metrics.reproduction.tables import estimator_errors, pair_agreement
 from sampled_metrics.studies.protocols.estimates import protocol_estimates, protocol_table
+from sampled_metrics.studies.protocols.precision import error_precision, mean_rmse, pair_share
 from sampled_metrics.studies.protocols.report import LEFT_OUT_COLUMNS, protocols_markdown
 
 log = start_job(snakemake)
@@ -43,8 +44,11 @@ def exact_frame(ranks_of) -> pd.DataFrame:
 
 # The columns of protocols.csv and protocols_pairs.csv before protocol_table adds dataset.
 ERROR_COLUMNS = ["protocol", "target", "recommender", "metric", "method", "exact", "mean",
-                 "bias", "std", "rmse"]  # fmt: skip
+                 "bias", "std", "rmse", "bias_se", "rmse_se"]  # fmt: skip
 PAIR_COLUMNS = ["protocol", "pair", "metric", "method", "correct", "repetitions"]
+# protocols.md's means over the recommenders with their standard errors
+SUMMARY_COLUMNS = ["protocol", "target", "metric", "method", "rmse", "rmse_se", "share",
+                   "share_se"]  # fmt: skip
 
 
 def study_table(frames, columns) -> pd.DataFrame:
@@ -53,28 +57,45 @@ def study_table(frames, columns) -> pd.DataFrame:
     return protocol_table(frame, dataset)
 
 
+def errors_with_precision(truth, values, **keys) -> pd.DataFrame:
+    """estimator_errors of the values against the truth, with their standard errors."""
+    errors = estimator_errors(truth, values).merge(
+        error_precision(truth, values), on=["recommender", "metric", "method"], sort=False
+    )
+    return errors.assign(**keys)
+
+
 def protocol_study(name, path):
-    """(error frames, pair agreement, left-out row, log line) of one protocol."""
+    """(error frames, pair agreement, summary frames, left-out row, log line) of one
+    protocol."""
     protocol = FRAMEWORK_PROTOCOLS[name]
     simulated = read_protocol_ranks(
         path, protocol, n.size, p.repetitions, len(p.recommenders), users.smallest_pool
     )
     if isinstance(simulated, str):  # left out by rule protocol_ranks: the reason
         row = [name, protocol.m, protocol.replacement, users.smallest_pool, simulated]
-        return [], None, row, f"{name} left out: it {simulated}"
+        return [], None, [], row, f"{name} left out: it {simulated}"
     values = protocol_estimates(
         simulated, protocol, n, p.recommenders, p.metrics, p.estimators, nodes=p.nodes
     )
     values["value"] *= 100
-    found = [estimator_errors(exact, values).assign(protocol=name, target="rank")]
+    found = [errors_with_precision(exact, values, protocol=name, target="rank")]
+    summary = [
+        mean_rmse(exact, values)
+        .merge(pair_share(exact, values, pairs), on=["metric", "method"], sort=False)
+        .assign(protocol=name, target="rank")
+    ]
     if protocol.alpha:  # what the corrections estimate there (Hansen-Hurwitz: the rank)
         weighted = exact_frame(dict(zip(p.recommenders, simulated.weighted_rank)))
         corrections = values[values["method"] != HANSEN_HURWITZ]
         found.append(
-            estimator_errors(weighted, corrections).assign(protocol=name, target="weighted_rank")
+            errors_with_precision(weighted, corrections, protocol=name, target="weighted_rank")
+        )
+        summary.append(
+            mean_rmse(weighted, corrections).assign(protocol=name, target="weighted_rank")
         )
     agreement = pair_agreement(exact, values, pairs).assign(protocol=name)
-    return found, agreement, None, f"{name}: {len(values)} estimates"
+    return found, agreement, summary, None, f"{name}: {len(values)} estimates"
 
 
 exact = exact_frame(ranks)
@@ -89,21 +110,24 @@ jobs = sorted(
 done = forked_map(lambda _, job: protocol_study(*job), None, jobs, snakemake.threads)
 by_name = dict(zip([name for name, _ in jobs], done))
 studies = [by_name[name] for name in p.protocols]
-errors, agreement, left_out = [], [], []
-for found, pairs_right, row, line in studies:
+errors, agreement, summary, left_out = [], [], [], []
+for found, pairs_right, means, row, line in studies:
     errors += found
+    summary += means
     agreement += [] if pairs_right is None else [pairs_right]
     left_out += [] if row is None else [row]
     (log.warning if row else log.info)(line)
 
 errors = study_table(errors, ERROR_COLUMNS)
 agreement = study_table(agreement, PAIR_COLUMNS)
+summary = study_table(summary, SUMMARY_COLUMNS)
 left_out = protocol_table(pd.DataFrame(left_out, columns=LEFT_OUT_COLUMNS), dataset)
 write_csv(errors, snakemake.output.csv)
 write_csv(agreement, snakemake.output.pairs)
 write_csv(left_out, snakemake.output.left_out)
+write_csv(summary, snakemake.output.summary)
 write_text(
-    protocols_markdown(errors, agreement, dataset, p.repetitions, left_out=left_out),
+    protocols_markdown(errors, summary, dataset, p.repetitions, left_out=left_out),
     snakemake.output.md,
 )
 if errors.empty:

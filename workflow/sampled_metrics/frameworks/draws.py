@@ -12,6 +12,8 @@ until m distinct items are drawn, which is how :func:`draw_items` does it.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -152,10 +154,20 @@ def _draw_items(
 def _alias_table(weights: np.ndarray) -> _AliasTable:
     """Walker's alias table of the weights (Vose's construction): item j drawn as a
     uniform column c, kept when a uniform is below keep[c], else alias[c]. None for
-    equal weights (a uniform column is the draw)."""
-    n = weights.size
+    equal weights (a uniform column is the draw). Built once per weights and process
+    (:func:`_vose`): a protocol draws with the same weights in every block of users, and
+    the construction is a Python loop over the items."""
     if np.all(weights == weights[0]):
         return None
+    return _vose(np.asarray(weights, dtype=float).tobytes())
+
+
+@lru_cache(maxsize=4)
+def _vose(key: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """Vose's alias table of the float64 weights whose bytes are ``key``, read-only (it
+    is shared by every call with those weights)."""
+    weights = np.frombuffer(key)
+    n = weights.size
     scaled = weights * n / weights.sum()
     keep, alias = np.ones(n), np.arange(n)
     small = [j for j in range(n) if scaled[j] < 1.0]
@@ -165,6 +177,7 @@ def _alias_table(weights: np.ndarray) -> _AliasTable:
         keep[s], alias[s] = scaled[s], g
         scaled[g] -= 1.0 - scaled[s]
         (small if scaled[g] < 1.0 else large).append(g)
+    keep.flags.writeable = alias.flags.writeable = False
     return keep, alias
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ...frameworks.registry import FRAMEWORK_PROTOCOLS
-from ...outputs.tables import markdown_table
+from ...outputs.tables import format_mean_std, markdown_table
 
 __all__ = ["LEFT_OUT_COLUMNS", "left_out_lines", "protocols_markdown"]
 
@@ -47,22 +47,25 @@ def left_out_lines(left_out: pd.DataFrame) -> list:
 
 def protocols_markdown(
     errors: pd.DataFrame,
-    pairs: pd.DataFrame,
+    summary: pd.DataFrame,
     dataset: str,
     reps: int,
     left_out: pd.DataFrame | None = None,
 ) -> str:
     """protocols.md: the protocols, then per protocol and estimator the RMSE (mean over
     the recommenders), the pairs ordered right, each recommender's bias, and for
-    popularity sampling the error against the metric of R^pi; first, the protocols
-    left out (the data set cannot support them) with why, when there are any.
+    popularity sampling the error against the metric of R^pi, each number with its
+    standard error over the repetitions (``precision``); first, the protocols left out
+    (the data set cannot support them) with why, when there are any.
 
     Parameters
     ----------
     errors : pandas.DataFrame
-        :func:`protocol_table` of ``evaluation.estimator_errors`` with protocol, target.
-    pairs : pandas.DataFrame
-        :func:`protocol_table` of ``evaluation.pair_agreement`` with protocol.
+        :func:`protocol_table` of ``evaluation.estimator_errors`` with protocol, target
+        and ``precision.error_precision``'s bias_se.
+    summary : pandas.DataFrame
+        :func:`protocol_table` of ``precision.mean_rmse`` (rmse, rmse_se) and, for the
+        target "rank", ``precision.pair_share`` (share, share_se), with protocol, target.
     dataset : str
     reps : int
         Repetitions of each protocol.
@@ -78,16 +81,16 @@ def protocols_markdown(
     >>> errors = pd.DataFrame({"dataset": "d", "protocol": "ncf", "target": "rank",
     ...     "recommender": "X", "metric": "ap", "method": ["sampled", "cls"],
     ...     "exact": 4.0, "mean": [30.0, 4.2], "bias": [26.0, 0.2], "std": 0.1,
-    ...     "rmse": [26.0, 0.25]})
-    >>> pairs = pd.DataFrame({"dataset": "d", "protocol": "ncf", "pair": "X<Y",
-    ...     "metric": "ap", "method": ["sampled", "cls"], "correct": [60, 95],
-    ...     "repetitions": 100})
-    >>> text = protocols_markdown(errors, pairs, "d", 100)
+    ...     "rmse": [26.0, 0.25], "bias_se": 0.01, "rmse_se": 0.01})
+    >>> summary = pd.DataFrame({"dataset": "d", "protocol": "ncf", "target": "rank",
+    ...     "metric": "ap", "method": ["sampled", "cls"], "rmse": [26.0, 0.25],
+    ...     "rmse_se": 0.01, "share": [60.0, 95.0], "share_se": [4.9, 2.2]})
+    >>> text = protocols_markdown(errors, summary, "d", 100)
     >>> [line for line in text.splitlines() if line.startswith("| ncf")][-2:]
-    ['| ncf      | sampled | 26.000 |', '| ncf      | cls     |  0.200 |']
+    ['| ncf      | sampled | 26.000 ± 0.010 |', '| ncf      | cls     |  0.200 ± 0.010 |']
     >>> left_out = pd.DataFrame([["elliot", 100, False, 60, "draws 100 distinct items per "
     ...     "user, more than the smallest candidate pool, 60 items"]], columns=LEFT_OUT_COLUMNS)
-    >>> text = protocols_markdown(errors.iloc[:0], pairs.iloc[:0], "d", 100, left_out)
+    >>> text = protocols_markdown(errors.iloc[:0], summary.iloc[:0], "d", 100, left_out)
     >>> [line for line in text.splitlines() if line.startswith(("No ", "- "))]  # doctest: +ELLIPSIS
     ['No protocol of protocols.run could be simulated on d: every one is left out.', '- elliot (m = 100, distinct): draws 100 ... pool, 60 items']
     """  # noqa: E501
@@ -119,13 +122,18 @@ def protocols_markdown(
         ]
     )
 
-    def by_metric(frame, value, how="mean") -> pd.DataFrame:
+    def by_metric(frame, value, how="first") -> pd.DataFrame:
         wide = frame.pivot_table(
             index=["protocol", "method"], columns="metric", values=value, aggfunc=how, sort=False
         )
         return wide[metrics].reset_index()
 
-    right = pairs.assign(share=100 * pairs["correct"] / pairs["repetitions"])
+    def with_se(frame, value, digits) -> pd.DataFrame:
+        """``value ± value_se`` cells."""
+        cells = [format_mean_std(a, b, digits) for a, b in zip(frame[value], frame[f"{value}_se"])]
+        return frame.assign(**{value: cells})
+
+    means = summary[summary["target"] == "rank"]
     lines = [
         f"# Sampling protocols of common frameworks on {dataset}",
         "",
@@ -137,28 +145,34 @@ def protocols_markdown(
         "user's own n (docs/popularity.md). Percent points. alpha: draws proportional to",
         "count ** alpha; unseen: the items without a training interaction, held-out item",
         "excluded. hansen_hurwitz (protocols with replacement): the mean of M(r^), r^ the",
-        "Hansen-Hurwitz estimate of the rank.",
+        "Hansen-Hurwitz estimate of the rank. Each number ± its standard error over the",
+        "repetitions (means over recommenders: each repetition's mean).",
         "",
         markdown_table(described, digits={"alpha": 0}),
         *skipped,
         "",
         "## RMSE against the exact metric, mean over the recommenders",
         "",
-        markdown_table(by_metric(rank, "rmse"), digits=3),
+        markdown_table(by_metric(with_se(means, "rmse", 3), "rmse"), digits=3),
         "",
         f"## Pairs of recommenders ordered as the exact metric orders them (% of {reps} "
         "repetitions x pairs)",
         "",
-        markdown_table(by_metric(right, "share"), digits=1),
+        markdown_table(by_metric(with_se(means, "share", 1), "share"), digits=1),
     ]
     for metric in metrics:
-        bias = rank[rank["metric"] == metric].pivot_table(
-            index=["protocol", "method"], columns="recommender", values="bias", sort=False
+        bias = with_se(rank[rank["metric"] == metric], "bias", 3).pivot_table(
+            index=["protocol", "method"],
+            columns="recommender",
+            values="bias",
+            aggfunc="first",
+            sort=False,
         )
         order = list(dict.fromkeys(rank["recommender"]))
         lines += ["", f"## Bias of {metric} for each recommender", "", markdown_table(
             bias[order].reset_index(), digits=3)]  # fmt: skip
     weighted = errors[errors["target"] == "weighted_rank"]
+    weighted_means = summary[summary["target"] == "weighted_rank"]
     if not weighted.empty:
         gap = weighted.merge(
             rank[["protocol", "recommender", "metric", "method", "exact"]],
@@ -166,6 +180,9 @@ def protocols_markdown(
             suffixes=("", "_rank"),
         )
         gap["R^pi - exact"] = gap["exact"] - gap["exact_rank"]
+        # a difference of exact values: no standard error
+        distance = by_metric(gap[gap["method"] == gap["method"].iloc[0]], "R^pi - exact", "mean")
+        distance[metrics] = distance[metrics].map(lambda x: format_mean_std(x, float("nan"), 3))
         lines += [
             "",
             "## Popularity sampling: RMSE against the metric of the popularity-weighted rank",
@@ -178,10 +195,8 @@ def protocols_markdown(
             markdown_table(
                 pd.concat(
                     [
-                        by_metric(
-                            gap[gap["method"] == gap["method"].iloc[0]], "R^pi - exact"
-                        ).assign(method="metric(R^pi) - exact"),
-                        by_metric(weighted, "rmse"),
+                        distance.assign(method="metric(R^pi) - exact"),
+                        by_metric(with_se(weighted_means, "rmse", 3), "rmse"),
                     ]
                 ).sort_values("protocol", key=lambda p: p.map(used.index), kind="stable"),
                 digits=3,
