@@ -68,6 +68,11 @@ def em_prior(data: SampledEvaluation) -> np.ndarray:
     n): the rank distribution EM learns from the sampled ranks, mixed with a 1e-3 share
     of the uniform one. One prior serves every metric of one evaluation.
 
+    Parameters
+    ----------
+    data : SampledEvaluation
+        One model's sampled ranks, with their m, n and law.
+
     Examples
     --------
     >>> prior = em_prior(sampled_evaluation([1, 1, 2, 4], m=3, n=4, law="hypergeometric"))
