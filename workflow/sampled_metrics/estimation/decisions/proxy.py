@@ -15,20 +15,30 @@ predicted spread; a better proxy only narrows the interval.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ..corrections.law_cache import cached_law
 from ..estimators.data import SampledEvaluation, sampled_evaluation
-from ..estimators.learned import ESTIMATOR_DEFAULTS, learned_rank_distribution
+from ..estimators.learned import ESTIMATOR_DEFAULTS, em_distributions
 from ..laws import WITH_REPLACEMENT
 from ..metrics import metric_by_name
 from ..nodes import interpolation_nodes, node_weights
 from .defaults import DECISION_DEFAULTS
 
-__all__ = ["PRIORS", "Proxy", "em_prior", "metric_proxy", "model_ranks", "predicted_spread"]
+__all__ = [
+    "PRIORS",
+    "Proxy",
+    "em_prior",
+    "em_priors",
+    "metric_proxy",
+    "model_ranks",
+    "predicted_spread",
+]
 
 # "em": the maximum-likelihood rank distribution of the users' sampled ranks (Jin et
 # al. 2021), fitted to phase 1 alone; "uniform": the paper's p(r) = 1/n (section 5.2).
@@ -68,14 +78,48 @@ def em_prior(data: SampledEvaluation) -> np.ndarray:
     n): the rank distribution EM learns from the sampled ranks, mixed with a 1e-3 share
     of the uniform one. One prior serves every metric of one evaluation.
 
+    Parameters
+    ----------
+    data : SampledEvaluation
+
+    Returns
+    -------
+    numpy.ndarray
+        Weights over theta_j = (j - 1)/(N - 1), N the largest n, summing to 1.
+
     Examples
     --------
     >>> prior = em_prior(sampled_evaluation([1, 1, 2, 4], m=3, n=4, law="hypergeometric"))
     >>> np.round(prior, 4).tolist()
     [0.4998, 0.25, 0.0003, 0.25]
     """
-    em = learned_rank_distribution(data, "em")
-    return (1.0 - _UNIFORM_SHARE) * em + _UNIFORM_SHARE / em.size
+    return em_priors([data])[0]
+
+
+def em_priors(datas: Sequence[SampledEvaluation]) -> list[np.ndarray]:
+    """:func:`em_prior` of several evaluations (several models' sampled ranks), their EM
+    iterating together (:func:`..estimators.learned.em_distributions`): the same priors
+    to rounding.
+
+    Parameters
+    ----------
+    datas : sequence of SampledEvaluation
+
+    Returns
+    -------
+    list of numpy.ndarray
+        :func:`em_prior` of each evaluation, in order.
+
+    Examples
+    --------
+    >>> datas = [sampled_evaluation(r, m=3, n=4, law="hypergeometric")
+    ...          for r in ([1, 1, 2, 4], [2, 2, 2, 2])]
+    >>> [np.round(prior, 4).tolist() for prior in em_priors(datas)]
+    [[0.4998, 0.25, 0.0003, 0.25], [0.0003, 0.9993, 0.0003, 0.0003]]
+    """
+    return [
+        (1.0 - _UNIFORM_SHARE) * em + _UNIFORM_SHARE / em.size for em in em_distributions(datas)
+    ]
 
 
 def _prior_on_grid(prior, data) -> np.ndarray:
@@ -146,10 +190,9 @@ def metric_proxy(
     ([0.6667, 0.0], [0.2222, 0.0])
     """
     data = sampled_evaluation(sampled_ranks, m, n, law)
-    fn = metric_by_name(metric)
+    metric_by_name(metric)  # an unknown metric named before any work
     weights = _prior_on_grid(prior, data)
     grid = weights.size
-    theta = np.linspace(0.0, 1.0, grid)
     nodes = interpolation_nodes(data.n, ESTIMATOR_DEFAULTS["nodes"])
     at_node = node_weights(data.n, nodes)  # (U, nodes)
     mean, second = np.empty(data.n_users), np.empty(data.n_users)
@@ -161,13 +204,24 @@ def metric_proxy(
         scale = np.divide(1.0, evidence, out=np.zeros_like(evidence), where=evidence > 0)
         columns = data.ranks[users] - 1
         first_at, second_at = [], []
-        for node in nodes:
-            values = np.asarray(fn(1.0 + theta * (node - 1), node), dtype=float)
+        for values in _metric_at_nodes(metric, grid, tuple(nodes.tolist())):
             first_at.append((values @ joint * scale)[columns])
             second_at.append((values**2 @ joint * scale)[columns])
         mean[users] = np.sum(at_node[users] * np.column_stack(first_at), axis=1)
         second[users] = np.sum(at_node[users] * np.column_stack(second_at), axis=1)
     return Proxy(mean, np.maximum(second - mean**2, 0.0))
+
+
+@lru_cache(maxsize=16)
+def _metric_at_nodes(metric: str, grid: int, nodes: tuple) -> np.ndarray:
+    """(nodes, grid): M(1 + theta_j (n - 1), n) at each node n, read-only (the seeds of a
+    study and the models of a plan share their nodes)."""
+    fn = metric_by_name(metric)
+    theta = np.linspace(0.0, 1.0, grid)
+    values = np.array([np.asarray(fn(1.0 + theta * (node - 1), node), dtype=float)
+                       for node in nodes])  # fmt: skip
+    values.setflags(write=False)
+    return values
 
 
 def model_ranks(
