@@ -269,6 +269,13 @@ def model_ranks(
             )
     models = ranks.shape[0]
     m_u, n_u = (np.broadcast_to(np.asarray(value), (users,)) for value in (m, n))
+    if np.issubdtype(ranks.dtype, np.integer) and ranks.min() >= 1:
+        # whole ranks of at least 1 are in 1..m + 1 when each user's largest is
+        try:
+            every = sampled_evaluation(ranks.max(axis=0), m_u, n_u, law)
+            return ranks.astype(np.int64), every.m, every.n
+        except ValueError:
+            pass  # the checks below name the model
     try:  # every model at once: the checks are per user, so they pass or fail alike
         every = sampled_evaluation(ranks.ravel(), np.tile(m_u, models), np.tile(n_u, models), law)
     except ValueError:
