@@ -240,15 +240,18 @@ def _clipped(weight, low, high, costs, total: float) -> np.ndarray:
     Neyman's problem with bounds, t found by bisection (the cost increases with t)."""
 
     def shares(t):
-        return np.clip(t * weight, low, high)
+        return np.minimum(np.maximum(t * weight, low), high)  # np.clip's, without its checks
+
+    def cost(t):
+        return np.add.reduce(shares(t) * costs)  # np.sum's, without its dispatch
 
     top = float(np.max(high / np.where(weight > 0, weight, np.inf), initial=0.0))
-    if np.sum(shares(top) * costs) <= total:
+    if cost(top) <= total:
         return shares(top)
     below, above = 0.0, top
     for _ in range(200):
         middle = (below + above) / 2
-        if np.sum(shares(middle) * costs) < total:
+        if cost(middle) < total:
             if middle == below:  # the bracket is two neighbouring doubles: it stays
                 break
             below = middle
