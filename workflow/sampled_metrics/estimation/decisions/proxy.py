@@ -35,6 +35,7 @@ __all__ = [
     "Proxy",
     "em_prior",
     "em_priors",
+    "metric_proxies",
     "metric_proxy",
     "model_ranks",
     "predicted_spread",
@@ -189,13 +190,50 @@ def metric_proxy(
     >>> np.round(p.mean, 4).tolist(), np.round(p.variance, 4).tolist()
     ([0.6667, 0.0], [0.2222, 0.0])
     """
+    return metric_proxies(sampled_ranks, m, n, [metric], law=law, prior=prior)[metric]
+
+
+def metric_proxies(
+    sampled_ranks: ArrayLike,
+    m: ArrayLike,
+    n: ArrayLike,
+    metrics: Sequence[str],
+    *,
+    law: str = WITH_REPLACEMENT,
+    prior: str | ArrayLike = DECISION_DEFAULTS["prior"],
+) -> dict[str, Proxy]:
+    """:func:`metric_proxy` of several metrics of one model: the prior, the posterior
+    over the grid and the users' node weights computed once for all of them.
+
+    Parameters
+    ----------
+    sampled_ranks : array_like of int
+    m, n : int or array_like of int
+    metrics : sequence of str
+    law : {"binomial", "hypergeometric"}, default "binomial"
+    prior : {"em", "uniform"} or array_like, default "em"
+        As :func:`metric_proxy`'s.
+
+    Returns
+    -------
+    dict
+        {metric: Proxy}.
+
+    Examples
+    --------
+    >>> p = metric_proxies([1, 2], m=1, n=3, metrics=["recall@1", "recall@2"], prior="uniform")
+    >>> [np.round(p[k].mean, 4).tolist() for k in p]
+    [[0.6667, 0.0], [1.0, 0.3333]]
+    """
     data = sampled_evaluation(sampled_ranks, m, n, law)
-    metric_by_name(metric)  # an unknown metric named before any work
+    for metric in metrics:
+        metric_by_name(metric)  # an unknown metric named before any work
     weights = _prior_on_grid(prior, data)
     grid = weights.size
-    nodes = interpolation_nodes(data.n, ESTIMATOR_DEFAULTS["nodes"])
-    at_node = node_weights(data.n, nodes)  # (U, nodes)
-    mean, second = np.empty(data.n_users), np.empty(data.n_users)
+    nodes = tuple(interpolation_nodes(data.n, ESTIMATOR_DEFAULTS["nodes"]).tolist())
+    at_node = node_weights(data.n, np.asarray(nodes))  # (U, nodes)
+    mean = {metric: np.empty(data.n_users) for metric in metrics}
+    second = {metric: np.empty(data.n_users) for metric in metrics}
     for size in np.unique(data.m):
         users = np.flatnonzero(data.m == size)
         joint = weights[:, None] * cached_law(grid, int(size), WITH_REPLACEMENT)
@@ -203,13 +241,17 @@ def metric_proxy(
         evidence = joint.sum(axis=0)
         scale = np.divide(1.0, evidence, out=np.zeros_like(evidence), where=evidence > 0)
         columns = data.ranks[users] - 1
-        first_at, second_at = [], []
-        for values in _metric_at_nodes(metric, grid, tuple(nodes.tolist())):
-            first_at.append((values @ joint * scale)[columns])
-            second_at.append((values**2 @ joint * scale)[columns])
-        mean[users] = np.sum(at_node[users] * np.column_stack(first_at), axis=1)
-        second[users] = np.sum(at_node[users] * np.column_stack(second_at), axis=1)
-    return Proxy(mean, np.maximum(second - mean**2, 0.0))
+        for metric in metrics:
+            first_at, second_at = [], []
+            for values in _metric_at_nodes(metric, grid, nodes):
+                first_at.append((values @ joint * scale)[columns])
+                second_at.append((values**2 @ joint * scale)[columns])
+            mean[metric][users] = np.sum(at_node[users] * np.column_stack(first_at), axis=1)
+            second[metric][users] = np.sum(at_node[users] * np.column_stack(second_at), axis=1)
+    return {
+        metric: Proxy(mean[metric], np.maximum(second[metric] - mean[metric] ** 2, 0.0))
+        for metric in metrics
+    }
 
 
 @lru_cache(maxsize=16)
