@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -89,12 +90,18 @@ class Design:
 
     @property
     def n_chosen(self) -> int:
-        return int(self.chosen.sum())
+        return int(self.users.size)
+
+    @cached_property
+    def users(self) -> np.ndarray:
+        """The chosen users' indices, in order: what the estimators index by (a design's
+        arrays are not changed once drawn)."""
+        return np.flatnonzero(self.chosen)
 
     @property
     def stratum_chosen(self) -> np.ndarray:
         """n_h, the chosen users of each stratum."""
-        chosen = self.stratum[self.chosen]
+        chosen = self.stratum[self.users]
         return np.bincount(chosen, minlength=self.stratum_sizes.size)
 
 
