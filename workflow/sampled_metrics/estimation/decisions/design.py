@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -89,12 +90,18 @@ class Design:
 
     @property
     def n_chosen(self) -> int:
-        return int(self.chosen.sum())
+        return int(self.users.size)
+
+    @cached_property
+    def users(self) -> np.ndarray:
+        """The chosen users' indices, in order: what the estimators index by (a design's
+        arrays are not changed once drawn)."""
+        return np.flatnonzero(self.chosen)
 
     @property
     def stratum_chosen(self) -> np.ndarray:
         """n_h, the chosen users of each stratum."""
-        chosen = self.stratum[self.chosen]
+        chosen = self.stratum[self.users]
         return np.bincount(chosen, minlength=self.stratum_sizes.size)
 
 
@@ -240,15 +247,18 @@ def _clipped(weight, low, high, costs, total: float) -> np.ndarray:
     Neyman's problem with bounds, t found by bisection (the cost increases with t)."""
 
     def shares(t):
-        return np.clip(t * weight, low, high)
+        return np.minimum(np.maximum(t * weight, low), high)  # np.clip's, without its checks
+
+    def cost(t):
+        return np.add.reduce(shares(t) * costs)  # np.sum's, without its dispatch
 
     top = float(np.max(high / np.where(weight > 0, weight, np.inf), initial=0.0))
-    if np.sum(shares(top) * costs) <= total:
+    if cost(top) <= total:
         return shares(top)
     below, above = 0.0, top
     for _ in range(200):
         middle = (below + above) / 2
-        if np.sum(shares(middle) * costs) < total:
+        if cost(middle) < total:
             if middle == below:  # the bracket is two neighbouring doubles: it stays
                 break
             below = middle

@@ -127,7 +127,7 @@ def _chosen(design: Design, values, name: str) -> np.ndarray:
     ones in the order of the users."""
     values = np.asarray(values, dtype=float)
     if values.ndim == 1 and values.size == design.n_users:
-        return values[design.chosen]
+        return values[design.users]
     if values.ndim == 1 and values.size == design.n_chosen:
         return values
     raise ValueError(
@@ -208,8 +208,8 @@ def estimate_mean(
     if np.any(~np.isfinite(y)):
         raise ValueError("values of the chosen users must be finite")
     users = design.n_users
-    stratum = design.stratum[design.chosen]
-    pi = design.probability[design.chosen]
+    stratum = design.stratum[design.users]
+    pi = design.probability[design.users]
     sizes = design.stratum_sizes
     counts = np.bincount(stratum, minlength=sizes.size)
     single = np.flatnonzero((counts == 1) & (sizes > 1))
@@ -218,7 +218,7 @@ def estimate_mean(
             f"stratum {single[0]} has one chosen user of {sizes[single[0]]}: "
             "its variance cannot be estimated"
         )
-    gc = g[design.chosen]
+    gc = g[design.users]
     # c_h: the weight of stratum h's residual variance in V (0 where fully observed)
     c = (sizes / users) ** 2 * (1 - counts / np.maximum(sizes, 1)) / np.maximum(counts, 1)
     weight = 1.0
@@ -252,7 +252,7 @@ def estimate_mean(
 
 def _exact_metric(design: Design, exact_ranks, n, fn, name: str) -> np.ndarray:
     ranks = _chosen(design, exact_ranks, name)
-    n_u = np.broadcast_to(np.asarray(n), (design.n_users,))[design.chosen]
+    n_u = np.broadcast_to(np.asarray(n), (design.n_users,))[design.users]
     if np.any(~np.isfinite(ranks)) or np.any(ranks < 1) or np.any(ranks > n_u):
         raise ValueError(f"{name} of the chosen users must lie in 1..n")
     return np.asarray(fn(ranks, n_u), dtype=float)
@@ -382,8 +382,8 @@ def estimate_difference(
     if isinstance(proxy, (tuple, list)) and all(isinstance(p, Proxy) for p in proxy):
         a, b = proxy
         options = {
-            "predicted_variance": difference_variance(design, ya - a.mean[design.chosen],
-                                                      yb - b.mean[design.chosen], a, b),
+            "predicted_variance": difference_variance(design, ya - a.mean[design.users],
+                                                      yb - b.mean[design.users], a, b),
             **options,
         }  # fmt: skip
         proxy = a.mean - b.mean
@@ -431,7 +431,7 @@ def difference_variance(
     >>> difference_variance(d, [0.0, 1, 2], [0.0, 0, 0], p, p).tolist()
     [0.5, 0.5, 0.5]
     """
-    stratum = design.stratum[design.chosen]
+    stratum = design.stratum[design.users]
     counts = np.bincount(stratum, minlength=design.stratum_sizes.size)
     pooled = np.maximum(counts - 1, 0)
     ra, rb = np.asarray(residual_a, dtype=float), np.asarray(residual_b, dtype=float)

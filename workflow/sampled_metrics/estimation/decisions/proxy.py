@@ -15,20 +15,31 @@ predicted spread; a better proxy only narrows the interval.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from ..corrections.law_cache import cached_law
 from ..estimators.data import SampledEvaluation, sampled_evaluation
-from ..estimators.learned import ESTIMATOR_DEFAULTS, learned_rank_distribution
+from ..estimators.learned import ESTIMATOR_DEFAULTS, em_distributions
 from ..laws import WITH_REPLACEMENT
 from ..metrics import metric_by_name
 from ..nodes import interpolation_nodes, node_weights
 from .defaults import DECISION_DEFAULTS
 
-__all__ = ["PRIORS", "Proxy", "em_prior", "metric_proxy", "model_ranks", "predicted_spread"]
+__all__ = [
+    "PRIORS",
+    "Proxy",
+    "em_prior",
+    "em_priors",
+    "metric_proxies",
+    "metric_proxy",
+    "model_ranks",
+    "predicted_spread",
+]
 
 # "em": the maximum-likelihood rank distribution of the users' sampled ranks (Jin et
 # al. 2021), fitted to phase 1 alone; "uniform": the paper's p(r) = 1/n (section 5.2).
@@ -71,7 +82,11 @@ def em_prior(data: SampledEvaluation) -> np.ndarray:
     Parameters
     ----------
     data : SampledEvaluation
-        One model's sampled ranks, with their m, n and law.
+
+    Returns
+    -------
+    numpy.ndarray
+        Weights over theta_j = (j - 1)/(N - 1), N the largest n, summing to 1.
 
     Examples
     --------
@@ -79,8 +94,33 @@ def em_prior(data: SampledEvaluation) -> np.ndarray:
     >>> np.round(prior, 4).tolist()
     [0.4998, 0.25, 0.0003, 0.25]
     """
-    em = learned_rank_distribution(data, "em")
-    return (1.0 - _UNIFORM_SHARE) * em + _UNIFORM_SHARE / em.size
+    return em_priors([data])[0]
+
+
+def em_priors(datas: Sequence[SampledEvaluation]) -> list[np.ndarray]:
+    """:func:`em_prior` of several evaluations (several models' sampled ranks), their EM
+    iterating together (:func:`..estimators.learned.em_distributions`): the same priors
+    to rounding.
+
+    Parameters
+    ----------
+    datas : sequence of SampledEvaluation
+
+    Returns
+    -------
+    list of numpy.ndarray
+        :func:`em_prior` of each evaluation, in order.
+
+    Examples
+    --------
+    >>> datas = [sampled_evaluation(r, m=3, n=4, law="hypergeometric")
+    ...          for r in ([1, 1, 2, 4], [2, 2, 2, 2])]
+    >>> [np.round(prior, 4).tolist() for prior in em_priors(datas)]
+    [[0.4998, 0.25, 0.0003, 0.25], [0.0003, 0.9993, 0.0003, 0.0003]]
+    """
+    return [
+        (1.0 - _UNIFORM_SHARE) * em + _UNIFORM_SHARE / em.size for em in em_distributions(datas)
+    ]
 
 
 def _prior_on_grid(prior, data) -> np.ndarray:
@@ -150,14 +190,50 @@ def metric_proxy(
     >>> np.round(p.mean, 4).tolist(), np.round(p.variance, 4).tolist()
     ([0.6667, 0.0], [0.2222, 0.0])
     """
+    return metric_proxies(sampled_ranks, m, n, [metric], law=law, prior=prior)[metric]
+
+
+def metric_proxies(
+    sampled_ranks: ArrayLike,
+    m: ArrayLike,
+    n: ArrayLike,
+    metrics: Sequence[str],
+    *,
+    law: str = WITH_REPLACEMENT,
+    prior: str | ArrayLike = DECISION_DEFAULTS["prior"],
+) -> dict[str, Proxy]:
+    """:func:`metric_proxy` of several metrics of one model: the prior, the posterior
+    over the grid and the users' node weights computed once for all of them.
+
+    Parameters
+    ----------
+    sampled_ranks : array_like of int
+    m, n : int or array_like of int
+    metrics : sequence of str
+    law : {"binomial", "hypergeometric"}, default "binomial"
+    prior : {"em", "uniform"} or array_like, default "em"
+        As :func:`metric_proxy`'s.
+
+    Returns
+    -------
+    dict
+        {metric: Proxy}.
+
+    Examples
+    --------
+    >>> p = metric_proxies([1, 2], m=1, n=3, metrics=["recall@1", "recall@2"], prior="uniform")
+    >>> [np.round(p[k].mean, 4).tolist() for k in p]
+    [[0.6667, 0.0], [1.0, 0.3333]]
+    """
     data = sampled_evaluation(sampled_ranks, m, n, law)
-    fn = metric_by_name(metric)
+    for metric in metrics:
+        metric_by_name(metric)  # an unknown metric named before any work
     weights = _prior_on_grid(prior, data)
     grid = weights.size
-    theta = np.linspace(0.0, 1.0, grid)
-    nodes = interpolation_nodes(data.n, ESTIMATOR_DEFAULTS["nodes"])
-    at_node = node_weights(data.n, nodes)  # (U, nodes)
-    mean, second = np.empty(data.n_users), np.empty(data.n_users)
+    nodes = tuple(interpolation_nodes(data.n, ESTIMATOR_DEFAULTS["nodes"]).tolist())
+    at_node = node_weights(data.n, np.asarray(nodes))  # (U, nodes)
+    mean = {metric: np.empty(data.n_users) for metric in metrics}
+    second = {metric: np.empty(data.n_users) for metric in metrics}
     for size in np.unique(data.m):
         users = np.flatnonzero(data.m == size)
         joint = weights[:, None] * cached_law(grid, int(size), WITH_REPLACEMENT)
@@ -165,14 +241,29 @@ def metric_proxy(
         evidence = joint.sum(axis=0)
         scale = np.divide(1.0, evidence, out=np.zeros_like(evidence), where=evidence > 0)
         columns = data.ranks[users] - 1
-        first_at, second_at = [], []
-        for node in nodes:
-            values = np.asarray(fn(1.0 + theta * (node - 1), node), dtype=float)
-            first_at.append((values @ joint * scale)[columns])
-            second_at.append((values**2 @ joint * scale)[columns])
-        mean[users] = np.sum(at_node[users] * np.column_stack(first_at), axis=1)
-        second[users] = np.sum(at_node[users] * np.column_stack(second_at), axis=1)
-    return Proxy(mean, np.maximum(second - mean**2, 0.0))
+        for metric in metrics:
+            first_at, second_at = [], []
+            for values in _metric_at_nodes(metric, grid, nodes):
+                first_at.append((values @ joint * scale)[columns])
+                second_at.append((values**2 @ joint * scale)[columns])
+            mean[metric][users] = np.sum(at_node[users] * np.column_stack(first_at), axis=1)
+            second[metric][users] = np.sum(at_node[users] * np.column_stack(second_at), axis=1)
+    return {
+        metric: Proxy(mean[metric], np.maximum(second[metric] - mean[metric] ** 2, 0.0))
+        for metric in metrics
+    }
+
+
+@lru_cache(maxsize=16)
+def _metric_at_nodes(metric: str, grid: int, nodes: tuple) -> np.ndarray:
+    """(nodes, grid): M(1 + theta_j (n - 1), n) at each node n, read-only (the seeds of a
+    study and the models of a plan share their nodes)."""
+    fn = metric_by_name(metric)
+    theta = np.linspace(0.0, 1.0, grid)
+    values = np.array([np.asarray(fn(1.0 + theta * (node - 1), node), dtype=float)
+                       for node in nodes])  # fmt: skip
+    values.setflags(write=False)
+    return values
 
 
 def model_ranks(
@@ -220,6 +311,13 @@ def model_ranks(
             )
     models = ranks.shape[0]
     m_u, n_u = (np.broadcast_to(np.asarray(value), (users,)) for value in (m, n))
+    if np.issubdtype(ranks.dtype, np.integer) and ranks.min() >= 1:
+        # whole ranks of at least 1 are in 1..m + 1 when each user's largest is
+        try:
+            every = sampled_evaluation(ranks.max(axis=0), m_u, n_u, law)
+            return ranks.astype(np.int64), every.m, every.n
+        except ValueError:
+            pass  # the checks below name the model
     try:  # every model at once: the checks are per user, so they pass or fail alike
         every = sampled_evaluation(ranks.ravel(), np.tile(m_u, models), np.tile(n_u, models), law)
     except ValueError:

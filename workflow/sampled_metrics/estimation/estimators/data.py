@@ -133,6 +133,8 @@ def sampled_evaluation(
         raise ValueError(f"sampled ranks must be a non-empty 1-d array, got shape {r.shape}")
     m_u, n_u = (np.broadcast_to(np.asarray(x), r.shape) for x in (m, n))
     for name, values in (("sampled rank", r), ("m", m_u), ("n", n_u)):
+        if np.issubdtype(values.dtype, np.integer):
+            continue  # integers are finite and whole
         bad = np.flatnonzero(~np.isfinite(values.astype(float)) | (values != np.round(values)))
         if bad.size:
             u = int(bad[0])

@@ -20,7 +20,7 @@ from numpy.typing import ArrayLike
 from ...estimation.decisions.design import Design, draw_design
 from ...estimation.decisions.estimate import estimate_difference, estimate_mean, estimate_metric
 from ...estimation.decisions.full_ranking import paired_test
-from ...estimation.decisions.proxy import Proxy, em_prior, metric_proxy
+from ...estimation.decisions.proxy import Proxy, em_priors, metric_proxies
 from ...estimation.decisions.verdict import Verdict, exact_verdict, interval_verdict
 from ...estimation.estimators import (
     em_distributions,
@@ -226,16 +226,13 @@ class Phase1:
     def proxies(self) -> dict[str, list[Proxy]]:
         """{metric: [Proxy of each model]}: phase 1's posterior means and variances,
         each model's EM prior learned once for every metric."""
-        priors = [
-            em_prior(sampled_evaluation(row, self.m, self.n, self.law)) for row in self.sampled
+        priors = em_priors([sampled_evaluation(row, self.m, self.n, self.law)
+                            for row in self.sampled])  # fmt: skip
+        found = [
+            metric_proxies(row, self.m, self.n, list(self.values), law=self.law, prior=prior)
+            for row, prior in zip(self.sampled, priors)
         ]
-        return {
-            metric: [
-                metric_proxy(row, self.m, self.n, metric, law=self.law, prior=prior)
-                for row, prior in zip(self.sampled, priors)
-            ]
-            for metric in self.values
-        }
+        return {metric: [proxies[metric] for proxies in found] for metric in self.values}
 
     @property
     def phase1_cost(self) -> np.ndarray:
