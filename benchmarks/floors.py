@@ -16,11 +16,17 @@ measured CPU time beside it shows what the implementation adds. What is counted
   E I for a dense item x item model), one comparison per item for the exact rank, and
   m R comparisons for the sampled ranks;
 - draw plan: U m R draws of sampled items;
-- corrections: applying each estimator to U R sampled ranks of every recommender;
-- the studies: their simulated draws: a sampled rank per seed, user and model for the
-  design study (200 seeds); for the protocol study a sampled rank per repetition, user
-  and model for each uniform protocol (its law given the exact rank), and for each
-  popularity protocol m drawn items per user and repetition, each compared by every model.
+- corrections: each correction's system at 64 nodes of n (a QR of n x (m + 1), linear
+  in n between nodes as protocol_sensitivity builds them), EM's 100 iterations of
+  n (m + 1) on every repetition of every recommender, and applying each estimator to
+  U R sampled ranks of every recommender; Figure 6 the laws of 5 nodes and of every
+  user at each of its values of m; the protocol sensitivity its corrections at 64 nodes
+  under 4 readings;
+- the studies: their simulated draws and fits: a sampled rank per seed, user and model
+  for the design study (200 seeds) and an EM fit per seed and model; for the protocol
+  study (20 repetitions) a sampled rank per repetition, user and model for each uniform
+  protocol (its law given the exact rank), and for each popularity protocol m drawn
+  items per user and repetition, each compared by every model.
 The rates are CPU time, so other work on the machine barely moves them.
 """
 
@@ -43,7 +49,11 @@ from workflow_run import REPO
 # The shipped config: six recommenders, twelve estimators, the protocol study's four
 # uniform protocols (NCF, Elliot, RecBole uni100, DaisyRec) and two by popularity.
 MODELS, ESTIMATORS, UNIFORM_PROTOCOLS, POPULARITY_PROTOCOLS = 6, 12, 4, 2
-PROTOCOL_ESTIMATORS, DESIGN_SEEDS = 4, 200
+PROTOCOL_ESTIMATORS, PROTOCOL_REPETITIONS, DESIGN_SEEDS = 4, 20, 200
+EM_ITERATIONS, NODES, FIG6_M_VALUES = 100, 64, (
+    1, 2, 3, 5, 7, 10, 15, 20, 30, 40, 50, 60, 70, 80, 100, 120, 150, 200, 300, 400, 500,
+    600, 700, 800, 1000, 1200, 1500, 2000, 2500, 3000, 3705,
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -101,7 +111,10 @@ def floors(size: Size, rate: dict[str, float]) -> dict[str, float]:
     mad, cmp, draw = rate["multiply-add"], rate["comparison"], rate["draw"]
     gram = e * e / u / mad
     ranked = (u * i + u * m * r) / cmp
-    protocols = UNIFORM_PROTOCOLS + POPULARITY_PROTOCOLS
+    protocols, pr = UNIFORM_PROTOCOLS + POPULARITY_PROTOCOLS, PROTOCOL_REPETITIONS
+    system = i * (m + 1) ** 2 / mad  # one correction's QR at one node of n
+    em = EM_ITERATIONS * i * (m + 1) / mad  # one EM fit
+    fig6_columns = sum(min(value, i - 1) + 1 for value in FIG6_M_VALUES)
     return {
         "split": e / rate["sort"],
         "fit_X": 16 * (e * 16**2 + (u + i) * 16**3) / mad,
@@ -116,13 +129,15 @@ def floors(size: Size, rate: dict[str, float]) -> dict[str, float]:
         "rank_EASE": e * i / mad + ranked,
         "rank_BPR": u * i * 100 / mad + ranked,
         "rank_Pop": ranked,
-        "sampling_table": MODELS * ESTIMATORS * u * r / cmp,
+        "sampling_table": NODES * system + r * MODELS * em + MODELS * ESTIMATORS * u * r / cmp,
+        "fig6_curves": (5 + MODELS * u / i) * i * fig6_columns / cmp,
+        "protocol_sensitivity": 4 * NODES * system,
         "protocol_ranks": (
-            UNIFORM_PROTOCOLS * MODELS * u * r / draw
-            + POPULARITY_PROTOCOLS * u * r * m * (1 / draw + MODELS / cmp)
+            UNIFORM_PROTOCOLS * MODELS * u * pr / draw
+            + POPULARITY_PROTOCOLS * u * pr * m * (1 / draw + MODELS / cmp)
         ),
-        "protocols": protocols * MODELS * PROTOCOL_ESTIMATORS * u * r / cmp,
-        "decisions": DESIGN_SEEDS * MODELS * u / draw,
+        "protocols": protocols * MODELS * PROTOCOL_ESTIMATORS * u * pr / cmp,
+        "decisions": DESIGN_SEEDS * MODELS * (u / draw + em),
     }
 
 
@@ -160,8 +175,8 @@ def main() -> None:
     total = 0.0
     for rule, seconds in floors(size, rate).items():
         total += seconds
-        print(f"{rule:16s} {seconds:8.2f} s")
-    print(f"{'all':16s} {total:8.2f} s on one core, {total / 2:.2f} s on two")
+        print(f"{rule:22s} {seconds:8.2f} s")
+    print(f"{'all':22s} {total:8.2f} s on one core, {total / 2:.2f} s on two")
 
 
 if __name__ == "__main__":

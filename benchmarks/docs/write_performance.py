@@ -46,7 +46,7 @@ SECTIONS = {
         "`snakemake --cores 2` from a fresh directory to every figure and table. The shipped "
         "run: the six recommenders (X, Y, Z, Pop, EASE, BPR), every correction and "
         "estimator, the protocol study and the design study. The paper's pipeline: X, Y, Z, "
-        "no protocol study (the design study runs, on X, Y, Z). CPU: every process of the "
+        "neither study. CPU: every process of the "
         "run; a stage's CPU: its jobs' logs, forked workers included. No schedule on 2 "
         "cores ends before the run's CPU-s / 2.",
     ),
