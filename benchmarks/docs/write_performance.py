@@ -441,6 +441,8 @@ def run_ml20m(cores: int) -> list:
             per_rule["max_pss_mb"].max(),
         )
     ]
+    left = totals["left_under_results_mb"]
+    records.append(record(name, "left under results/ at the end", command, note=memory(left)))
     for rule, row in per_rule.iterrows():
         records.append(
             record(
