@@ -13,7 +13,9 @@ variance (floored by the proxy's predicted variance; Student's t at Satterthwait
 degrees of freedom), for one model's metric or the paired difference of two on the same
 users, and a verdict from whether it excludes 0 (:mod:`.estimate`; Sarndal, Swensson and
 Wretman 1992, ch. 9; prediction-powered inference, Angelopoulos et al. 2023). When every
-user is ranked exactly, the paired t-test over users (:mod:`.full_ranking`).
+user is ranked exactly, the paired t-test over users (:mod:`.full_ranking`). With many
+models, every pair's verdict with the family-wise error controlled (Holm 1979) and the
+set of models that may be best (:mod:`.family`).
 The design study that measures these against other ways of deciding lives apart, in
 :mod:`sampled_metrics.studies.decisions`.
 
@@ -24,6 +26,7 @@ The design study that measures these against other ways of deciding lives apart,
 * :mod:`.estimate`      the difference estimator and its interval
 * :mod:`.verdict`       the verdict an interval, or an exact difference, gives
 * :mod:`.full_ranking`  the paired test when every user is ranked exactly
+* :mod:`.family`        many pairs at once: family-wise verdicts, the models that may be best
 * :mod:`.consistency`   whether the exact ranks explain the sampled ranks
 """
 
@@ -56,6 +59,14 @@ from .estimate import (
     estimate_mean,
     estimate_metric,
 )
+from .family import (
+    FAMILY_METHODS,
+    FamilyVerdicts,
+    adjusted_p_values,
+    family_verdicts,
+    may_be_best,
+    paired_family,
+)
 from .full_ranking import DISTRIBUTIONS, PairedTest, paired_test
 from .promise import predicted_degrees
 from .proxy import PRIORS, Proxy, em_prior, metric_proxy, model_ranks, predicted_spread
@@ -65,6 +76,7 @@ __all__ = [
     "CELLS",
     "DECISION_DEFAULTS",
     "EQUAL_WITHIN",
+    "FAMILY_METHODS",
     "DISTRIBUTIONS",
     "POPULATIONS",
     "PRIORS",
@@ -72,11 +84,13 @@ __all__ = [
     "UNITS",
     "Design",
     "Estimate",
+    "FamilyVerdicts",
     "Impossible",
     "LikelihoodCheck",
     "PairedTest",
     "Proxy",
     "Verdict",
+    "adjusted_p_values",
     "allocate",
     "design_from_table",
     "design_strata",
@@ -88,11 +102,14 @@ __all__ = [
     "exact_rank_bounds",
     "estimate_metric",
     "exact_verdict",
+    "family_verdicts",
     "first_impossible",
     "interval_verdict",
     "likelihood_check",
+    "may_be_best",
     "metric_proxy",
     "model_ranks",
+    "paired_family",
     "paired_test",
     "predicted_degrees",
     "predicted_spread",
