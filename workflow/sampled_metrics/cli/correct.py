@@ -34,6 +34,7 @@ from .decide import (
 )
 from .decision_inputs import resolve_decision
 from .errors import InputError
+from .family import add_family_option, check_family, family_method
 from .inputs import resolve_ranks
 from .reading import ReadOptions, add_reading_options
 from .report import exact_results, print_report, sampled_results
@@ -84,6 +85,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     add_reading_options(parser)
     _add_estimate_options(parser)
     add_decision_options(parser)
+    add_family_option(parser)
     remove_options(parser, REMOVED)
     return parser
 
@@ -130,10 +132,12 @@ def run(args: argparse.Namespace) -> int:
     check_rules(given_options(args))
     resolved = resolve_ranks(args.files, ReadOptions.from_args(args))
     metrics = args.metrics or list(DEFAULT_METRICS)
+    check_family(args, args.exact is not None or resolved.reading.full, resolved.ranks.path)
+    family = family_method(args)
     if args.exact is not None:  # and --design: check_rules
         inputs = resolve_decision(resolved, args.exact, args.design, args.allow_unlikely)
         population = str(args.population or DECISION_DEFAULTS["population"])
-        results = decision_results(inputs, metrics, args.confidence, population)
+        results = decision_results(inputs, metrics, args.confidence, population, family)
         text = decision_text(inputs, results, args.confidence, population)
         print(json.dumps(records(results), indent=1) if args.json else text)
         return 0
@@ -144,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
                 "--estimators and --no-range)",
                 path=resolved.ranks.path,
             )
-        results = exact_results(resolved.ranks, metrics, args.confidence)
+        results = exact_results(resolved.ranks, metrics, args.confidence, family)
     else:
         estimators = DEFAULT_ESTIMATORS if args.estimators is None else args.estimators
         results = sampled_results(

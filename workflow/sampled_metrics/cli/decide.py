@@ -24,6 +24,7 @@ from ..estimation.decisions import (
 )
 from .decision_inputs import DecisionInputs
 from .errors import InputError
+from .family import design_family, family_text
 from .results import DesignDifference, DesignEstimate, Result
 from .text import heading, number, table
 
@@ -166,16 +167,19 @@ def add_decision_options(parser: argparse.ArgumentParser) -> None:
 
 
 def decision_results(
-    inputs: DecisionInputs, metrics: list[str], confidence: float, population: str
-) -> list[Result]:
+    inputs: DecisionInputs, metrics: list[str], confidence: float, population: str,
+    family: str,
+) -> list[Result]:  # fmt: skip
     """Every model's estimate and every pair's difference with interval and verdict,
-    by model (pair), then metric."""
+    by model (pair), then metric; then each metric's family of pairs (``family``, the
+    method of :mod:`.family`)."""
     ranks = inputs.ranks.ranks
     models = inputs.models
     data = ranks.first
     design, exact = inputs.design.design, inputs.exact.values
     estimates: dict[tuple[int, str], Result] = {}
     differences: dict[tuple[int, int, str], Result] = {}
+    families: list[Result] = []
     for metric in metrics:
         proxy = {
             model: metric_proxy(
@@ -199,6 +203,7 @@ def decision_results(
             estimates[k, metric] = DesignEstimate(
                 model, metric, ESTIMATOR, e.value, e.low, e.high, e.standard_error, population
             )
+        pairs = []
         for (i, first), (j, second) in combinations(enumerate(models), 2):
             sampled = [ranks.evaluations[first].ranks, ranks.evaluations[second].ranks]
             pair = [proxy[first], proxy[second]]
@@ -214,6 +219,7 @@ def decision_results(
                 confidence=confidence,
                 population=population,
             )
+            pairs.append(e)
             differences[i, j, metric] = DesignDifference(
                 first,
                 second,
@@ -226,9 +232,10 @@ def decision_results(
                 population,
                 e.verdict,
             )
+        families += design_family(models, metric, pairs, family, confidence)
     by_model = [estimates[key] for key in sorted(estimates, key=lambda key: key[0])]
     by_pair = [differences[key] for key in sorted(differences, key=lambda key: key[:2])]
-    return by_model + by_pair
+    return by_model + by_pair + families
 
 
 def decision_text(
@@ -277,4 +284,4 @@ def decision_text(
         ]
         header = ["first", "second", "metric", "difference", "low", "high", "verdict"]
         lines.append(table(header, rows, {3, 4, 5}))
-    return "\n".join(lines)
+    return "\n".join(lines + family_text(results))

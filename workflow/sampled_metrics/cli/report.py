@@ -25,6 +25,7 @@ from ..estimation.estimators import (
 )
 from ..estimation.metrics import metric_by_name
 from .arguments import NO_INTERVAL, PROG
+from .family import family_text, full_ranking_family
 from .inputs import ResolvedRanks
 from .paired import paired_fields
 from .rank_file import RankFile
@@ -128,9 +129,12 @@ def _ranges(
     return found
 
 
-def exact_results(ranks: RankFile, metrics: list[str], confidence: float) -> list[Result]:
+def exact_results(
+    ranks: RankFile, metrics: list[str], confidence: float, family: str
+) -> list[Result]:
     """A full ranking's metrics: the mean over the rows of each metric of the exact
-    ranks, and every pair's difference with its paired test (:mod:`.paired`)."""
+    ranks, every pair's difference with its paired test (:mod:`.paired`), then each
+    metric's family of pairs (``family``, the method of :mod:`.family`)."""
     values = {
         (model, name): float(np.mean(metric_by_name(name)(data.ranks, data.n)))
         for model, data in ranks.evaluations.items()
@@ -149,6 +153,8 @@ def exact_results(ranks: RankFile, metrics: list[str], confidence: float) -> lis
             difference = values[first, name] - values[second, name]
             found.append(ExactDifference(first, second, name, difference, test["low"],
                                          test["high"], test["p_value"], verdict))  # fmt: skip
+    for name in metrics:
+        found += full_ranking_family(ranks, name, family, confidence)
     return found
 
 
@@ -177,7 +183,7 @@ def _text(resolved: ResolvedRanks, results: list[Result], confidence: float,
                     for r in differences]  # fmt: skip
             header = ["first", "second", "metric", "difference", "low", "high", "p", "verdict"]
             lines.append(table(header, rows, {3, 4, 5, 6}))
-        return "\n".join(lines)
+        return "\n".join(lines + family_text(results))
     if estimates := _of(results, PointEstimate):
         lines += ["", f"estimates ({NO_INTERVAL}):", ""]
         rows = [[r.model, r.metric, r.estimator, number(r.estimate)] for r in estimates]

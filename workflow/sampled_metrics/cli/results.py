@@ -4,8 +4,9 @@ names): the sub-commands' text tables and ``--json`` read the same objects.
 
 Kinds: ``estimate`` (:class:`PointEstimate`, :class:`DesignEstimate`), ``comparison``
 (:class:`PointDifference`, :class:`DesignDifference`), ``range`` (:class:`Range`),
-``range_difference`` (:class:`RangeDifference`), ``exact`` (:class:`ExactValue`) and
-``exact_difference`` (:class:`ExactDifference`).
+``range_difference`` (:class:`RangeDifference`), ``exact`` (:class:`ExactValue`),
+``exact_difference`` (:class:`ExactDifference`), and with many models
+``family_comparison`` (:class:`FamilyDifference`) and ``may_be_best`` (:class:`MayBeBest`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ __all__ = [
     "DesignEstimate",
     "ExactDifference",
     "ExactValue",
+    "FamilyDifference",
+    "MayBeBest",
     "PointDifference",
     "PointEstimate",
     "Range",
@@ -154,6 +157,37 @@ class DesignDifference(Result):
     standard_error: float
     population: str
     verdict: Verdict
+
+
+@dataclass(frozen=True)
+class FamilyDifference(Result):
+    """first - second decided with the family-wise error controlled (``method``): its
+    interval at ``level``, its p-value and the family's adjusted p-value, its verdict."""
+
+    KIND: ClassVar[str] = "family_comparison"
+    first: str
+    second: str
+    metric: str
+    method: str
+    difference: float
+    low: float
+    high: float
+    level: float
+    p_value: float
+    adjusted_p_value: float
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
+class MayBeBest(Result):
+    """The models no verdict of a metric's family says another beats: every best model
+    is among them with probability at least ``confidence``."""
+
+    KIND: ClassVar[str] = "may_be_best"
+    metric: str
+    method: str
+    confidence: float
+    models: tuple[str, ...]
 
 
 def records(results: list[Result]) -> list[dict]:
