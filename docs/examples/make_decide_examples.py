@@ -13,6 +13,7 @@ sampled without replacement) and :func:`~sampled_metrics.frameworks.rank_files.e
     python docs/examples/make_decide_examples.py sampled DIR        # DIR/ranks.csv: phase 1
     python docs/examples/make_decide_examples.py exact CHOSEN OUT   # the chosen users, exactly
     python docs/examples/make_decide_examples.py full OUT           # every user, exactly
+    python docs/examples/make_decide_examples.py many OUT           # four models, exactly
     python docs/examples/make_decide_examples.py --update-doc       # rerun docs/deciding.md
 
 tests/test_cli_decide.py reruns the commands of docs/deciding.md and checks that the
@@ -103,6 +104,24 @@ def full(out) -> list[str]:
     return lines
 
 
+def many(out) -> list[str]:
+    """Every user's exact ranks under four models: A and B, A2 (A's scores with a little
+    more noise: nearly A) and Pop (the items' training popularity, the same for every
+    user)."""
+    train, test, scores = data()
+    rng = np.random.default_rng(SEED + 1)
+    a = scores["A"]
+    models = {
+        "A": a,
+        "A2": a + rng.normal(scale=0.1 * a.std(), size=a.shape).astype(np.float32),
+        "B": scores["B"],
+        "Pop": np.broadcast_to(np.asarray(train.sum(axis=0), dtype=np.float32), a.shape),
+    }
+    frame = exact_rank_frame(models, train, test)
+    write_rank_file(frame, out, rank_meta("full", rank_columns=list(models), writer=WRITER))
+    return [f"{out}: the exact ranks of all {len(frame)} users, models {', '.join(models)}"]
+
+
 def run(command: str, cwd) -> str:
     """What ``command`` (the first line of a ```console block) prints, run in ``cwd``:
     this script or the ``sampled-metrics`` command (through its ``main``)."""
@@ -159,12 +178,15 @@ def _script(argv) -> list[str]:
     step.add_argument("chosen")
     step.add_argument("out")
     steps.add_parser("full").add_argument("out")
+    steps.add_parser("many").add_argument("out")
     args = parser.parse_args(argv)
     if args.step == "sampled":
         Path(args.directory).mkdir(parents=True, exist_ok=True)
         return sampled(args.directory)
     if args.step == "exact":
         return exact(args.chosen, args.out)
+    if args.step == "many":
+        return many(args.out)
     return full(args.out)
 
 

@@ -117,7 +117,8 @@ def _add_estimate_options(parser: argparse.ArgumentParser) -> None:
         "--confidence",
         type=_confidence,
         default=ESTIMATOR_DEFAULTS["confidence"],
-        help=f"level of the ranges (default: {ESTIMATOR_DEFAULTS['confidence']})",
+        help="level of the ranges; with --exact and --design or a full ranking, of the "
+        f"intervals and the family-wise level (default: {ESTIMATOR_DEFAULTS['confidence']})",
     )
     output = parser.add_argument_group("output")
     output.add_argument("--json", action="store_true", help="print a JSON list of records")
