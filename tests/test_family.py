@@ -217,3 +217,20 @@ def test_six_equal_models_by_the_design_some_wrong_verdict_in_at_most_alpha():
           f" {per_pair:.3f} (per pair without correction)")  # fmt: skip
     assert holm <= ALPHA + three_errors(ALPHA, draws)
     assert per_pair > ALPHA + three_errors(ALPHA, draws)
+
+
+def test_holms_signs_and_undecided_intervals_hold_together():
+    # What Holm's intervals at its last step promise with its verdicts (the module):
+    # every decided sign right and every undecided pair's interval covering, at once.
+    shifts, count = [0.1, 0.08, 0.06, 0.04, 0.02, 0.0], 1000
+    truth = np.array([shifts[i] - shifts[j] for i, j in PAIRS])
+    held = 0
+    for family in families(np.random.default_rng(2), shifts, 1000, count):
+        f = paired_family(family)[1]
+        covered = (np.array(f.low) <= truth) & (truth <= np.array(f.high))
+        right = [
+            v is (Verdict.FIRST if t > 0 else Verdict.SECOND) for v, t in zip(f.verdicts, truth)
+        ]
+        held += all(r if v.decided else c for v, r, c in zip(f.verdicts, right, covered))
+    print(f"{shifts}: decided signs right and undecided intervals covering in {held / count:.3f}")
+    assert held / count >= 1 - ALPHA - three_errors(ALPHA, count)

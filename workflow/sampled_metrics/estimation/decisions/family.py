@@ -34,8 +34,10 @@ p_j > alpha / (K - r), so its interval holds 0. The verdict is read from that in
 (:func:`.interval_verdict`), so a verdict and its interval never contradict each other.
 Holm's intervals are not simultaneous: each has confidence 1 - a, and what the family
 promises about a decided pair is its sign (Strassburger and Bretz, Statist. Med. 27,
-2008, on the intervals compatible with Holm's test); simultaneous intervals are
-Bonferroni's, at the cost of fewer decisions.
+2008, on the intervals compatible with Holm's test; measured on paired tests, the
+decided signs right and the undecided pairs' intervals covering hold together at the
+family's level); simultaneous intervals are Bonferroni's, at the cost of fewer
+decisions.
 
 The set that may be best (:func:`may_be_best`): the models that no verdict of the
 family says another model beats. A model whose metric is the highest leaves the set
