@@ -7,21 +7,24 @@ a method's cost (:func:`method_cost`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from itertools import combinations
 from typing import NamedTuple
 from typing import Protocol as Interface
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from ...estimation.decisions.batched import (
+    difference_variances,
+    estimate_means,
+    exact_verdicts,
+    interval_verdicts,
+    paired_intervals,
+)
 from ...estimation.decisions.design import Design, draw_design
-from ...estimation.decisions.estimate import estimate_difference, estimate_mean, estimate_metric
-from ...estimation.decisions.full_ranking import paired_test
 from ...estimation.decisions.proxy import Proxy, em_priors, metric_proxies
-from ...estimation.decisions.verdict import Verdict, exact_verdict, interval_verdict
 from ...estimation.estimators import (
     em_distributions,
     identification_intervals,
@@ -186,23 +189,25 @@ class Parameters(Interface):
 
 
 class Estimated(NamedTuple):
-    """A method's estimate of a model's metric or a pair's difference: the interval
-    (None, None for a point estimate), the point, and a pair's verdict."""
+    """A method's estimates of every model's metric or every pair's difference, one
+    value each (models in order, pairs as :attr:`Phase1.pairs`): the intervals (None
+    for point estimates), the points, and the pairs' verdicts (their values, None for
+    the models)."""
 
-    low: float | None
-    high: float | None
-    value: float
-    verdict: Verdict | None = None
+    low: np.ndarray | None
+    high: np.ndarray | None
+    value: np.ndarray
+    verdict: np.ndarray | None = None
 
 
 class Found(NamedTuple):
-    """What a method found on one phase 1: its cost (:func:`method_cost`), each model's
-    estimate ``model_of(metric, k)`` (None when it estimates pairs only) and each pair's
-    ``pair_of(metric, a, b)``."""
+    """What a method found on one phase 1: its cost (:func:`method_cost`), the models'
+    estimates {metric: Estimated} (None when it estimates pairs only) and the pairs'
+    {metric: Estimated}."""
 
     cost: float
-    model_of: Callable[[str, int], Estimated] | None
-    pair_of: Callable[[str, int, int], Estimated]
+    models: dict[str, Estimated] | None
+    pairs: dict[str, Estimated]
 
 
 @dataclass
@@ -234,6 +239,21 @@ class Phase1:
         ]
         return {metric: [proxies[metric] for proxies in found] for metric in self.values}
 
+    @cached_property
+    def moments(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """{metric: (means, variances)}: the proxies' of every model, (k, U) each."""
+        return {
+            metric: (np.stack([p.mean for p in found]), np.stack([p.variance for p in found]))
+            for metric, found in self.proxies.items()
+        }
+
+    @cached_property
+    def pairs(self) -> tuple[np.ndarray, np.ndarray]:
+        """The pairs (a, b), a before b, in the order of ``itertools.combinations``: the
+        first models and the second."""
+        first, second = np.triu_indices(len(self.exact), 1)
+        return first, second
+
     @property
     def phase1_cost(self) -> np.ndarray:
         """Every user's phase 1: m sampled items (as m_u of :func:`method_cost`)."""
@@ -243,43 +263,39 @@ class Phase1:
 def run_full(phase1: Phase1, method: Parameters) -> Found:
     """Every user ranked exactly: the metric itself (an interval of zero width about
     these users), the pairs' verdicts from the paired t-test (:func:`.paired_test`)."""
-    values = phase1.values
-
-    def model_of(metric: str, k: int) -> Estimated:
-        value = float(values[metric][k].mean())
-        return Estimated(value, value, value)
-
-    def pair_of(metric: str, a: int, b: int) -> Estimated:
-        d = float(values[metric][a].mean() - values[metric][b].mean())
-        test = paired_test(phase1.exact[[a, b]], phase1.n, metric, confidence=phase1.confidence)
-        return Estimated(d, d, d, test.verdict)
-
-    return Found(1.0, model_of, pair_of)
+    a, b = phase1.pairs
+    models, pairs = {}, {}
+    for metric, values in phase1.values.items():
+        value = values.mean(axis=1)
+        models[metric] = Estimated(value, value, value)
+        d = value[a] - value[b]
+        low, high = paired_intervals(values[a] - values[b], phase1.confidence)
+        pairs[metric] = Estimated(d, d, d, interval_verdicts(low, high))
+    return Found(1.0, models, pairs)
 
 
 def run_uniform(phase1: Phase1, method: Parameters) -> Found:
     """A simple random subset of round(b U) users ranked exactly, b the method's
     budget: their mean with the finite-population correction (one stratum, no proxy)."""
     design = _uniform_design(phase1.n.size, _budget(method), phase1.rng)
-    zero = np.zeros(phase1.n.size)
-    values = phase1.values
-
-    def model_of(metric: str, k: int) -> Estimated:
-        e = estimate_mean(design, values[metric][k], zero, confidence=phase1.confidence)
-        return Estimated(e.low, e.high, e.value)
-
-    def pair_of(metric: str, a: int, b: int) -> Estimated:
-        y = values[metric][a] - values[metric][b]
-        e = estimate_mean(design, y, zero, confidence=phase1.confidence)
-        return Estimated(e.low, e.high, e.value, interval_verdict(e.low, e.high))
-
-    return Found(method_cost(phase1.n, chosen=design.chosen), model_of, pair_of)
+    a, b = phase1.pairs
+    chosen = design.users
+    models, pairs = {}, {}
+    for metric, values in phase1.values.items():
+        e = estimate_means(design, values[:, chosen], np.zeros(values.shape),
+                           confidence=phase1.confidence)  # fmt: skip
+        models[metric] = Estimated(e.low, e.high, e.value)
+        y = values[a] - values[b]
+        e = estimate_means(design, y[:, chosen], np.zeros(y.shape), confidence=phase1.confidence)
+        pairs[metric] = Estimated(e.low, e.high, e.value, interval_verdicts(e.low, e.high))
+    return Found(method_cost(phase1.n, chosen=design.chosen), models, pairs)
 
 
 def run_design(phase1: Phase1, method: Parameters) -> Found:
-    """Two-phase sampling at the method's budget (:func:`.draw_design`,
-    :func:`.estimate_metric`, :func:`.estimate_difference`): one design for every
-    model, strata from all their sampled ranks."""
+    """Two-phase sampling at the method's budget (:func:`.draw_design`, the estimators
+    of :func:`.estimate_metric` and :func:`.estimate_difference`, every model and pair
+    at once: :mod:`.batched`): one design for every model, strata from all their
+    sampled ranks."""
     p = phase1
     first = next(iter(p.values))
     spread = sum(proxy.variance for proxy in p.proxies[first])  # as predicted_spread's
@@ -287,23 +303,17 @@ def run_design(phase1: Phase1, method: Parameters) -> Found:
         p.sampled, p.m, p.n, budget=_budget(method), metric=first, law=p.law, spread=spread,
         seed=p.rng,
     )  # fmt: skip
-
-    def model_of(metric: str, k: int) -> Estimated:
-        e = estimate_metric(
-            design, p.exact[k], p.sampled[k], p.m, p.n, metric, proxy=p.proxies[metric][k],
-            law=p.law, confidence=p.confidence,
-        )  # fmt: skip
-        return Estimated(e.low, e.high, e.value)
-
-    def pair_of(metric: str, a: int, b: int) -> Estimated:
-        pair = [p.proxies[metric][a], p.proxies[metric][b]]
-        e = estimate_difference(
-            design, p.exact[[a, b]], p.sampled[[a, b]], p.m, p.n, metric, proxy=pair,
-            law=p.law, confidence=p.confidence,
-        )  # fmt: skip
-        return Estimated(e.low, e.high, e.value, e.verdict)
-
-    return Found(method_cost(p.n, m_u=p.phase1_cost, chosen=design.chosen), model_of, pair_of)
+    a, b = p.pairs
+    chosen = design.users
+    models, pairs = {}, {}
+    for metric, values in p.values.items():
+        means, variances = p.moments[metric]
+        y = values[:, chosen]
+        e = estimate_means(design, y, means, confidence=p.confidence,
+                           predicted_variance=variances[:, chosen], bounds=(0.0, 1.0))  # fmt: skip
+        models[metric] = Estimated(e.low, e.high, e.value)
+        pairs[metric] = _differences(design, y, means, variances, (a, b), p.confidence)
+    return Found(method_cost(p.n, m_u=p.phase1_cost, chosen=design.chosen), models, pairs)
 
 
 def run_pair_design(phase1: Phase1, method: Parameters) -> Found:
@@ -313,25 +323,40 @@ def run_pair_design(phase1: Phase1, method: Parameters) -> Found:
     pairs' mean)."""
     p = phase1
     first = next(iter(p.values))
-    pairs = list(combinations(range(len(p.exact)), 2))
-    designs = {
-        (a, b): draw_design(
+    costs, found = [], []
+    for a, b in zip(*p.pairs):
+        design = draw_design(
             p.sampled[[a, b]], p.m, p.n, budget=_budget(method), metric=first, law=p.law,
             seed=p.rng, spread=p.proxies[first][a].variance + p.proxies[first][b].variance,
-        )
-        for a, b in pairs
-    }  # fmt: skip
-
-    def pair_of(metric: str, a: int, b: int) -> Estimated:
-        pair = [p.proxies[metric][a], p.proxies[metric][b]]
-        e = estimate_difference(
-            designs[a, b], p.exact[[a, b]], p.sampled[[a, b]], p.m, p.n, metric, proxy=pair,
-            law=p.law, confidence=p.confidence,
         )  # fmt: skip
-        return Estimated(e.low, e.high, e.value, e.verdict)
+        costs.append(method_cost(p.n, m_u=p.phase1_cost, chosen=design.chosen))
+        chosen = design.users
+        found.append({
+            metric: _differences(design, values[:, chosen], *p.moments[metric],
+                                 ([a], [b]), p.confidence)
+            for metric, values in p.values.items()
+        })  # fmt: skip
+    pairs = {metric: Estimated(*(np.concatenate([one[metric][i] for one in found])
+                                 for i in range(4)))
+             for metric in p.values}  # fmt: skip
+    return Found(float(np.mean(costs)), None, pairs)
 
-    costs = [method_cost(p.n, m_u=p.phase1_cost, chosen=d.chosen) for d in designs.values()]
-    return Found(float(np.mean(costs)), None, pair_of)
+
+def _differences(
+    design: Design, y: np.ndarray, means: np.ndarray, variances: np.ndarray,
+    pairs: tuple, confidence: float,
+) -> Estimated:  # fmt: skip
+    """:func:`.estimate_difference` of each pair (a, b) of ``pairs`` (the first models,
+    the second) over one design, from the models' exact metric at the chosen users y
+    (k, n_chosen) and their proxies (means, variances (k, U)): the floor from
+    :func:`.batched.difference_variances`, the interval cut to [-1, 1]."""
+    a, b = pairs
+    chosen = design.users
+    g, v = np.take(means, chosen, axis=1), np.take(variances, chosen, axis=1)
+    floor = difference_variances(design, y[a] - g[a], y[b] - g[b], v[a], v[b])
+    e = estimate_means(design, y[a] - y[b], means[a] - means[b], confidence=confidence,
+                       predicted_variance=floor, bounds=(-1.0, 1.0))  # fmt: skip
+    return Estimated(e.low, e.high, e.value, interval_verdicts(e.low, e.high))
 
 
 def run_range(phase1: Phase1, method: Parameters) -> Found:
@@ -345,17 +370,15 @@ def run_range(phase1: Phase1, method: Parameters) -> Found:
     half = 1.0 - (1.0 - p.confidence) / 2.0
     whole = [identification_intervals(d, metrics, p.confidence) for d in datas]
     halves = [identification_intervals(d, metrics, half) for d in datas]
-
-    def model_of(metric: str, k: int) -> Estimated:
-        low, high = whole[k][metric]
-        return Estimated(low, high, (low + high) / 2)
-
-    def pair_of(metric: str, a: int, b: int) -> Estimated:
-        low = halves[a][metric][0] - halves[b][metric][1]
-        high = halves[a][metric][1] - halves[b][metric][0]
-        return Estimated(low, high, (low + high) / 2, interval_verdict(low, high))
-
-    return Found(method_cost(p.n, m_u=p.phase1_cost), model_of, pair_of)
+    a, b = p.pairs
+    models, pairs = {}, {}
+    for metric in metrics:
+        low, high = (np.array([bounds[metric][i] for bounds in whole]) for i in (0, 1))
+        models[metric] = Estimated(low, high, (low + high) / 2)
+        low, high = (np.array([bounds[metric][i] for bounds in halves]) for i in (0, 1))
+        low, high = low[a] - high[b], high[a] - low[b]
+        pairs[metric] = Estimated(low, high, (low + high) / 2, interval_verdicts(low, high))
+    return Found(method_cost(p.n, m_u=p.phase1_cost), models, pairs)
 
 
 def run_adaptive_em(phase1: Phase1, method: Parameters) -> Found:
@@ -375,18 +398,16 @@ def run_adaptive_em(phase1: Phase1, method: Parameters) -> Found:
         point_estimates(data, metrics, ["em"], distributions={"em": em_distributions([data])[0]})
         for data in datas
     ]
-
-    def pair_of(metric: str, a: int, b: int) -> Estimated:
-        d = points[a][metric, "em"] - points[b][metric, "em"]
-        return Estimated(None, None, d, exact_verdict(d))
-
+    a, b = p.pairs
+    models, pairs = {}, {}
+    for metric in metrics:
+        value = np.array([point[metric, "em"] for point in points])
+        models[metric] = Estimated(None, None, value)
+        d = value[a] - value[b]
+        pairs[metric] = Estimated(None, None, d, exact_verdicts(d))
     # each model scores its own extra items: the models' mean
     m_u = np.mean([m_u for _, m_u in grown], axis=0)
-    return Found(
-        method_cost(p.n, m_u=m_u),
-        lambda metric, k: Estimated(None, None, points[k][metric, "em"]),
-        pair_of,
-    )
+    return Found(method_cost(p.n, m_u=m_u), models, pairs)
 
 
 def _budget(method: Parameters) -> float:

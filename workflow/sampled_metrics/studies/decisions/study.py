@@ -18,17 +18,17 @@ one, which the exact ranks do not hold.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from itertools import combinations
 from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from ...estimation.decisions.verdict import EQUAL_WITHIN, exact_verdict
+from ...estimation.decisions.batched import exact_verdicts
+from ...estimation.decisions.verdict import EQUAL_WITHIN, Verdict
 from ...estimation.laws import WITH_REPLACEMENT
 from ...estimation.metrics import metric_by_name
-from .methods import Estimated, Found, Phase1, simulate_sampled_ranks
+from .methods import Estimated, Phase1, simulate_sampled_ranks
 from .registry import Method
 
 __all__ = ["STUDY_COLUMNS", "StudyRow", "run_study", "study_seed"]
@@ -60,29 +60,6 @@ class StudyRow(NamedTuple):
 STUDY_COLUMNS = list(StudyRow._fields)
 
 
-def _row(
-    seed: int, method: str, target: str, name: str, metric: str, exact: float,
-    found: Estimated, cost: float,
-) -> StudyRow:  # fmt: skip
-    """One :class:`StudyRow`; ``found.verdict`` None for a model's metric."""
-    low = high = covered = width = np.nan
-    if found.low is not None and found.high is not None:
-        low, high = found.low, found.high
-        # an interval of zero width (every user ranked) holds the exact value to rounding
-        covered = float(low - EQUAL_WITHIN <= exact <= high + EQUAL_WITHIN)
-        width = high - low
-    right = wrong = np.nan
-    if found.verdict is not None:
-        truth = exact_verdict(exact)
-        right = float(found.verdict == truth and truth.decided)
-        wrong = float(found.verdict.decided and found.verdict != truth)
-    return StudyRow(
-        seed, method, target, name, metric, float(exact), found.value, low, high, covered,
-        width, "" if found.verdict is None else found.verdict.value,
-        right, wrong, cost,
-    )  # fmt: skip
-
-
 def study_seed(
     exact: ArrayLike,
     n: ArrayLike,
@@ -96,9 +73,9 @@ def study_seed(
     confidence: float = 0.95,
     skip: Collection[str] = (),
     base_seed: int = 0,
-) -> list[StudyRow]:
+) -> dict[str, np.ndarray]:
     """One seed of the study: phase 1 simulated, every method's estimates of every
-    model's metric and every pair's difference.
+    model's metric and every pair's difference: the columns of its rows.
 
     Parameters
     ----------
@@ -124,30 +101,47 @@ def study_seed(
 
     Returns
     -------
-    list of StudyRow
+    dict
+        {column of :data:`STUDY_COLUMNS`: array}: the :class:`StudyRow` of each method
+        in turn, each metric in turn, the models then the pairs.
 
     Examples
     --------
     >>> from sampled_metrics.studies.decisions.registry import study_methods
     >>> rows = study_seed([[1, 5, 30, 2], [40, 9, 1, 60]], [100] * 4, ["A", "B"], seed=0,
     ...                   m=10, metrics=["recall@10"], methods=study_methods(["full"], [], []))
-    >>> [(r.target, r.name, r.exact, r.width) for r in rows]
+    >>> [(str(t), str(name), float(e), float(w)) for t, name, e, w in
+    ...  zip(rows["target"], rows["name"], rows["exact"], rows["width"])]
     [('model', 'A', 0.75, 0.0), ('model', 'B', 0.5, 0.0), ('pair', 'A-B', 0.25, 0.0)]
     """
     rng = np.random.default_rng([base_seed, seed])
     exact = np.atleast_2d(np.asarray(exact, dtype=np.int64))
     n = np.asarray(n, dtype=np.int64)
     sampled = simulate_sampled_ranks(exact, n, m, law, rng)
-    values = {
-        metric: np.asarray(metric_by_name(metric)(exact, n), dtype=float) for metric in metrics
+    values = {  # row-major: each model's sums over users are those of its row alone
+        metric: np.ascontiguousarray(metric_by_name(metric)(exact, n), dtype=float)
+        for metric in metrics
     }
     phase1 = Phase1(exact, n, sampled, m, law, values, confidence, rng)
-    rows: list[StudyRow] = []
+    a, b = phase1.pairs
+    pairs = [f"{names[i]}-{names[j]}" for i, j in zip(a, b)]
+    blocks = []
     for method in methods:
         if method.kind.name in skip:
             continue
-        rows += _rows(seed, method.name, names, values, method.run(phase1))
-    return rows
+        found = method.run(phase1)
+        same = {"method": method.name, "cost": found.cost}
+        for metric, v in values.items():
+            truth = v.mean(axis=1)
+            if found.models is not None:
+                blocks.append(_block(same | {"target": "model", "metric": metric},
+                                     list(names), truth, found.models[metric]))  # fmt: skip
+            blocks.append(_block(same | {"target": "pair", "metric": metric},
+                                 pairs, truth[a] - truth[b], found.pairs[metric]))  # fmt: skip
+    rows = {
+        column: np.concatenate([block[column] for block in blocks]) for column in STUDY_COLUMNS[1:]
+    }
+    return {"seed": np.full(rows["name"].size, seed)} | rows
 
 
 def run_study(
@@ -157,7 +151,7 @@ def run_study(
     *,
     seeds: int,
     fewer_seeds: Mapping[str, int] | None = None,
-    mapper: Callable[[Callable[[int], list[StudyRow]], Iterable[int]], Iterable] | None = None,
+    mapper: Callable[[Callable[[int], dict], Iterable[int]], Iterable] | None = None,
     **options: Any,
 ) -> pd.DataFrame:
     """Every seed of the study (:func:`study_seed`), some kinds of method on the first
@@ -193,30 +187,41 @@ def run_study(
 
     fewer = dict(fewer_seeds or {})
 
-    def one(seed: int) -> list[StudyRow]:
+    def one(seed: int) -> dict[str, np.ndarray]:
         skip = {kind for kind, first in fewer.items() if seed >= first}
         return study_seed(exact, n, names, seed=seed, skip=skip, **options)
 
-    found = (mapper or map)(one, range(seeds))
-    rows = [row._asdict() for rows in found for row in rows]
-    return pd.DataFrame(rows, columns=STUDY_COLUMNS)
+    found = list((mapper or map)(one, range(seeds)))
+    return pd.DataFrame(
+        {column: np.concatenate([rows[column] for rows in found]) for column in STUDY_COLUMNS}
+    )
 
 
-def _rows(
-    seed: int, method: str, names: Sequence[str], values: dict, found: Found
-) -> list[StudyRow]:
-    rows = []
-    for metric, v in values.items():
-        truth = v.mean(axis=1)
-        if found.model_of is not None:
-            for k, name in enumerate(names):
-                estimated = found.model_of(metric, k)
-                rows.append(
-                    _row(seed, method, "model", name, metric, truth[k], estimated, found.cost)
-                )
-        for a, b in combinations(range(len(names)), 2):
-            estimated = found.pair_of(metric, a, b)
-            difference = truth[a] - truth[b]
-            pair = f"{names[a]}-{names[b]}"
-            rows.append(_row(seed, method, "pair", pair, metric, difference, estimated, found.cost))
-    return rows
+def _block(same: dict, names: list, exact: np.ndarray, found: Estimated) -> dict:
+    """The columns of one method's rows of one metric, of the models or of the pairs
+    ``names`` (``same`` gives the columns equal on every row): covered when the interval
+    holds the exact value to rounding (an interval of zero width, every user ranked,
+    holds it), a pair's verdict right when it names the better model, wrong when it is
+    decided otherwise."""
+    size = len(names)
+    nothing = np.full(size, np.nan)
+    low = high = covered = width = right = wrong = nothing
+    if found.low is not None and found.high is not None:
+        low, high = found.low, found.high
+        covered = ((low - EQUAL_WITHIN <= exact) & (exact <= high + EQUAL_WITHIN)).astype(float)
+        width = high - low
+    verdict = np.full(size, "", dtype=object)
+    if found.verdict is not None:
+        verdict = found.verdict
+        truth = exact_verdicts(exact)
+        decided = verdict != Verdict.UNDECIDED.value
+        right = ((verdict == truth) & (truth != Verdict.UNDECIDED.value)).astype(float)
+        wrong = (decided & (verdict != truth)).astype(float)
+    columns = {
+        "name": np.array(names, dtype=object), "exact": exact, "estimate": found.value,
+        "low": low, "high": high, "covered": covered, "width": width, "verdict": verdict,
+        "right": right, "wrong": wrong,
+    }  # fmt: skip
+    for column, value in same.items():  # text as text, the cost as a number
+        columns[column] = np.full(size, value, dtype=object if isinstance(value, str) else None)
+    return columns
