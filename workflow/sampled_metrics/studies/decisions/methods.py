@@ -248,6 +248,17 @@ class Phase1:
         }
 
     @cached_property
+    def stacked(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(values, means, variances): every metric's of every model, (metrics k, U)
+        each, metric by metric: what one design's estimates of every metric read."""
+        metrics = list(self.values)
+        return (
+            np.concatenate([self.values[metric] for metric in metrics]),
+            np.concatenate([self.moments[metric][0] for metric in metrics]),
+            np.concatenate([self.moments[metric][1] for metric in metrics]),
+        )
+
+    @cached_property
     def pairs(self) -> tuple[np.ndarray, np.ndarray]:
         """The pairs (a, b), a before b, in the order of ``itertools.combinations``: the
         first models and the second."""
@@ -323,6 +334,9 @@ def run_pair_design(phase1: Phase1, method: Parameters) -> Found:
     pairs' mean)."""
     p = phase1
     first = next(iter(p.values))
+    values, means, variances = p.stacked
+    # each metric's rows of the pair in the stacked arrays
+    shift = len(p.exact) * np.arange(len(p.values))
     costs, found = [], []
     for a, b in zip(*p.pairs):
         design = draw_design(
@@ -330,15 +344,12 @@ def run_pair_design(phase1: Phase1, method: Parameters) -> Found:
             seed=p.rng, spread=p.proxies[first][a].variance + p.proxies[first][b].variance,
         )  # fmt: skip
         costs.append(method_cost(p.n, m_u=p.phase1_cost, chosen=design.chosen))
-        chosen = design.users
-        found.append({
-            metric: _differences(design, values[:, chosen], *p.moments[metric],
-                                 ([a], [b]), p.confidence)
-            for metric, values in p.values.items()
-        })  # fmt: skip
-    pairs = {metric: Estimated(*(np.concatenate([one[metric][i] for one in found])
-                                 for i in range(4)))
-             for metric in p.values}  # fmt: skip
+        found.append(_differences(design, values[:, design.users], means, variances,
+                                  (a + shift, b + shift), p.confidence))  # fmt: skip
+    # found: each pair's metrics; the study's: each metric's pairs
+    columns = [np.stack([one[i] for one in found], axis=1) for i in range(4)]
+    pairs = {metric: Estimated(*(column[j] for column in columns))
+             for j, metric in enumerate(p.values)}  # fmt: skip
     return Found(float(np.mean(costs)), None, pairs)
 
 
