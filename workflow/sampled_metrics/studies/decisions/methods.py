@@ -346,8 +346,8 @@ def run_pair_design(phase1: Phase1, method: Parameters) -> Found:
         costs.append(method_cost(p.n, m_u=p.phase1_cost, chosen=design.chosen))
         found.append(_differences(design, values[:, design.users], means, variances,
                                   (a + shift, b + shift), p.confidence))  # fmt: skip
-    # found: each pair's metrics; the study's: each metric's pairs
-    columns = [np.stack([one[i] for one in found], axis=1) for i in range(4)]
+    # found: each pair's metrics (an interval each); the study's: each metric's pairs
+    columns = [np.stack([np.asarray(one[i]) for one in found], axis=1) for i in range(4)]
     pairs = {metric: Estimated(*(column[j] for column in columns))
              for j, metric in enumerate(p.values)}  # fmt: skip
     return Found(float(np.mean(costs)), None, pairs)
