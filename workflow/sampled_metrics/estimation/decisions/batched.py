@@ -27,6 +27,7 @@ __all__ = [
     "interval_verdicts",
     "paired_intervals",
     "stratum_covariances",
+    "stratum_sums",
 ]
 
 
@@ -41,30 +42,43 @@ class Estimates(NamedTuple):
     degrees_of_freedom: np.ndarray
 
 
+def stratum_sums(stratum: np.ndarray, strata: int, w: np.ndarray) -> np.ndarray:
+    """Each row's sum of w within each stratum, (P, H) from (P, n): one ``bincount`` for
+    every row (row p's stratum h is bin p H + h), so each sum adds the row's users in
+    their order.
+
+    Examples
+    --------
+    >>> stratum_sums(np.array([0, 1, 0]), 3, np.array([[1.0, 2.0, 3.0], [0.5, 0.0, 0.5]]))
+    array([[4., 2., 0.],
+           [1., 0., 0.]])
+    """
+    rows = w.shape[0]
+    keys = (np.arange(rows)[:, None] * strata + stratum[None, :]).ravel()
+    return np.bincount(keys, w.ravel(), minlength=rows * strata).reshape(rows, strata)
+
+
+def _centered(stratum: np.ndarray, counts: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """x less its row's mean within the user's stratum."""
+    return x - (stratum_sums(stratum, counts.size, x) / np.maximum(counts, 1))[:, stratum]
+
+
 def stratum_covariances(
-    stratum: np.ndarray, counts: np.ndarray, x: np.ndarray, y: np.ndarray
+    stratum: np.ndarray, counts: np.ndarray, x: np.ndarray, y: np.ndarray | None = None
 ) -> np.ndarray:
-    """The sample covariance of x and y within each stratum, row by row (0 where fewer
-    than 2): (P, H) from (P, n) rows over n users of strata ``stratum`` (n,) with
-    ``counts`` (H,) users each.
+    """The sample covariance of x and y (x's variance when y is None) within each
+    stratum, row by row (0 where fewer than 2): (P, H) from (P, n) rows over n users of
+    strata ``stratum`` (n,) with ``counts`` (H,) users each.
 
     Examples
     --------
     >>> x = np.array([[1.0, 3.0, 5.0], [2.0, 2.0, 7.0]])
-    >>> stratum_covariances(np.array([0, 0, 1]), np.array([2, 1]), x, x).tolist()
+    >>> stratum_covariances(np.array([0, 0, 1]), np.array([2, 1]), x).tolist()
     [[2.0, 0.0], [0.0, 0.0]]
     """
-    rows, strata = x.shape[0], counts.size
-    # one bincount for every row: row p's stratum h is bin p H + h
-    keys = (np.arange(rows)[:, None] * strata + stratum[None, :]).ravel()
-    occupied = np.maximum(counts, 1)
-
-    def sums(w: np.ndarray) -> np.ndarray:
-        return np.bincount(keys, w.ravel(), minlength=rows * strata).reshape(rows, strata)
-
-    dx = x - (sums(x) / occupied)[:, stratum]
-    dy = y - (sums(y) / occupied)[:, stratum]
-    return sums(dx * dy) / np.maximum(counts - 1, 1)
+    dx = _centered(stratum, counts, x)
+    dy = dx if y is None else _centered(stratum, counts, y)
+    return stratum_sums(stratum, counts.size, dx * dy) / np.maximum(counts - 1, 1)
 
 
 def estimate_means(
@@ -132,13 +146,12 @@ def estimate_means(
     c = (sizes / users) ** 2 * (1 - counts / np.maximum(sizes, 1)) / np.maximum(counts, 1)
     residual = y - np.take(g, chosen, axis=1)
     value = g.mean(axis=1) + np.sum(residual / pi, axis=1) / users
-    parts = c * stratum_covariances(stratum, counts, residual, residual)
+    parts = c * stratum_covariances(stratum, counts, residual)
     degrees = np.maximum(counts - 1, 1).astype(float)
     if predicted_variance is not None:
         v = np.atleast_2d(np.asarray(predicted_variance, dtype=float))
-        rows = np.arange(y.shape[0])[:, None] * sizes.size + stratum[None, :]
-        floor = np.bincount(rows.ravel(), v.ravel(), minlength=y.shape[0] * sizes.size)
-        parts = np.maximum(parts, c * (floor.reshape(-1, sizes.size) / np.maximum(counts, 1)))
+        floor = stratum_sums(stratum, sizes.size, v) / np.maximum(counts, 1)
+        parts = np.maximum(parts, c * floor)
     total = np.sum(parts, axis=1)
     error = np.sqrt(np.maximum(total, 0.0))
     # Satterthwaite's, as .promise.effective_degrees_of_freedom's, row by row
@@ -188,8 +201,11 @@ def difference_variances(
     stratum = design.stratum[design.users]
     counts = np.bincount(stratum, minlength=design.stratum_sizes.size)
     pooled = np.maximum(counts - 1, 0)
-    ab, aa, bb = (np.sum(pooled * stratum_covariances(stratum, counts, x, y), axis=1)
-                  for x, y in ((ra, rb), (ra, ra), (rb, rb)))  # fmt: skip
+    da, db = _centered(stratum, counts, ra), _centered(stratum, counts, rb)
+    # the three covariances of every row in one pass: rows ab, then aa, then bb
+    products = np.concatenate([da * db, da * da, db * db])
+    covariances = stratum_sums(stratum, counts.size, products) / np.maximum(counts - 1, 1)
+    ab, aa, bb = np.split(np.sum(pooled * covariances, axis=1), 3)
     both = (aa > 0) & (bb > 0)
     rho = np.zeros(ab.shape)
     rho[both] = np.minimum(ab[both] / np.sqrt(aa[both] * bb[both]), 1.0)

@@ -323,7 +323,7 @@ def run_design(phase1: Phase1, method: Parameters) -> Found:
         e = estimate_means(design, y, means, confidence=p.confidence,
                            predicted_variance=variances[:, chosen], bounds=(0.0, 1.0))  # fmt: skip
         models[metric] = Estimated(e.low, e.high, e.value)
-        pairs[metric] = _differences(design, y, means, variances, (a, b), p.confidence)
+        pairs[metric] = _differences(design, values, means, variances, (a, b), p.confidence)
     return Found(method_cost(p.n, m_u=p.phase1_cost, chosen=design.chosen), models, pairs)
 
 
@@ -344,7 +344,7 @@ def run_pair_design(phase1: Phase1, method: Parameters) -> Found:
             seed=p.rng, spread=p.proxies[first][a].variance + p.proxies[first][b].variance,
         )  # fmt: skip
         costs.append(method_cost(p.n, m_u=p.phase1_cost, chosen=design.chosen))
-        found.append(_differences(design, values[:, design.users], means, variances,
+        found.append(_differences(design, values, means, variances,
                                   (a + shift, b + shift), p.confidence))  # fmt: skip
     # found: each pair's metrics (an interval each); the study's: each metric's pairs
     columns = [np.stack([np.asarray(one[i]) for one in found], axis=1) for i in range(4)]
@@ -354,18 +354,20 @@ def run_pair_design(phase1: Phase1, method: Parameters) -> Found:
 
 
 def _differences(
-    design: Design, y: np.ndarray, means: np.ndarray, variances: np.ndarray,
+    design: Design, values: np.ndarray, means: np.ndarray, variances: np.ndarray,
     pairs: tuple, confidence: float,
 ) -> Estimated:  # fmt: skip
     """:func:`.estimate_difference` of each pair (a, b) of ``pairs`` (the first models,
-    the second) over one design, from the models' exact metric at the chosen users y
-    (k, n_chosen) and their proxies (means, variances (k, U)): the floor from
-    :func:`.batched.difference_variances`, the interval cut to [-1, 1]."""
+    the second) over one design, from the models' exact metric and proxies (values,
+    means, variances: (k, U) each): the floor from :func:`.batched.difference_variances`,
+    the interval cut to [-1, 1]."""
     a, b = pairs
-    chosen = design.users
-    g, v = np.take(means, chosen, axis=1), np.take(variances, chosen, axis=1)
-    floor = difference_variances(design, y[a] - g[a], y[b] - g[b], v[a], v[b])
-    e = estimate_means(design, y[a] - y[b], means[a] - means[b], confidence=confidence,
+    # the models of some pair, at the chosen users
+    used = np.unique(np.concatenate([a, b]))
+    y, g, v = (np.take(x[used], design.users, axis=1) for x in (values, means, variances))
+    a_at, b_at = np.searchsorted(used, a), np.searchsorted(used, b)
+    floor = difference_variances(design, y[a_at] - g[a_at], y[b_at] - g[b_at], v[a_at], v[b_at])
+    e = estimate_means(design, y[a_at] - y[b_at], means[a] - means[b], confidence=confidence,
                        predicted_variance=floor, bounds=(-1.0, 1.0))  # fmt: skip
     return Estimated(e.low, e.high, e.value, interval_verdicts(e.low, e.high))
 
