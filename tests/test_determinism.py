@@ -115,7 +115,15 @@ def test_sampling_seed_defaults_to_the_top_level_seed(reference, tmp_path_factor
         for line in out.splitlines()
         if line.strip()
         and line.split()[0]
-        in {"draw_plan", "rank_shard", "merge_ranks", "sampling_table", "table3", "provenance"}
+        in {
+            "draw_plan",
+            "rank_shard",
+            "merge_ranks",
+            "sampling_recommender",
+            "sampling_table",
+            "table3",
+            "provenance",
+        }
     }
     assert jobs == {"provenance"}, out[-3000:]  # the config changed, the sampling did not
 

@@ -1,14 +1,62 @@
-# Sampled evaluation: every correction applied to every repetition of the
-# sampled ranks (rule merge_ranks).
+# Sampled evaluation: every estimator applied to every repetition of the sampled ranks
+# (rule merge_ranks). The paper's corrections depend on the split alone: they are built
+# beside the fits; each recommender's repetitions are estimated as soon as it is ranked;
+# the join only lays the shares side by side.
+
+
+rule sampling_corrections:
+    input:
+        split=SPLIT,
+    output:
+        vectors=temp("results/{dataset}/sampling_corrections.npz"),
+    log:
+        "logs/{dataset}/sampling_corrections.log",
+    benchmark:
+        "results/{dataset}/benchmarks/sampling_corrections.tsv"
+    threads: 2  # the distinct n in parallel
+    resources:
+        runtime=15,
+        mem_mb=2000,
+    params:
+        library=LIBRARY,
+        metrics=config["metrics"],
+        estimators=SAMPLED_ESTIMATORS,
+        estimation=config["estimation"],
+        m=config["sampling"]["m"],
+    script:
+        "../scripts/sampling_corrections.py"
+
+
+rule sampling_recommender:
+    input:
+        vectors=rules.sampling_corrections.output.vectors,
+        sampled="results/{dataset}/sampled_ranks/{recommender}.npy",
+        ranks="results/{dataset}/ranks/{recommender}.csv",
+        split=SPLIT,
+    output:
+        share=temp("results/{dataset}/sampling/{recommender}.npz"),
+    log:
+        "logs/{dataset}/sampling_of_{recommender}.log",
+    benchmark:
+        "results/{dataset}/benchmarks/sampling_of_{recommender}.tsv"
+    resources:
+        runtime=15,
+        mem_mb=2000,
+    params:
+        library=LIBRARY,
+        metrics=config["metrics"],
+        estimators=SAMPLED_ESTIMATORS,
+        estimation=config["estimation"],
+        m=config["sampling"]["m"],
+        repetitions=config["sampling"]["repetitions"],
+        law=config["sampling"]["law"],
+    script:
+        "../scripts/sampling_recommender.py"
 
 
 rule sampling_table:
     input:
-        sampled=expand(
-            "results/{{dataset}}/sampled_ranks/{recommender}.npy", recommender=RECOMMENDERS
-        ),
-        ranks=expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
-        split=SPLIT,
+        shares=expand("results/{{dataset}}/sampling/{recommender}.npz", recommender=RECOMMENDERS),
     output:
         table="results/{dataset}/sampling.csv",
         crosscheck="results/{dataset}/crosscheck.csv",
@@ -16,18 +64,13 @@ rule sampling_table:
         "logs/{dataset}/sampling_table.log",
     benchmark:
         "results/{dataset}/benchmarks/sampling_table.tsv"
-    threads: 2  # the corrections of the distinct n, then the learned estimators, in parallel
     resources:
-        runtime=15,
-        mem_mb=3000,
+        runtime=5,
+        mem_mb=2000,
     params:
         library=LIBRARY,
         recommenders=RECOMMENDERS,
         metrics=config["metrics"],
         estimators=SAMPLED_ESTIMATORS,
-        estimation=config["estimation"],
-        m=config["sampling"]["m"],
-        repetitions=config["sampling"]["repetitions"],
-        law=config["sampling"]["law"],
     script:
         "../scripts/sampling_table.py"
