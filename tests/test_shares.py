@@ -7,13 +7,23 @@ import pandas as pd
 import pytest
 
 from sampled_metrics.estimation.corrections import correction_vectors_by_n
+from sampled_metrics.estimation.laws import sampled_rank_pmf
+from sampled_metrics.estimation.metrics import metric_vector
 from sampled_metrics.estimation.population import expected_sampled_values, sampled_metric_table
 from sampled_metrics.pipeline.shares import (
     joined_sampling_table,
+    read_curve_share,
     read_sampling_share,
+    write_curve_share,
     write_sampling_share,
 )
 from sampled_metrics.pipeline.vector_builds import read_vector_builds, write_vector_builds
+from sampled_metrics.reproduction.curves import (
+    curve_corrections,
+    curve_nodes,
+    curve_values,
+    sample_size_curves,
+)
 
 METRICS = ["recall@5", "ap"]
 METHODS = ["sampled", "cls", "bv_0.1"]
@@ -92,3 +102,36 @@ def test_a_share_missing_a_cell_is_refused(evaluation, tmp_path):
     table = sampled_metric_table(found["A"][0], by_n.__getitem__, n)
     with pytest.raises(ValueError, match="every"):
         write_sampling_share([table.iloc[1:]], {}, METRICS, METHODS, REPS, tmp_path / "A.npz")
+
+
+def test_curve_shares_are_the_expectation_under_each_users_law(evaluation, tmp_path):
+    """Figure 6's value of a recommender at m: the mean over users of
+    sum_r~ p(r~ | r_u, n_u) M^_u(r~), built at the node of n (the catalogue's n here, so
+    M^_u is the same vector for every user); one job per recommender or all at once."""
+    n, found, _ = evaluation
+    ranks = {name: (exact, n) for name, (_, exact) in found.items()}
+    m_values, catalogue = [2, 5], 30
+    node_n = curve_nodes(catalogue, n, 5)
+    at_by_m = curve_corrections(
+        "ap", ["sampled", "bv_0.1"], m_values, node_n, "binomial", "monotone"
+    )
+    keys = [("ap", "sampled"), ("ap", "bv_0.1")]
+    for name, (exact, users_n) in ranks.items():
+        values = curve_values(at_by_m, node_n, exact, users_n, "binomial")
+        write_curve_share(values, keys, 0.0, tmp_path / f"{name}.npz")
+        back, _ = read_curve_share(tmp_path / f"{name}.npz", keys)
+        for m in m_values:
+            law = sampled_rank_pmf(exact, users_n, m, "binomial")
+            for key in keys:
+                truth = np.mean(law @ at_by_m[m][0][key])
+                assert back[m][key] == pytest.approx(truth, rel=1e-12)
+        sampled_ap = np.mean(
+            sampled_rank_pmf(exact, users_n, 2, "binomial") @ metric_vector("ap", 3)
+        )
+        assert back[2]["ap", "sampled"] == pytest.approx(sampled_ap, rel=1e-12)
+    together = sample_size_curves(
+        ranks, "ap", ["sampled", "bv_0.1"], m_values, catalogue, "binomial"
+    )
+    for row in together.itertuples():
+        one = read_curve_share(tmp_path / f"{row.recommender}.npz", keys)[0]
+        assert one[row.m]["ap", row.method] == row.expected  # the same bits

@@ -152,7 +152,7 @@ def test_figure6_leaves_out_the_sample_sizes_above_n_minus_1(fig6_run):
     assert left_out["m"].tolist() == above
     assert set(left_out["key"]) == {"fig6.m_values"} and set(left_out["largest_m"]) == {119}
     assert set(left_out["reason"]) == {"above the largest sample size, n - 1 = 119 (120 items)"}
-    logged = (fig6_run / f"logs/{SMALL}/fig6_curves.log").read_text()
+    logged = (fig6_run / f"logs/{SMALL}/fig6_corrections.log").read_text()
     assert f"m = {', '.join(map(str, above))} left out of Figure 6" in logged
     assert (fig6_run / f"figures/{SMALL}/fig6.png").stat().st_size > 10_000
 

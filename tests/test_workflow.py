@@ -127,7 +127,16 @@ def test_nothing_left_to_do_and_one_figure_reruns_alone(finished_run):
         for line in out.splitlines()
         if line.strip()
         and line.split()[0]
-        in {"fig6", "fig6_curves", "scores", "exact_ranks", "split", "sampled_ranks"}
+        in {
+            "fig6",
+            "fig6_curves",
+            "fig6_recommender",
+            "fig6_corrections",
+            "scores",
+            "exact_ranks",
+            "split",
+            "sampled_ranks",
+        }
     ]
     assert set(jobs) == {"fig6"}, out
 

@@ -32,29 +32,69 @@ rule toy_tables:
         "../scripts/toy_tables.py"
 
 
-rule fig6_curves:
+rule fig6_corrections:
     input:
-        ranks=expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
         split=SPLIT,
     output:
-        curves="results/{dataset}/fig6.csv",
-        thresholds="results/{dataset}/fig6_thresholds.csv",
+        vectors=temp("results/{dataset}/fig6_corrections.npz"),
         # the sample sizes above the data set's n - 1, left out with why (none: a header)
         left_out="results/{dataset}/fig6_left_out.csv",
     log:
-        "logs/{dataset}/fig6_curves.log",
+        "logs/{dataset}/fig6_corrections.log",
     benchmark:
-        "results/{dataset}/benchmarks/fig6_curves.tsv"
+        "results/{dataset}/benchmarks/fig6_corrections.tsv"
     threads: 2  # the sample sizes in parallel
     resources:
         runtime=15,
         mem_mb=3000,
     params:
         library=LIBRARY,
-        recommenders=RECOMMENDERS,
         fig6=config["fig6"],
         m_values=dataset_fig6_m_values,
         m_key=dataset_fig6_m_key,
         estimation=config["estimation"],
+    script:
+        "../scripts/fig6_corrections.py"
+
+
+rule fig6_recommender:
+    input:
+        vectors=rules.fig6_corrections.output.vectors,
+        ranks="results/{dataset}/ranks/{recommender}.csv",
+        split=SPLIT,
+    output:
+        share=temp("results/{dataset}/fig6/{recommender}.npz"),
+    log:
+        "logs/{dataset}/fig6_of_{recommender}.log",
+    benchmark:
+        "results/{dataset}/benchmarks/fig6_of_{recommender}.tsv"
+    resources:
+        runtime=15,
+        mem_mb=2000,
+    params:
+        library=LIBRARY,
+        fig6=config["fig6"],
+    script:
+        "../scripts/fig6_recommender.py"
+
+
+rule fig6_curves:
+    input:
+        shares=expand("results/{{dataset}}/fig6/{recommender}.npz", recommender=RECOMMENDERS),
+    output:
+        curves="results/{dataset}/fig6.csv",
+        thresholds="results/{dataset}/fig6_thresholds.csv",
+    log:
+        "logs/{dataset}/fig6_curves.log",
+    benchmark:
+        "results/{dataset}/benchmarks/fig6_curves.tsv"
+    resources:
+        runtime=5,
+        mem_mb=1000,
+    params:
+        library=LIBRARY,
+        recommenders=RECOMMENDERS,
+        fig6=config["fig6"],
+        m_values=dataset_fig6_m_values,
     script:
         "../scripts/fig6_curves.py"

@@ -25,6 +25,9 @@ __all__ = [
     "CURVE_COLUMNS",
     "LEFT_OUT_COLUMNS",
     "THRESHOLD_COLUMNS",
+    "curve_corrections",
+    "curve_nodes",
+    "curve_values",
     "expected_at_nodes",
     "expected_at_nodes_each",
     "largest_sample_size",
@@ -188,31 +191,122 @@ def sample_size_curves(
     [[1, 'sampled', 'X', 0.9444], [9, 'sampled', 'X', 0.9444]]
     """
     correction_law = correction_law or law
+    methods, m_values = list(methods), list(m_values)
     all_n = np.concatenate([np.asarray(c) for _, c in ranks.values()])
-    node_n = np.array([n]) if n is not None else interpolation_nodes(all_n, nodes)
-    work = (ranks, metric, list(methods), node_n, law, correction_law, cls_constraint)
+    node_n = curve_nodes(n, all_n, nodes)
     grid = sorted({int(m) for m in m_values}, reverse=True)
-    found = forked_map(
-        _curves_at, work, grid, workers, progress="Figure 6 sample sizes" if progress else None
+    at_by_m = curve_corrections(
+        metric,
+        methods,
+        grid,
+        node_n,
+        correction_law,
+        cls_constraint,
+        workers=workers,
+        progress=progress,
     )
-    rows = dict(zip(grid, found))
-    return pd.DataFrame([row for m in m_values for row in rows[int(m)]], columns=CURVE_COLUMNS)
+    found = {
+        name: curve_values(at_by_m, node_n, r, n_candidates, law)
+        for name, (r, n_candidates) in ranks.items()
+    }
+    return pd.DataFrame(
+        [
+            [m, method, name, values[int(m)][metric, method]]
+            for m in m_values
+            for name, values in found.items()
+            for method in methods
+        ],
+        columns=CURVE_COLUMNS,
+    )
 
 
-def _curves_at(work: tuple, m: int) -> list:
-    """The rows of sample size m: every recommender's expected value of every method."""
-    ranks, metric, methods, node_n, law, correction_law, cls_constraint = work
-    at_nodes = [
+def curve_nodes(n: int | None, n_values: ArrayLike, nodes: int) -> np.ndarray:
+    """The values of n Figure 6's corrections are built at: the catalogue's ``n``, or
+    (``n`` None) ``nodes`` values spread over the users' ``n_values``
+    (:func:`~sampled_metrics.estimation.nodes.interpolation_nodes`).
+
+    Examples
+    --------
+    >>> curve_nodes(10, [4, 9], 5).tolist(), curve_nodes(None, [4, 9, 6], 2).tolist()
+    ([10], [4, 9])
+    """
+    return np.array([n]) if n is not None else interpolation_nodes(n_values, nodes)
+
+
+def curve_corrections(
+    metric: str,
+    methods: Iterable[str],
+    m_values: Iterable[int],
+    node_n: ArrayLike,
+    correction_law: str,
+    cls_constraint: str,
+    *,
+    workers: int = 1,
+    progress: bool = False,
+) -> dict:
+    """{m: [{(metric, method): M^} at each node of ``node_n``]}: Figure 6's corrections,
+    which depend on the users' n alone, never on a model.
+
+    Parameters
+    ----------
+    metric, methods, m_values, correction_law, cls_constraint
+        As :func:`sample_size_curves`' (``m_values`` built in their order, the largest
+        first when given so: they take longest).
+    node_n : array_like of int
+        The values of n (:func:`curve_nodes`).
+    workers : int, default 1
+        Forked processes over the sample sizes.
+    progress : bool, default False
+        A tqdm bar over the sample sizes.
+
+    Returns
+    -------
+    dict
+
+    Examples
+    --------
+    >>> at = curve_corrections("auc", ["sampled"], [1], [10], "binomial", "monotone")
+    >>> at[1][0]["auc", "sampled"].tolist()
+    [1.0, 0.0]
+    """
+    grid = [int(m) for m in m_values]
+    work = (metric, list(methods), np.asarray(node_n), correction_law, cls_constraint)
+    found = forked_map(
+        _corrections_at, work, grid, workers, progress="Figure 6 sample sizes" if progress else None
+    )
+    return dict(zip(grid, found))
+
+
+def _corrections_at(work: tuple, m: int) -> list:
+    """The corrections of sample size m at every node of n."""
+    metric, methods, node_n, correction_law, cls_constraint = work
+    return [
         correction_vectors(
             [metric], methods, int(v), m, correction_law, cls_constraint=cls_constraint
         )
         for v in node_n
     ]
-    rows = []
-    for name, (r, n_candidates) in ranks.items():
-        values = expected_at_nodes(at_nodes, node_n, r, n_candidates, m, law)
-        rows += [[m, method, name, values[metric, method]] for method in methods]
-    return rows
+
+
+def curve_values(
+    at_by_m: dict, node_n: ArrayLike, ranks: ArrayLike, n_candidates: ArrayLike, law: str
+) -> dict:
+    """{m: {(metric, method): expected value}} of one recommender: :func:`expected_at_nodes`
+    of each sample size's corrections (:func:`curve_corrections`).
+
+    Examples
+    --------
+    Sampled AUC is unbiased: the mean of (10 - r)/9 over r = 1, 2.
+
+    >>> at = curve_corrections("auc", ["sampled"], [1, 9], [10], "hypergeometric", "monotone")
+    >>> values = curve_values(at, [10], [1, 2], [10, 10], "hypergeometric")
+    >>> [round(values[m]["auc", "sampled"], 4) for m in (1, 9)]
+    [0.9444, 0.9444]
+    """
+    return {
+        m: expected_at_nodes(at_nodes, node_n, ranks, n_candidates, m, law)
+        for m, at_nodes in at_by_m.items()
+    }
 
 
 def expected_at_nodes(
