@@ -223,8 +223,32 @@ rule toy_figure:
         "../scripts/toy_figure.py"
 
 
+rule protocol_sensitivity_corrections:
+    input:
+        split=SPLIT,
+    output:
+        vectors=temp("results/{dataset}/protocol_sensitivity_corrections.npz"),
+    log:
+        "logs/{dataset}/protocol_sensitivity_corrections.log",
+    benchmark:
+        "results/{dataset}/benchmarks/protocol_sensitivity_corrections.tsv"
+    threads: 2  # the nodes of n and laws in parallel
+    resources:
+        runtime=15,
+        mem_mb=2000,
+    params:
+        library=LIBRARY,
+        metrics=config["metrics"],
+        estimation=config["estimation"],
+        m=config["sampling"]["m"],
+        nodes=config["protocol_sensitivity"]["per_user_nodes"],
+    script:
+        "../scripts/protocol_sensitivity_corrections.py"
+
+
 rule protocol_sensitivity:
     input:
+        vectors=rules.protocol_sensitivity_corrections.output.vectors,
         ranks=expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
         split=SPLIT,
         paper=PAPER,
@@ -240,9 +264,8 @@ rule protocol_sensitivity:
         "logs/{dataset}/protocol_sensitivity.log",
     benchmark:
         "results/{dataset}/benchmarks/protocol_sensitivity.tsv"
-    threads: 2  # the corrections' builds, then the recommenders, in parallel
     resources:
-        runtime=15,
+        runtime=5,
         mem_mb=2000,
     params:
         library=LIBRARY,

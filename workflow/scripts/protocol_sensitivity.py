@@ -5,15 +5,18 @@ CLS constraint), beside the paper, with each reading's gap to the paper."""
 import numpy as np
 
 from sampled_metrics.data import split_users
+from sampled_metrics.estimation.corrections import CLS_CONSTRAINTS
 from sampled_metrics.estimation.estimators import paper_methods
+from sampled_metrics.estimation.laws import LAWS
 from sampled_metrics.io.atomic import write_csv, write_text
 from sampled_metrics.outputs.labels import label_keys
 from sampled_metrics.outputs.tables import markdown_table
 from sampled_metrics.pipeline.intermediates import read_ranks
 from sampled_metrics.pipeline.runs import start_job
+from sampled_metrics.pipeline.vector_builds import read_vector_builds
 from sampled_metrics.reproduction.claims import TOP_HEAVY
 from sampled_metrics.reproduction.paper import published
-from sampled_metrics.reproduction.sensitivity import protocol_sensitivity
+from sampled_metrics.reproduction.sensitivity import sensitivity_table, sensitivity_variants
 
 log = start_job(snakemake)
 p = snakemake.params
@@ -23,17 +26,16 @@ ranks = {}
 for recommender, path in zip(p.recommenders, snakemake.input.ranks):
     frame = read_ranks(path, users)
     ranks[recommender] = (frame["rank"].to_numpy(), frame["n_candidates"].to_numpy())
-frame = protocol_sensitivity(
-    ranks,
-    p.metrics,
-    ["sampled", *paper_methods(e["estimators"])],  # the learned ones have no fixed vector
-    users.n_items,
-    p.m,
-    p.law,
-    e["cls_constraint"],
-    p.nodes,
-    workers=snakemake.threads,
+methods = ["sampled", *paper_methods(e["estimators"])]  # the learned ones have no fixed vector
+variants = sensitivity_variants(
+    users.n_candidates, users.n_items, methods, e["cls_constraint"], p.nodes
 )
+# the builds of rule protocol_sensitivity_corrections, named back by law and constraint
+built = {
+    (n, LAWS[law], CLS_CONSTRAINTS[c]): vectors
+    for (n, law, c), vectors in read_vector_builds(snakemake.input.vectors).items()
+}
+frame = sensitivity_table(ranks, variants, built, p.m, p.law, workers=snakemake.threads)
 frame = frame.assign(
     expected=100 * frame["expected"],
     variant=[

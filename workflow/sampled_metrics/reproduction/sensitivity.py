@@ -9,6 +9,7 @@ from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike
 
 from ..estimation.corrections import CLS_CONSTRAINTS, correction_vectors
 from ..estimation.laws import LAWS
@@ -16,7 +17,12 @@ from ..estimation.nodes import interpolation_nodes
 from ..io.forked import forked_map
 from .curves import expected_at_nodes_each
 
-__all__ = ["protocol_sensitivity"]
+__all__ = [
+    "protocol_sensitivity",
+    "sensitivity_corrections",
+    "sensitivity_table",
+    "sensitivity_variants",
+]
 
 
 def protocol_sensitivity(
@@ -80,23 +86,80 @@ def protocol_sensitivity(
     """
     methods = list(methods)
     all_n = np.concatenate([np.asarray(c) for _, c in ranks.values()])
+    variants = sensitivity_variants(all_n, n_items, methods, cls_constraint, nodes)
+    built = sensitivity_corrections(variants, metrics, methods, m, cls_constraint, workers=workers)
+    return sensitivity_table(ranks, variants, built, m, sampling_law, workers=workers)
+
+
+def sensitivity_variants(
+    n_values: ArrayLike, n_items: int, methods: Iterable[str], cls_constraint: str, nodes: int
+) -> list:
+    """[((n reading, law, CLS constraint), values of n built at)]: the readings of
+    :func:`protocol_sensitivity`, from the users' ``n_values`` alone.
+
+    Examples
+    --------
+    >>> [(v, n.tolist()) for v, n in sensitivity_variants([5, 9], 10, ["ls"], "monotone", 2)]
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [(('catalogue', 'binomial', 'monotone'), [10]),
+     (('catalogue', 'hypergeometric', 'monotone'), [10]),
+     (('per_user', 'binomial', 'monotone'), [5, 9]),
+     (('per_user', 'hypergeometric', 'monotone'), [5, 9])]
+    """
     other = [c for c in CLS_CONSTRAINTS if c != cls_constraint and "cls" in methods]
-    variants = [(n, law, cls_constraint) for n in ("catalogue", "per_user") for law in LAWS]
-    variants += [(n, law, c) for n in ("per_user",) for law in LAWS for c in other]
-    node_sets = [
-        np.array([n_items]) if n_mode == "catalogue" else interpolation_nodes(all_n, nodes)
-        for n_mode, _, _ in variants
+    readings = [(n, law, cls_constraint) for n in ("catalogue", "per_user") for law in LAWS]
+    readings += [(n, law, c) for n in ("per_user",) for law in LAWS for c in other]
+    return [
+        (
+            reading,
+            np.array([n_items])
+            if reading[0] == "catalogue"
+            else interpolation_nodes(n_values, nodes),
+        )
+        for reading in readings
     ]
+
+
+def sensitivity_corrections(
+    variants: list,
+    metrics: Iterable[str],
+    methods: Iterable[str],
+    m: int,
+    cls_constraint: str,
+    *,
+    workers: int = 1,
+) -> dict:
+    """{(n, law, CLS constraint): {(metric, method): M^}} of every node of n of the
+    ``variants`` (:func:`sensitivity_variants`): every method under ``cls_constraint``,
+    CLS alone under the other constraints; one build per node of n and law, in
+    ``workers`` forked processes. They depend on the users' n alone, never on a model.
+
+    Examples
+    --------
+    >>> variants = sensitivity_variants([3], 3, ["ls"], "monotone", 2)
+    >>> built = sensitivity_corrections(variants, ["auc"], ["ls"], 1, "monotone")
+    >>> sorted(built)
+    [(3, 'binomial', 'monotone'), (3, 'hypergeometric', 'monotone')]
+    """
     # one build per node of n and law, every constraint's vectors from the same law
-    nodes_and_laws = [
-        (int(v), law) for (_, law, _), node_n in zip(variants, node_sets) for v in node_n
-    ]
-    tasks = list(dict.fromkeys(nodes_and_laws))
-    shared = (metrics, methods, m, cls_constraint)
-    built = dict(zip(tasks, forked_map(_vectors_at_node, shared, tasks, workers)))
+    tasks = list(dict.fromkeys((int(v), law) for (_, law, _), node_n in variants for v in node_n))
+    shared = (list(metrics), list(methods), m, cls_constraint)
+    return {
+        (n, law, constraint): vectors
+        for (n, law), found in zip(tasks, forked_map(_vectors_at_node, shared, tasks, workers))
+        for constraint, vectors in found.items()
+    }
+
+
+def sensitivity_table(
+    ranks: dict, variants: list, built: dict, m: int, sampling_law: str, *, workers: int = 1
+) -> pd.DataFrame:
+    """:func:`protocol_sensitivity`'s table from the corrections of
+    :func:`sensitivity_corrections`: each recommender's expectations, in ``workers``
+    forked processes (the same values with any number)."""
     builds = [
-        ([built[int(v), law][constraint] for v in node_n], node_n)
-        for (_, law, constraint), node_n in zip(variants, node_sets)
+        ([built[int(v), law, constraint] for v in node_n], node_n)
+        for (_, law, constraint), node_n in variants
     ]
     # each recommender's per-user laws once, for every variant
     expected = forked_map(
@@ -116,7 +179,7 @@ def protocol_sensitivity(
             "cls_constraint": constraint,
             "expected": value,
         }
-        for v, (n_mode, law, constraint) in enumerate(variants)
+        for v, ((n_mode, law, constraint), _) in enumerate(variants)
         for name in ranks
         for (metric, method), value in each[name][v].items()
     ]
