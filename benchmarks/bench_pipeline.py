@@ -49,9 +49,16 @@ STAGES = {
     "draw the sampled items (draw_plan)": "draw_plan.tsv",
     "score, rank exactly and in every repetition (rank_shard)": "rank_*-of-*.tsv",
     "rank, or join the shards (merge_ranks)": "merge_ranks_*.tsv",
-    "sampling: all corrections (sampling_table)": "sampling_table.tsv",
+    "sampling: the corrections of each n (sampling_corrections)": "sampling_corrections.tsv",
+    "sampling: each recommender's estimates (sampling_recommender)": "sampling_of_*.tsv",
+    "sampling: the join (sampling_table)": "sampling_table.tsv",
+    "protocol sensitivity: corrections (protocol_sensitivity_corrections)": (
+        "protocol_sensitivity_corrections.tsv"
+    ),
     "protocol sensitivity (protocol_sensitivity)": "protocol_sensitivity.tsv",
-    "Figure 6 curves (fig6_curves)": "fig6_curves.tsv",
+    "Figure 6: corrections (fig6_corrections)": "fig6_corrections.tsv",
+    "Figure 6: each recommender's curves (fig6_recommender)": "fig6_of_*.tsv",
+    "Figure 6: the join (fig6_curves)": "fig6_curves.tsv",
     "protocol study: simulate (protocol_ranks)": "protocol_ranks.tsv",
     "protocol study: estimators (protocols)": "protocols.tsv",
     "design study (decisions)": "decisions.tsv",

@@ -52,11 +52,25 @@ def synthetic_entry(users: int, items: int, interactions: int) -> dict:
 
 
 def rule_of(benchmark_stem: str) -> str:
-    """The rule of a benchmark file: fit_X -> fit, rank_X_0-of-2 -> rank_shard."""
+    """The rule of a benchmark file: fit_X -> fit, rank_X_0-of-2 -> rank_shard,
+    sampling_of_X -> sampling_recommender.
+
+    >>> [rule_of(stem) for stem in ("fit_X", "fig6_of_BPR", "fig6_curves")]
+    ['fit', 'fig6_recommender', 'fig6_curves']
+    """
     if re.fullmatch(r"rank_[^_]+_\d+-of-\d+", benchmark_stem):
         return "rank_shard"
-    match = re.fullmatch(r"(fit|merge_ranks)_[^_]+", benchmark_stem)
-    return match.group(1) if match else benchmark_stem
+    match = re.fullmatch(r"(fit|merge_ranks|sampling_of|fig6_of)_[^_]+", benchmark_stem)
+    return PER_RECOMMENDER[match.group(1)] if match else benchmark_stem
+
+
+# The rules with one job per recommender, by the start of their benchmark files' names.
+PER_RECOMMENDER = {
+    "fit": "fit",
+    "merge_ranks": "merge_ranks",
+    "sampling_of": "sampling_recommender",
+    "fig6_of": "fig6_recommender",
+}
 
 
 # What is measured: the paper's pipeline (the baselines and both studies left out).

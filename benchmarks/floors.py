@@ -16,12 +16,16 @@ measured CPU time beside it shows what the implementation adds. What is counted
   E I for a dense item x item model), one comparison per item for the exact rank, and
   m R comparisons for the sampled ranks;
 - draw plan: U m R draws of sampled items;
-- corrections: each correction's system at 64 nodes of n (a QR of n x (m + 1), linear
-  in n between nodes as protocol_sensitivity builds them), EM's 100 iterations of
-  n (m + 1) on every repetition of every recommender, and applying each estimator to
-  U R sampled ranks of every recommender; Figure 6 the laws of 5 nodes and of every
-  user at each of its values of m; the protocol sensitivity its corrections at 64 nodes
-  under 4 readings;
+- corrections, built from the split alone (sampling_corrections, fig6_corrections,
+  protocol_sensitivity_corrections): each correction's system at 64 nodes of n (a QR of
+  n x (m + 1), linear in n between nodes as protocol_sensitivity builds them); Figure 6
+  the laws of its 5 nodes at each of its values of m; the protocol sensitivity its
+  corrections at 64 nodes under 4 readings;
+- each recommender's share (sampling_of_<recommender>, fig6_of_<recommender>): EM's 100
+  iterations of n (m + 1) on every repetition, and applying each estimator to U R
+  sampled ranks; Figure 6 the law of every user at each of its values of m; the
+  protocol sensitivity's join each recommender's per-user laws (U (m + 1)); the other
+  joins (sampling_table, fig6_curves) only lay the shares side by side: no floor;
 - the studies: their simulated draws and fits: a sampled rank per seed, user and model
   for the design study (200 seeds) and an EM fit per seed and model; for the protocol
   study (20 repetitions) a sampled rank per repetition, user and model for each uniform
@@ -49,6 +53,7 @@ from workflow_run import REPO
 # The shipped config: six recommenders, twelve estimators, the protocol study's four
 # uniform protocols (NCF, Elliot, RecBole uni100, DaisyRec) and two by popularity.
 MODELS, ESTIMATORS, UNIFORM_PROTOCOLS, POPULARITY_PROTOCOLS = 6, 12, 4, 2
+MODEL_NAMES = ("X", "Y", "Z", "EASE", "BPR", "Pop")
 PROTOCOL_ESTIMATORS, PROTOCOL_REPETITIONS, DESIGN_SEEDS = 4, 20, 200
 EM_ITERATIONS, NODES, FIG6_M_VALUES = 100, 64, (
     1, 2, 3, 5, 7, 10, 15, 20, 30, 40, 50, 60, 70, 80, 100, 120, 150, 200, 300, 400, 500,
@@ -129,9 +134,12 @@ def floors(size: Size, rate: dict[str, float]) -> dict[str, float]:
         "rank_EASE": e * i / mad + ranked,
         "rank_BPR": u * i * 100 / mad + ranked,
         "rank_Pop": ranked,
-        "sampling_table": NODES * system + r * MODELS * em + MODELS * ESTIMATORS * u * r / cmp,
-        "fig6_curves": (5 + MODELS * u / i) * i * fig6_columns / cmp,
-        "protocol_sensitivity": 4 * NODES * system,
+        "sampling_corrections": NODES * system,
+        **{f"sampling_of_{name}": r * em + ESTIMATORS * u * r / cmp for name in MODEL_NAMES},
+        "fig6_corrections": 5 * i * fig6_columns / cmp,
+        **{f"fig6_of_{name}": u * fig6_columns / cmp for name in MODEL_NAMES},
+        "protocol_sensitivity_corrections": 4 * NODES * system,
+        "protocol_sensitivity": MODELS * u * (m + 1) / cmp,
         "protocol_ranks": (
             UNIFORM_PROTOCOLS * MODELS * u * pr / draw
             + POPULARITY_PROTOCOLS * u * pr * m * (1 / draw + MODELS / cmp)
