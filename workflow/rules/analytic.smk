@@ -43,7 +43,7 @@ rule fig6_corrections:
         "logs/{dataset}/fig6_corrections.log",
     benchmark:
         "results/{dataset}/benchmarks/fig6_corrections.tsv"
-    threads: 2  # the sample sizes in parallel
+    threads: beside_the_fits  # the sample sizes in parallel
     resources:
         runtime=15,
         mem_mb=3000,
@@ -68,6 +68,7 @@ rule fig6_recommender:
         "logs/{dataset}/fig6_of_{recommender}.log",
     benchmark:
         "results/{dataset}/benchmarks/fig6_of_{recommender}.tsv"
+    priority: 1  # the last model's share, right after its ranks: the figure waits for it
     resources:
         runtime=15,
         mem_mb=2000,

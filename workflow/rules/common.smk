@@ -113,6 +113,13 @@ def fit_threads(wildcards):
     return max(1, min(wanted, workflow.cores // 2))
 
 
+def beside_the_fits(wildcards):
+    """Threads of a job built from the split alone (the corrections), meant to run beside
+    the fits: 2, locally at most half of the cores (as fit_threads), so that it starts
+    while a one-thread fit holds a core. Its outputs do not depend on the number."""
+    return 2 if not workflow.local_exec else max(1, min(2, workflow.cores // 2))
+
+
 # Longest chains first: a model's fit and then its ranking pass, so that the short jobs fill
 # the other cores instead of one long pass running alone at the end. At ML-20M size EASE's
 # and BPR's fits take longest, then item-kNN's fits and passes, iALS's and Pop's; on

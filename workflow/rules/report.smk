@@ -232,7 +232,7 @@ rule protocol_sensitivity_corrections:
         "logs/{dataset}/protocol_sensitivity_corrections.log",
     benchmark:
         "results/{dataset}/benchmarks/protocol_sensitivity_corrections.tsv"
-    threads: 2  # the nodes of n and laws in parallel
+    threads: beside_the_fits  # the nodes of n and laws in parallel
     resources:
         runtime=15,
         mem_mb=2000,

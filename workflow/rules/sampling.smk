@@ -13,7 +13,7 @@ rule sampling_corrections:
         "logs/{dataset}/sampling_corrections.log",
     benchmark:
         "results/{dataset}/benchmarks/sampling_corrections.tsv"
-    threads: 2  # the distinct n in parallel
+    threads: beside_the_fits  # the distinct n in parallel
     resources:
         runtime=15,
         mem_mb=2000,
@@ -39,6 +39,7 @@ rule sampling_recommender:
         "logs/{dataset}/sampling_of_{recommender}.log",
     benchmark:
         "results/{dataset}/benchmarks/sampling_of_{recommender}.tsv"
+    priority: 1  # the last model's share, right after its ranks: the tables wait for it
     resources:
         runtime=15,
         mem_mb=2000,
@@ -64,6 +65,7 @@ rule sampling_table:
         "logs/{dataset}/sampling_table.log",
     benchmark:
         "results/{dataset}/benchmarks/sampling_table.tsv"
+    priority: 1  # Tables 3, 4 and the claims wait for it
     resources:
         runtime=5,
         mem_mb=2000,
