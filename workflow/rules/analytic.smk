@@ -43,6 +43,7 @@ rule fig6_corrections:
         "logs/{dataset}/fig6_corrections.log",
     benchmark:
         "results/{dataset}/benchmarks/fig6_corrections.tsv"
+    priority: 2  # before the models' shares: the last model's shares wait for it
     threads: beside_the_fits  # the sample sizes in parallel
     resources:
         runtime=15,

@@ -232,6 +232,7 @@ rule protocol_sensitivity_corrections:
         "logs/{dataset}/protocol_sensitivity_corrections.log",
     benchmark:
         "results/{dataset}/benchmarks/protocol_sensitivity_corrections.tsv"
+    priority: 2  # beside the fits, before the models' shares: protocol_sensitivity waits for it
     threads: beside_the_fits  # the nodes of n and laws in parallel
     resources:
         runtime=15,

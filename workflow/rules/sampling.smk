@@ -13,6 +13,7 @@ rule sampling_corrections:
         "logs/{dataset}/sampling_corrections.log",
     benchmark:
         "results/{dataset}/benchmarks/sampling_corrections.tsv"
+    priority: 2  # before the models' shares: the last model's shares wait for it
     threads: beside_the_fits  # the distinct n in parallel
     resources:
         runtime=15,
