@@ -169,7 +169,8 @@ def sample_size_curves(
     progress : bool, default False
         Show a tqdm bar over the sample sizes.
     workers : int, default 1
-        Forked processes over the sample sizes (the largest first: they take longest).
+        Forked processes that build the corrections (:func:`curve_corrections`), over
+        the sample sizes, the largest first: they take longest.
 
     Returns
     -------
