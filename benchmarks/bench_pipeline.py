@@ -49,15 +49,15 @@ STAGES = {
     "draw the sampled items (draw_plan)": "draw_plan.tsv",
     "score, rank exactly and in every repetition (rank_shard)": "rank_*-of-*.tsv",
     "rank, or join the shards (merge_ranks)": "merge_ranks_*.tsv",
-    "sampling: the corrections of each n (sampling_corrections)": "sampling_corrections.tsv",
-    "sampling: each recommender's estimates (sampling_recommender)": "sampling_of_*.tsv",
+    "sampling: corrections of each n (sampling_corrections)": "sampling_corrections.tsv",
+    "sampling: a model's estimates (sampling_recommender)": "sampling_of_*.tsv",
     "sampling: the join (sampling_table)": "sampling_table.tsv",
-    "protocol sensitivity: corrections (protocol_sensitivity_corrections)": (
+    "sensitivity: corrections (protocol_sensitivity_corrections)": (
         "protocol_sensitivity_corrections.tsv"
     ),
     "protocol sensitivity (protocol_sensitivity)": "protocol_sensitivity.tsv",
     "Figure 6: corrections (fig6_corrections)": "fig6_corrections.tsv",
-    "Figure 6: each recommender's curves (fig6_recommender)": "fig6_of_*.tsv",
+    "Figure 6: a model's curves (fig6_recommender)": "fig6_of_*.tsv",
     "Figure 6: the join (fig6_curves)": "fig6_curves.tsv",
     "protocol study: simulate (protocol_ranks)": "protocol_ranks.tsv",
     "protocol study: estimators (protocols)": "protocols.tsv",
@@ -99,7 +99,7 @@ def main() -> None:
         bench = workdir / "results" / DATASET / "benchmarks"
         logs = workdir / "logs" / DATASET
         print(
-            f"{'stage':46s} {'jobs':>4s} {'sum s':>8s} {'max s':>7s} {'cpu s':>7s} "
+            f"{'stage':62s} {'jobs':>4s} {'sum s':>8s} {'max s':>7s} {'cpu s':>7s} "
             f"{'max PSS MB':>10s}"
         )
         for label, pattern in STAGES.items():
@@ -111,7 +111,7 @@ def main() -> None:
             # cpu_time samples the process tree and misses workers that ended between samples)
             jobs_cpu = sum(logged_cpu_seconds(logs / f"{path.stem}.log") or 0.0 for path in paths)
             print(
-                f"{label:46s} {len(paths):4d} {table['s'].sum():8.1f} {table['s'].max():7.1f} "
+                f"{label:62s} {len(paths):4d} {table['s'].sum():8.1f} {table['s'].max():7.1f} "
                 f"{jobs_cpu:7.1f} {table['max_pss'].max():10.0f}"
             )
         if args.part1:
