@@ -165,16 +165,29 @@ def rank_mem_mb(wildcards, input):
     return config["ranking"]["memory_mb"] + 2 * input.size_mb + 500
 
 
-def protocol_ranks_mem_mb(wildcards, input):
-    """Rule protocol_ranks' memory: a block of users (ranking.memory_mb), the split and
-    every protocol's ranks of all users (studies.protocols.files.ranks_bytes_per_user).
-    Evaluated once the split exists (before, the missing file defers it)."""
+def protocol_mem_mb(input, protocols, models):
+    """Memory of a simulation of the protocol study: a block of users (ranking.memory_mb),
+    the split and the ranks of all users of the protocols for the models
+    (studies.protocols.files.ranks_bytes_per_user). Evaluated once the split exists
+    (before, the missing file defers it)."""
     split_mb = os.path.getsize(input.split) / 2**20
     users = len(split_users(input.split).user_ids)
     per_user = sum(
-        ranks_bytes_per_user(
-            FRAMEWORK_PROTOCOLS[name], config["protocols"]["repetitions"], len(RECOMMENDERS)
-        )
-        for name in config["protocols"]["run"]
+        ranks_bytes_per_user(FRAMEWORK_PROTOCOLS[name], config["protocols"]["repetitions"], models)
+        for name in protocols
     )
     return int(config["ranking"]["memory_mb"] + 2 * split_mb + per_user * users / 2**20 + 500)
+
+
+def protocol_ranks_mem_mb(wildcards, input):
+    """Rule protocol_ranks' memory: the paired protocols of every model."""
+    paired = [name for name in config["protocols"]["run"] if FRAMEWORK_PROTOCOLS[name].paired]
+    return protocol_mem_mb(input, paired, len(RECOMMENDERS))
+
+
+def protocol_model_mem_mb(wildcards, input):
+    """Rule protocol_model's memory: the unpaired protocols of one model."""
+    unpaired = [
+        name for name in config["protocols"]["run"] if not FRAMEWORK_PROTOCOLS[name].paired
+    ]
+    return protocol_mem_mb(input, unpaired, 1)

@@ -1,8 +1,10 @@
-"""Rule protocol_ranks: the sampled ranks every protocol of protocols.run gives every
-recommender, simulated on their real scores, read as the items each ranks above the
-held-out item, which the ranking pass stored (sampled_metrics.studies.protocols.stored,
-beaten_files). A protocol the data set cannot support (more distinct draws than a user's
-pool) is not simulated: its file records that it was left out and why
+"""Rule protocol_ranks: the sampled ranks every paired protocol of protocols.run (one
+draw of items shared by every model, as a shared test file) gives every recommender,
+simulated on their real scores, read as the items each ranks above the held-out item,
+which the ranking pass stored (sampled_metrics.studies.protocols.stored, beaten_files).
+The protocols that draw for every model apart are each model's (rule protocol_model).
+A protocol the data set cannot support (more distinct draws than a user's pool) is not
+simulated: its file records that it was left out and why
 (studies.protocols.files.save_left_out)."""
 
 from sampled_metrics.data import load_split

@@ -1,22 +1,28 @@
 """Rule protocols: every estimator on every framework protocol's simulated ranks, against
 the exact metric (and, for popularity sampling, the metric of the popularity-weighted
-rank R^pi the corrections estimate): bias, RMSE, and the pairs ordered right. A protocol
-rule protocol_ranks left out (the data set cannot support it) is named, with why, in
-protocols.md, protocols_left_out.csv and the log, and nowhere given numbers."""
+rank R^pi the corrections estimate): bias, RMSE, and the pairs ordered right. The
+protocols that draw for every model apart come estimated from each model's share (rule
+protocol_model); the paired ones are estimated here from their ranks (rule
+protocol_ranks), with the corrections rule protocol_corrections built. A protocol the
+data set cannot support is named, with why, in protocols.md, protocols_left_out.csv
+and the log, and nowhere given numbers."""
 
 from itertools import combinations
 
 import pandas as pd
 
 from sampled_metrics.data import split_users
-from sampled_metrics.estimation.population import exact_metric
+from sampled_metrics.estimation.nodes import interpolation_nodes
+from sampled_metrics.estimation.registry import paper_methods
 from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS, HANSEN_HURWITZ
 from sampled_metrics.io.atomic import write_csv, write_text
 from sampled_metrics.io.forked import forked_map
-from sampled_metrics.pipeline.intermediates import read_protocol_ranks, read_ranks
+from sampled_metrics.pipeline.intermediates import read_protocol_ranks
 from sampled_metrics.pipeline.runs import start_job
 from sampled_metrics.reproduction.tables import estimator_errors, pair_agreement
 from sampled_metrics.studies.protocols.estimates import protocol_estimates, protocol_table
+from sampled_metrics.studies.protocols.files import left_out_reason, read_corrections
+from sampled_metrics.studies.protocols.parts import exact_metrics, part_values, read_part
 from sampled_metrics.studies.protocols.precision import error_precision, mean_rmse, pair_share
 from sampled_metrics.studies.protocols.report import LEFT_OUT_COLUMNS, protocols_markdown
 
@@ -25,19 +31,32 @@ p = snakemake.params
 dataset = snakemake.wildcards.dataset
 users = split_users(snakemake.input.split)
 n = users.n_candidates
-ranks = {
-    rec: read_ranks(path, users)["rank"].to_numpy()
-    for rec, path in zip(p.recommenders, snakemake.input.ranks)
-}
+protocols = [FRAMEWORK_PROTOCOLS[name] for name in p.protocols]
+unpaired = [protocol for protocol in protocols if not protocol.paired]
+supported = [
+    protocol for protocol in protocols if left_out_reason(protocol, users.smallest_pool) is None
+]
+parts = [
+    read_part(path, [protocol for protocol in unpaired if protocol in supported])
+    for path in snakemake.input.parts
+]  # each recommender's share, in order
+paired_laws = [(protocol.m, protocol.law) for protocol in supported if protocol.paired]
+corrections = read_corrections(
+    snakemake.input.corrections, paired_laws, p.metrics, paper_methods(p.estimators),
+    interpolation_nodes(n, p.nodes),
+)  # fmt: skip
+# each paired protocol's ranks (rule protocol_ranks), or the record that it was left out
+paired_files = dict(zip([protocol.name for protocol in protocols if protocol.paired],
+                        snakemake.input.protocols))  # fmt: skip
 
 
-def exact_frame(ranks_of) -> pd.DataFrame:
-    """recommender, metric, value (percent) of every recommender's given ranks."""
+def metric_frame(fractions) -> pd.DataFrame:
+    """recommender, metric, value (percent) from {recommender: (metrics,) fractions}."""
     return pd.DataFrame(
         [
-            {"recommender": rec, "metric": metric, "value": 100 * exact_metric(metric, r, n)}
-            for rec, r in ranks_of.items()
-            for metric in p.metrics
+            {"recommender": rec, "metric": metric, "value": 100 * values[j]}
+            for rec, values in fractions.items()
+            for j, metric in enumerate(p.metrics)
         ]
     )
 
@@ -65,19 +84,32 @@ def errors_with_precision(truth, values, **keys) -> pd.DataFrame:
     return errors.assign(**keys)
 
 
-def protocol_study(name, path):
+def protocol_study(name):
     """(error frames, pair agreement, summary frames, left-out row, log line) of one
     protocol."""
     protocol = FRAMEWORK_PROTOCOLS[name]
-    simulated = read_protocol_ranks(
-        path, protocol, n.size, p.repetitions, len(p.recommenders), users.smallest_pool
-    )
-    if isinstance(simulated, str):  # left out by rule protocol_ranks: the reason
+    if protocol.paired:
+        simulated = read_protocol_ranks(
+            paired_files[name], protocol, n.size, p.repetitions, len(p.recommenders),
+            users.smallest_pool,
+        )  # fmt: skip
+    else:
+        simulated = left_out_reason(protocol, users.smallest_pool)
+    if isinstance(simulated, str):  # left out: the reason
         row = [name, protocol.m, protocol.replacement, users.smallest_pool, simulated]
         return [], None, [], row, f"{name} left out: it {simulated}"
-    values = protocol_estimates(
-        simulated, protocol, n, p.recommenders, p.metrics, p.estimators, nodes=p.nodes
-    )
+    if protocol.paired:
+        values = protocol_estimates(
+            simulated, protocol, n, p.recommenders, p.metrics, p.estimators, nodes=p.nodes,
+            corrections=corrections[protocol.m, protocol.law],
+        )  # fmt: skip
+        weighted = {
+            rec: exact_metrics(ranks, n, p.metrics)
+            for rec, ranks in zip(p.recommenders, simulated.weighted_rank)
+        }
+    else:
+        values = part_values(parts, protocol, p.recommenders, p.metrics, p.estimators)
+        weighted = {rec: part.get(f"{name}.weighted") for rec, part in zip(p.recommenders, parts)}
     values["value"] *= 100
     found = [errors_with_precision(exact, values, protocol=name, target="rank")]
     summary = [
@@ -86,29 +118,24 @@ def protocol_study(name, path):
         .assign(protocol=name, target="rank")
     ]
     if protocol.alpha:  # what the corrections estimate there (Hansen-Hurwitz: the rank)
-        weighted = exact_frame(dict(zip(p.recommenders, simulated.weighted_rank)))
-        corrections = values[values["method"] != HANSEN_HURWITZ]
+        weighted = metric_frame(weighted)
+        corrected = values[values["method"] != HANSEN_HURWITZ]
         found.append(
-            errors_with_precision(weighted, corrections, protocol=name, target="weighted_rank")
+            errors_with_precision(weighted, corrected, protocol=name, target="weighted_rank")
         )
-        summary.append(
-            mean_rmse(weighted, corrections).assign(protocol=name, target="weighted_rank")
-        )
+        summary.append(mean_rmse(weighted, corrected).assign(protocol=name, target="weighted_rank"))
     agreement = pair_agreement(exact, values, pairs).assign(protocol=name)
     return found, agreement, summary, None, f"{name}: {len(values)} estimates"
 
 
-exact = exact_frame(ranks)
+exact = metric_frame({rec: part["exact"] for rec, part in zip(p.recommenders, parts)})
 pairs = list(combinations(p.recommenders, 2))
 # The protocols are independent: one forked process each (they share what is read
 # above; BLAS on one thread), snakemake.threads at a time, the most draws first (their
-# estimators take longest: DaisyRec's 999 half the rule on MovieLens 1M; started last, it
-# ran alone).
-jobs = sorted(
-    zip(p.protocols, snakemake.input.protocols), key=lambda job: -FRAMEWORK_PROTOCOLS[job[0]].m
-)
-done = forked_map(lambda _, job: protocol_study(*job), None, jobs, snakemake.threads)
-by_name = dict(zip([name for name, _ in jobs], done))
+# estimators take longest).
+jobs = sorted(p.protocols, key=lambda name: -FRAMEWORK_PROTOCOLS[name].m)
+done = forked_map(lambda _, name: protocol_study(name), None, jobs, snakemake.threads)
+by_name = dict(zip(jobs, done))
 studies = [by_name[name] for name in p.protocols]
 errors, agreement, summary, left_out = [], [], [], []
 for found, pairs_right, means, row, line in studies:

@@ -44,6 +44,7 @@ def simulate_masks(
     progress: bool = False,
     start: int = 0,
     popularity: np.ndarray | None = None,
+    first_recommender: int = 0,
 ) -> dict:
     """Every protocol's sampled ranks of every user for every model of ``source``, over
     blocks of users within ``memory_mb``.
@@ -55,6 +56,11 @@ def simulate_masks(
     train, test_items, protocols, repetitions, seed, tie_policy, tie_seed, memory_mb,
     workers, progress, start, popularity
         As :func:`.protocol_pass.simulate_protocols`.
+    first_recommender : int, default 0
+        The index of the source's first model among the study's: the unpaired
+        protocols' draws of a model depend on it (``unpaired.simulate_unpaired``), so a
+        model simulated alone draws as among all. Paired protocols share their draws
+        over the models given: simulate them with all of them.
 
     Returns
     -------
@@ -84,7 +90,7 @@ def simulate_masks(
         size = min(size, SCORE_CHUNK * -(-n_users // (SCORE_CHUNK * workers)))
     work = BlockWork(
         source, X, test_items, protocols, weights, orders, own,
-        dict(repetitions=repetitions, seed=seed), tie_policy, tie_seed, start,
+        dict(repetitions=repetitions, seed=seed), tie_policy, tie_seed, start, first_recommender,
     )  # fmt: skip
     blocks = [(a, min(a + size, n_users)) for a in range(0, n_users, size)]
     out: dict = {}
@@ -132,6 +138,7 @@ class BlockWork(NamedTuple):
     tie_policy: str
     tie_seed: int
     start: int  # the first row's user in the population (draws and tie order)
+    first_recommender: int  # the first model's index in the study (unpaired draws)
 
 
 def _simulate_block(w: BlockWork, block: tuple) -> dict:
@@ -153,14 +160,14 @@ def _simulate_block(w: BlockWork, block: tuple) -> dict:
         else:
             excluded = training if protocol.target_in_pool else without_target
         masks = beaten[_mask_key(protocol, w.tie_policy)]
+        draws = dict(w.draws, start=w.start + a)
         if protocol.paired:
             simulate = simulator(protocol, w.weights[protocol.name], len(masks))
         else:
-            simulate = simulate_unpaired
+            simulate, draws["first_recommender"] = simulate_unpaired, w.first_recommender
         out[protocol.name] = simulate(
-            protocol, masks, excluded, w.weights[protocol.name], test_items[a:b],
-            start=w.start + a, **w.draws,
-        )  # fmt: skip
+            protocol, masks, excluded, w.weights[protocol.name], test_items[a:b], **draws
+        )
     return out
 
 

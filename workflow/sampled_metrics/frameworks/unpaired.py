@@ -27,9 +27,10 @@ q_u = B_u / T_u, so
   (``simulate``'s formula, the same floats).
 
 The draws of recommender k for a user depend only on (seed, protocol, k, the user's
-chunk of ``SCORE_CHUNK`` users): each (recommender, chunk) has its own generator, so
-the recommenders' ranks are independent given the scores and the result does not
-depend on the blocks.
+chunk of ``SCORE_CHUNK`` users), k its index among the study's recommenders: each
+(recommender, chunk) has its own generator, so the recommenders' ranks are independent
+given the scores, and the result depends neither on the blocks nor on which of the
+recommenders are simulated together.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ def simulate_unpaired(
     start: int,
     repetitions: int,
     seed: int,
+    first_recommender: int = 0,
 ) -> ProtocolRanks:
     """The sampled ranks of users ``start..`` under a protocol with replacement, each
     recommender with its own draws (see the module docstring); ``simulate``'s arguments.
@@ -76,6 +78,10 @@ def simulate_unpaired(
     start : int
         The first user (a multiple of ``SCORE_CHUNK``).
     repetitions, seed : int
+    first_recommender : int, default 0
+        The index of ``beaten[0]`` among the study's recommenders: recommender k's draws
+        are seeded by its index in the study, so one recommender simulated alone
+        draws exactly as among all of them.
 
     Returns
     -------
@@ -112,7 +118,8 @@ def simulate_unpaired(
     uniform = bool(np.all(weights == weights[0]))
     stream = zlib.crc32(protocol.name.encode())
     pool = ~excluded
-    for k, mask in enumerate(beaten):
+    for k, mask in enumerate(beaten, start=first_recommender):
+        column = k - first_recommender
         for lo in range(0, n_rows, SCORE_CHUNK):
             hi = min(lo + SCORE_CHUNK, n_rows)
             rng = np.random.default_rng([seed, stream, k + 1, start + lo])
@@ -120,8 +127,8 @@ def simulate_unpaired(
                 protocol, mask[lo:hi] & pool[lo:hi], total[lo:hi], weights, uniform,
                 repetitions, rng,
             )  # fmt: skip
-            sampled[:, k, lo:hi] = ranks
-            hansen_hurwitz[:, k, lo:hi] = estimate
+            sampled[:, column, lo:hi] = ranks
+            hansen_hurwitz[:, column, lo:hi] = estimate
     return ProtocolRanks(start, sampled, hansen_hurwitz, weighted_rank)
 
 

@@ -9,6 +9,7 @@ protocols with replacement the Hansen-Hurwitz estimate (:data:`.registry.HANSEN_
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import product
 
 import numpy as np
 import pandas as pd
@@ -21,8 +22,62 @@ from ...estimation.population import learned_estimates
 from ...estimation.registry import paper_methods
 from ...frameworks.registry import HANSEN_HURWITZ, Protocol
 from ...frameworks.simulate import ProtocolRanks
+from ...io.forked import forked_map
 
-__all__ = ["protocol_estimates", "protocol_table"]
+__all__ = ["protocol_corrections", "protocol_estimates", "protocol_table"]
+
+
+def protocol_corrections(
+    n: ArrayLike,
+    protocols: Sequence[Protocol],
+    metrics: Sequence[str],
+    methods: Sequence[str],
+    *,
+    nodes: int,
+    workers: int = 1,
+) -> dict:
+    """The paper's corrections every protocol's estimates read, built once for each
+    distinct (m, law) at each of ``nodes`` values of n (``nodes.interpolation_nodes``
+    of the users' n): they depend on the split alone, not on a model.
+
+    Parameters
+    ----------
+    n : array_like of int (users,)
+        Each user's ranked-set size.
+    protocols : list of Protocol
+    metrics, methods : list of str
+        The study's; only the paper's methods (``registry.paper_methods``) are built.
+    nodes : int
+    workers : int, default 1
+        Forked processes over the (m, law, node) systems, BLAS on one thread in each
+        (the same bits for any number).
+
+    Returns
+    -------
+    dict
+        {(m, law): [correction_vectors at each node]}.
+
+    Examples
+    --------
+    >>> from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS as P
+    >>> built = protocol_corrections([50, 60], [P["elliot"], P["bert4rec"]], ["ap"],
+    ...                              ["sampled", "em"], nodes=2)
+    >>> list(built), len(built[100, "hypergeometric"])  # one law of both, at 2 nodes
+    ([(100, 'hypergeometric')], 2)
+    """
+    fixed = paper_methods(methods)
+    node_n = interpolation_nodes(np.asarray(n, dtype=np.int64), nodes)
+    laws = list(dict.fromkeys((protocol.m, protocol.law) for protocol in protocols))
+    tasks = [(m, law, int(node)) for m, law in laws for node in node_n]
+    built = forked_map(
+        lambda _, task: correction_vectors(metrics, fixed, task[2], task[0], task[1]),
+        None,
+        tasks,
+        workers,
+    )
+    return {
+        (m, law): built[k * node_n.size : (k + 1) * node_n.size] for k, (m, law) in enumerate(laws)
+    }
 
 
 def protocol_estimates(
@@ -35,6 +90,7 @@ def protocol_estimates(
     *,
     nodes: int,
     workers: int = 1,
+    corrections: list | None = None,
 ) -> pd.DataFrame:
     """Every estimator on every repetition of one protocol's simulated ranks, with
     the law the protocol implies (:attr:`Protocol.law`) and the user's own n.
@@ -57,6 +113,9 @@ def protocol_estimates(
         Values of n the corrections are built at (at least 2).
     workers : int, default 1
         Processes of the learned estimators.
+    corrections : list of dict, optional
+        The corrections at the nodes, as :func:`protocol_corrections` built them for
+        the protocol's (m, law); built here when not given.
 
     Returns
     -------
@@ -79,18 +138,24 @@ def protocol_estimates(
     node_n = interpolation_nodes(n, nodes)
     distinct_n, user_n = np.unique(n, return_inverse=True)
     weights = node_weights(distinct_n, node_n)  # a function of n: once per distinct n
-    vectors = [
-        correction_vectors(metrics, fixed, int(node), protocol.m, protocol.law) for node in node_n
-    ]
+    vectors = corrections
+    if vectors is None:
+        vectors = [
+            correction_vectors(metrics, fixed, int(node), protocol.m, protocol.law)
+            for node in node_n
+        ]
+    # each distinct n's vector, interpolated between the nodes, read per user
+    by_n = {
+        key: sum(weights[:, [j]] * vectors[j][key] for j in range(node_n.size))
+        for key in product(metrics, fixed)
+    }
     frames = []
     for k, recommender in enumerate(recommenders):
         index = ranks.sampled[:, k, :].astype(np.int64) - 1
         reps = np.arange(index.shape[0])
         for metric in metrics:
             for method in fixed:
-                # each distinct n's vector, interpolated between the nodes, read per user
-                by_n = sum(weights[:, [j]] * vectors[j][metric, method] for j in range(node_n.size))
-                per_user = by_n[user_n, index]
+                per_user = by_n[metric, method][user_n, index]
                 frames.append(_values(recommender, metric, method, reps, per_user.mean(axis=1)))
             if protocol.replacement:
                 estimate = np.minimum(ranks.hansen_hurwitz[:, k, :], n)

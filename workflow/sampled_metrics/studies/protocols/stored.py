@@ -33,6 +33,7 @@ def simulate_stored_protocols(
     exact_ranks: list,
     workers: int = 1,
     progress: bool = False,
+    first_recommender: int = 0,
 ) -> dict:
     """Every protocol's sampled ranks from the masks the ranking pass stored: no model is
     loaded or scored again. Equal to
@@ -49,6 +50,8 @@ def simulate_stored_protocols(
     train, test_items, protocols, repetitions, seed, tie_policy, tie_seed, memory_mb,
     workers, progress
         As :func:`~sampled_metrics.frameworks.protocol_pass.simulate_protocols`.
+    first_recommender : int, default 0
+        As :func:`~sampled_metrics.frameworks.mask_pass.simulate_masks`'.
 
     Returns
     -------
@@ -88,7 +91,7 @@ def simulate_stored_protocols(
     return simulate_masks(
         _Stored(beaten, exact_ranks), train, test_items, protocols, repetitions=repetitions,
         seed=seed, tie_policy=tie_policy, tie_seed=tie_seed, memory_mb=memory_mb,
-        workers=workers, progress=progress,
+        workers=workers, progress=progress, first_recommender=first_recommender,
     )  # fmt: skip
 
 
