@@ -157,7 +157,8 @@ def pair_agreement(
 
     For each pair (a, b), metric and method, the number of repetitions in which
     the sign of value(a) - value(b) equals its sign on the exact metric (a tie
-    counts as wrong, unless the exact values tie too).
+    counts as wrong, unless the exact values tie too). Every recommender, metric and
+    method holds the same repetitions.
 
     Parameters
     ----------
@@ -182,20 +183,22 @@ def pair_agreement(
     [['X<Y', 'ap', 'sampled', 1, 2]]
     """
     exact_value = exact.set_index(["recommender", "metric"])["value"]
-    values = sampling.set_index(["recommender", "metric", "method", "rep"])["value"]
+    # one row of repetitions per (recommender, metric, method), read by position
+    wide = sampling.set_index(["recommender", "metric", "method", "rep"])["value"].unstack("rep")
+    values = wide.to_numpy()
+    row = {key: i for i, key in enumerate(wide.index)}
+    cells = list(dict.fromkeys(zip(sampling["metric"], sampling["method"])))
     rows = []
     for a, b in pairs:
-        for (metric, method), _ in sampling.groupby(["metric", "method"], sort=False):
+        for metric, method in cells:
             truth = np.sign(exact_value[(a, metric)] - exact_value[(b, metric)])
-            diff = values.xs((a, metric, method), level=[0, 1, 2]) - values.xs(
-                (b, metric, method), level=[0, 1, 2]
-            )
+            diff = values[row[a, metric, method]] - values[row[b, metric, method]]
             rows.append(
                 {
                     "pair": f"{a}<{b}",
                     "metric": metric,
                     "method": method,
-                    "correct": int(np.sum(np.sign(diff.to_numpy()) == truth)),
+                    "correct": int(np.sum(np.sign(diff) == truth)),
                     "repetitions": int(diff.size),
                 }
             )
