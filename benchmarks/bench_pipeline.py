@@ -42,8 +42,9 @@ TARGET_SECONDS = {"paper": 20, "shipped": 60}
 BEFORE_SECONDS = {"shipped": 237.0}
 BEFORE_COMMIT = "5a60a3c"  # bench_against.py runs it here beside the working tree
 PAPER_ONLY = {"recommenders": {"Pop": None, "EASE": None, "BPR": None}}
-# The first rule of each study beyond the paper: the paper's run omits them and their outputs.
-STUDY_RULES = ("protocol_ranks", "decisions")
+# The first rules of each study beyond the paper: the paper's run omits them and their
+# outputs (the protocol study's corrections come first, its simulations after the ranks).
+STUDY_RULES = ("protocol_corrections", "protocol_model", "protocol_ranks", "decisions")
 STAGES = {
     "fit (fit)": "fit_*.tsv",
     "draw the sampled items (draw_plan)": "draw_plan.tsv",
@@ -59,8 +60,10 @@ STAGES = {
     "Figure 6: corrections (fig6_corrections)": "fig6_corrections.tsv",
     "Figure 6: a model's curves (fig6_recommender)": "fig6_of_*.tsv",
     "Figure 6: the join (fig6_curves)": "fig6_curves.tsv",
-    "protocol study: simulate (protocol_ranks)": "protocol_ranks.tsv",
-    "protocol study: estimators (protocols)": "protocols.tsv",
+    "protocol study: corrections (protocol_corrections)": "protocol_corrections.tsv",
+    "protocol study: each model's unpaired protocols (protocol_model)": "protocol_model_*.tsv",
+    "protocol study: simulate the paired protocols (protocol_ranks)": "protocol_ranks.tsv",
+    "protocol study: estimators of the paired protocols, join (protocols)": "protocols.tsv",
     "design study (decisions)": "decisions.tsv",
 }
 

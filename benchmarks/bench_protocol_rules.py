@@ -1,5 +1,6 @@
-"""The protocol study's two rules (`protocol_ranks`, `protocols`) on a finished run,
-against their goal: at most 10 CPU-s together on MovieLens 1M.
+"""The protocol study's rules (`protocol_corrections`, `protocol_model` of every
+recommender, `protocol_ranks`, `protocols`) on a finished run, against their goal: at
+most 10 CPU-s together on MovieLens 1M.
 
     python benchmarks/bench_protocol_rules.py [--workdir .] [--dataset ml-1m-offline]
         [--repetitions N] [--threads 2]
@@ -10,9 +11,11 @@ them), draw plan and exact ranks (`<workdir>/results/<dataset>`,
 in a temporary folder (the pipeline deletes them once the study has read them), then
 runs each rule's script in a fresh process on them, the config's settings as the
 rules pass them (`--repetitions` overrides protocols.repetitions), its outputs in that
-temporary folder. Prints each rule's CPU seconds (the process and the forked workers
+temporary folder. Prints each job's CPU seconds (the process and the forked workers
 it waited for: snakemake's `benchmark:` files miss short-lived workers), wall seconds
-and peak RSS, the disk the per-repetition arrays take, and the sum against the goal.
+and peak RSS, the disk the intermediate files take, and the sum against the goal. The
+jobs run one after another here; in the pipeline the corrections are built beside the
+fits and each model's share once that model is ranked.
 """
 
 from __future__ import annotations
@@ -79,7 +82,8 @@ items = [x for value in named.values() for x in (value if isinstance(value, list
 job = types.SimpleNamespace(
     input=Files(items, named), output=Files(spec["output_list"], spec["output"]),
     params=types.SimpleNamespace(**spec["params"]), threads=spec["threads"],
-    log=[spec["log"]], wildcards=types.SimpleNamespace(dataset=spec["dataset"]),
+    log=[spec["log"]],
+    wildcards=types.SimpleNamespace(dataset=spec["dataset"], recommender=spec.get("recommender")),
 )
 start, wall = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
 runpy.run_path(spec["script"], init_globals={"snakemake": job})
@@ -110,8 +114,10 @@ def main() -> None:
     parser.add_argument("--repetitions", type=int)
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
+    from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
     from sampled_metrics.pipeline.config import sampling_seed
     from sampled_metrics.pipeline.validation import load_config, validate_config
+    from sampled_metrics.studies.protocols.beaten_files import study_layers
 
     workdir = args.workdir.resolve()
     config = validate_config(load_config(workdir / "config.yaml"))
@@ -128,52 +134,72 @@ def main() -> None:
         masks = write_masks(workdir, args.dataset, folder, config)
         end = resource.getrusage(resource.RUSAGE_SELF)
         masks_mb = sum(Path(path).stat().st_size for path in masks) / 2**20
-        arrays = [str(folder / f"{name}.npz") for name in protocols]
+        paired = [name for name in protocols if FRAMEWORK_PROTOCOLS[name].paired]
+        unpaired = [name for name in protocols if not FRAMEWORK_PROTOCOLS[name].paired]
+        arrays = [str(folder / f"{name}.npz") for name in paired]
+        parts = [str(folder / f"model_{name}.npz") for name in recommenders]
+        corrections = str(folder / "corrections.npz")
         outputs = {name: str(folder / f"protocols{suffix}") for name, suffix in (
             ("csv", ".csv"), ("pairs", "_pairs.csv"), ("left_out", "_left_out.csv"),
             ("summary", "_summary.csv"), ("md", ".md"))}  # fmt: skip
-        from sampled_metrics.frameworks.registry import FRAMEWORK_PROTOCOLS
-        from sampled_metrics.studies.protocols.beaten_files import study_layers
-
-        common = {"dataset": args.dataset, "threads": args.threads}
+        common = {"dataset": args.dataset}
         layers = study_layers([FRAMEWORK_PROTOCOLS[name] for name in protocols])
+        estimation = {"metrics": config["metrics"], "estimators": study["estimators"],
+                      "nodes": study["per_user_nodes"]}  # fmt: skip
+        simulation = {"recommenders": recommenders, "shards": 1, "layers": layers,
+                      "repetitions": reps, "seed": sampling_seed(config),
+                      "tie_policy": config["ranking"]["tie_policy"], "tie_seed": config["seed"],
+                      "memory_mb": config["ranking"]["memory_mb"]}  # fmt: skip
         jobs = {
+            "protocol_corrections": {
+                **common, "threads": 1, "script": str(scripts / "protocol_corrections.py"),
+                "log": str(folder / "protocol_corrections.log"),
+                "input": {"split": split}, "output": {}, "output_list": [corrections],
+                "params": {"library": None, "protocols": protocols, **estimation},
+            },
+            **{
+                f"protocol_model {name}": {
+                    **common, "threads": 1, "recommender": name,
+                    "script": str(scripts / "protocol_model.py"),
+                    "log": str(folder / f"protocol_model_{name}.log"),
+                    "input": {"split": split, "beaten": [mask], "ranks": rank,
+                              "corrections": corrections},
+                    "output": {}, "output_list": [part],
+                    "params": {"library": None, "protocols": unpaired, **simulation,
+                               **estimation},
+                }
+                for name, mask, rank, part in zip(recommenders, masks, ranks, parts)
+            },
             "protocol_ranks": {
-                **common, "script": str(scripts / "protocol_ranks.py"),
+                **common, "threads": args.threads, "script": str(scripts / "protocol_ranks.py"),
                 "log": str(folder / "protocol_ranks.log"),
                 "input": {"split": split, "beaten": masks, "ranks": ranks},
                 "output": {}, "output_list": arrays,
-                "params": {"library": None, "recommenders": recommenders, "shards": 1,
-                           "layers": layers, "protocols": protocols, "repetitions": reps,
-                           "seed": sampling_seed(config),
-                           "tie_policy": config["ranking"]["tie_policy"],
-                           "tie_seed": config["seed"],
-                           "memory_mb": config["ranking"]["memory_mb"]},
+                "params": {"library": None, "protocols": paired, **simulation},
             },
             "protocols": {
-                **common, "script": str(scripts / "protocols.py"),
+                **common, "threads": args.threads, "script": str(scripts / "protocols.py"),
                 "log": str(folder / "protocols.log"),
-                "input": {"protocols": arrays, "ranks": ranks, "split": split},
+                "input": {"protocols": arrays, "parts": parts, "corrections": corrections,
+                          "split": split},
                 "output": outputs, "output_list": list(outputs.values()),
                 "params": {"library": None, "recommenders": recommenders,
-                           "protocols": protocols, "repetitions": reps,
-                           "metrics": config["metrics"], "estimators": study["estimators"],
-                           "nodes": study["per_user_nodes"]},
+                           "protocols": protocols, "repetitions": reps, **estimation},
             },
         }  # fmt: skip
         print(f"{args.dataset}: {len(recommenders)} recommenders, {len(protocols)} protocols, "
-              f"{reps} repetitions, --threads {args.threads}")  # fmt: skip
+              f"{reps} repetitions, --threads {args.threads} (the joint jobs)")  # fmt: skip
         print(f"masks written again: {end.ru_utime - start.ru_utime:.1f} CPU-s, "
               f"{masks_mb:.0f} MB (deleted by the pipeline once read)")  # fmt: skip
-        print(f"{'rule':16s} {'CPU-s':>7s} {'wall s':>7s} {'peak RSS MB':>12s}")
+        print(f"{'job':22s} {'CPU-s':>7s} {'wall s':>7s} {'peak RSS MB':>12s}")
         total = 0.0
-        for rule, spec in jobs.items():
+        for job, spec in jobs.items():
             cpu, wall, rss = run_rule(spec)
             total += cpu
-            print(f"{rule:16s} {cpu:7.1f} {wall:7.1f} {rss:12.0f}")
-        disk = sum(Path(path).stat().st_size for path in arrays) / 2**20
-        print(f"per-repetition arrays: {disk:.1f} MB (temporary: deleted once rule protocols ran)")
-        print(f"both rules: {total:.1f} CPU-s (goal {GOAL_CPU:.0f} on MovieLens 1M, "
+            print(f"{job:22s} {cpu:7.1f} {wall:7.1f} {rss:12.0f}")
+        disk = sum(Path(path).stat().st_size for path in [*arrays, *parts, corrections]) / 2**20
+        print(f"intermediate files: {disk:.1f} MB (temporary: deleted once rule protocols ran)")
+        print(f"every job: {total:.1f} CPU-s (goal {GOAL_CPU:.0f} on MovieLens 1M, "
               f"ratio {total / GOAL_CPU:.2f})")  # fmt: skip
 
 

@@ -28,9 +28,13 @@ measured CPU time beside it shows what the implementation adds. What is counted
   joins (sampling_table, fig6_curves) only lay the shares side by side: no floor;
 - the studies: their simulated draws and fits: a sampled rank per seed, user and model
   for the design study (200 seeds) and an EM fit per seed and model; for the protocol
-  study (20 repetitions) a sampled rank per repetition, user and model for each uniform
-  protocol (its law given the exact rank), and for each popularity protocol m drawn
-  items per user and repetition, each compared by every model.
+  study (20 repetitions) each distinct (m, law)'s corrections at its 5 nodes of n, a
+  sampled rank per repetition, user and model for each uniform protocol (its law given
+  the exact rank), for each popularity protocol m drawn items per user and repetition
+  (drawn once for every model where the models share their draws), each compared by
+  a model, and every estimator (EM's fit among them) on every repetition of every model:
+  each model's share of the protocols that draw for each model apart
+  (protocol_model_<model>), the paired protocols (protocol_ranks, then protocols).
 The rates are CPU time, so other work on the machine barely moves them.
 """
 
@@ -50,10 +54,16 @@ import numpy as np
 import yaml
 from workflow_run import REPO
 
-# The shipped config: six recommenders, twelve estimators, the protocol study's four
-# uniform protocols (NCF, Elliot, RecBole uni100, DaisyRec) and two by popularity.
-MODELS, ESTIMATORS, UNIFORM_PROTOCOLS, POPULARITY_PROTOCOLS = 6, 12, 4, 2
-MODEL_NAMES = ("X", "Y", "Z", "EASE", "BPR", "Pop")
+# The shipped config: six recommenders, twelve estimators, the protocol study's protocols
+# by their m: paired (one draw for every model) uniform NCF, Elliot and by popularity
+# BERT4Rec; unpaired (each model its own draws) uniform RecBole uni100, DaisyRec and by
+# popularity RecBole pop100; their distinct (m, law) (Elliot's and BERT4Rec's one, both
+# RecBole's one), each with corrections at 5 nodes of n.
+MODEL_NAMES, ESTIMATORS = ("X", "Y", "Z", "Pop", "EASE", "BPR"), 12
+MODELS = len(MODEL_NAMES)
+PAIRED_UNIFORM, PAIRED_POPULARITY = (99, 100), (100,)
+UNPAIRED_UNIFORM, UNPAIRED_POPULARITY = (100, 999), (100,)
+PROTOCOL_LAWS, PROTOCOL_NODES = (99, 100, 100, 999), 5
 PROTOCOL_ESTIMATORS, PROTOCOL_REPETITIONS, DESIGN_SEEDS = 4, 20, 200
 EM_ITERATIONS, NODES, FIG6_M_VALUES = 100, 64, (
     1, 2, 3, 5, 7, 10, 15, 20, 30, 40, 50, 60, 70, 80, 100, 120, 150, 200, 300, 400, 500,
@@ -116,9 +126,18 @@ def floors(size: Size, rate: dict[str, float]) -> dict[str, float]:
     mad, cmp, draw = rate["multiply-add"], rate["comparison"], rate["draw"]
     gram = e * e / u / mad
     ranked = (u * i + u * m * r) / cmp
-    protocols, pr = UNIFORM_PROTOCOLS + POPULARITY_PROTOCOLS, PROTOCOL_REPETITIONS
+    pr = PROTOCOL_REPETITIONS
     system = i * (m + 1) ** 2 / mad  # one correction's QR at one node of n
     em = EM_ITERATIONS * i * (m + 1) / mad  # one EM fit
+
+    def estimated(sizes: tuple) -> float:
+        """Every estimator, EM's fits among them, on one model's repetitions of protocols
+        of these m."""
+        return sum(pr * (PROTOCOL_ESTIMATORS * u / cmp + EM_ITERATIONS * i * (k + 1) / mad)
+                   for k in sizes)  # fmt: skip
+
+    unpaired = UNPAIRED_UNIFORM + UNPAIRED_POPULARITY
+    paired = PAIRED_UNIFORM + PAIRED_POPULARITY
     fig6_columns = sum(min(value, i - 1) + 1 for value in FIG6_M_VALUES)
     return {
         "split": e / rate["sort"],
@@ -140,11 +159,20 @@ def floors(size: Size, rate: dict[str, float]) -> dict[str, float]:
         **{f"fig6_of_{name}": u * fig6_columns / cmp for name in MODEL_NAMES},
         "protocol_sensitivity_corrections": 4 * NODES * system,
         "protocol_sensitivity": MODELS * u * (m + 1) / cmp,
+        "protocol_corrections": sum(PROTOCOL_NODES * i * (k + 1) ** 2 / mad for k in PROTOCOL_LAWS),
+        **{
+            f"protocol_model_{model}": (
+                len(UNPAIRED_UNIFORM) * u * pr / draw
+                + sum(u * pr * k * (1 / draw + 1 / cmp) for k in UNPAIRED_POPULARITY)
+                + estimated(unpaired)
+            )
+            for model in MODEL_NAMES
+        },
         "protocol_ranks": (
-            UNIFORM_PROTOCOLS * MODELS * u * pr / draw
-            + POPULARITY_PROTOCOLS * u * pr * m * (1 / draw + MODELS / cmp)
+            len(PAIRED_UNIFORM) * MODELS * u * pr / draw
+            + sum(u * pr * k * (1 / draw + MODELS / cmp) for k in PAIRED_POPULARITY)
         ),
-        "protocols": protocols * MODELS * PROTOCOL_ESTIMATORS * u * pr / cmp,
+        "protocols": MODELS * estimated(paired),
         "decisions": DESIGN_SEEDS * MODELS * (u / draw + em),
     }
 
