@@ -134,9 +134,9 @@ def estimator_errors(exact: pd.DataFrame, sampling: pd.DataFrame) -> pd.DataFram
     """
     keys = ["recommender", "metric", "method"]
     truth = exact.set_index(["recommender", "metric"])["value"]
-    frame = sampling.assign(
-        exact=[truth[key] for key in zip(sampling["recommender"], sampling["metric"])]
-    )
+    # each row's exact value, looked up once for all rows (a missing one: KeyError)
+    rows = pd.MultiIndex.from_arrays([sampling["recommender"], sampling["metric"]])
+    frame = sampling.assign(exact=truth.loc[rows].to_numpy())
     frame["squared_error"] = (frame["value"] - frame["exact"]) ** 2
     grouped = frame.groupby(keys, sort=False)
     table = grouped.agg(
