@@ -187,7 +187,5 @@ def protocol_ranks_mem_mb(wildcards, input):
 
 def protocol_model_mem_mb(wildcards, input):
     """Rule protocol_model's memory: the unpaired protocols of one model."""
-    unpaired = [
-        name for name in config["protocols"]["run"] if not FRAMEWORK_PROTOCOLS[name].paired
-    ]
+    unpaired = [name for name in config["protocols"]["run"] if not FRAMEWORK_PROTOCOLS[name].paired]
     return protocol_mem_mb(input, unpaired, 1)

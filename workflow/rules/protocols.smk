@@ -42,9 +42,7 @@ rule protocol_model:
     input:
         split=SPLIT,
         # the ranking pass's masks of this recommender, its shards in order
-        beaten=expand(
-            "results/{{dataset}}/shards/{{recommender}}/{shard}.beaten.npy", shard=SHARDS
-        ),
+        beaten=expand("results/{{dataset}}/shards/{{recommender}}/{shard}.beaten.npy", shard=SHARDS),
         # checked against the beaten items: the same model, split and tie order
         ranks="results/{dataset}/ranks/{recommender}.csv",
         corrections=PROTOCOL_CORRECTIONS,
