@@ -144,27 +144,27 @@ def protocol_estimates(
             correction_vectors(metrics, fixed, int(node), protocol.m, protocol.law)
             for node in node_n
         ]
-    # each distinct n's vector, interpolated between the nodes, read per user
-    by_n = {
-        key: sum(weights[:, [j]] * vectors[j][key] for j in range(node_n.size))
-        for key in product(metrics, fixed)
-    }
     frames = []
+    reps = np.arange(ranks.sampled.shape[0])
+    for metric, method in product(metrics, fixed):
+        # each distinct n's vector, interpolated between the nodes (once for every
+        # recommender, one at a time: at m = 999 and thousands of n it is large), read
+        # per user
+        by_n = sum(weights[:, [j]] * vectors[j][metric, method] for j in range(node_n.size))
+        for k, recommender in enumerate(recommenders):
+            per_user = by_n[user_n, ranks.sampled[:, k, :].astype(np.int64) - 1]
+            frames.append(_values(recommender, metric, method, reps, per_user.mean(axis=1)))
     for k, recommender in enumerate(recommenders):
-        index = ranks.sampled[:, k, :].astype(np.int64) - 1
-        reps = np.arange(index.shape[0])
-        for metric in metrics:
-            for method in fixed:
-                per_user = by_n[metric, method][user_n, index]
-                frames.append(_values(recommender, metric, method, reps, per_user.mean(axis=1)))
-            if protocol.replacement:
-                estimate = np.minimum(ranks.hansen_hurwitz[:, k, :], n)
+        if protocol.replacement:
+            estimate = np.minimum(ranks.hansen_hurwitz[:, k, :], n)
+            for metric in metrics:
                 values = metric_by_name(metric)(estimate, n).mean(axis=1)
                 frames.append(_values(recommender, metric, HANSEN_HURWITZ, reps, values))
         if learned:
             table = learned_estimates(
-                index + 1, n, protocol.m, protocol.law, metrics, learned, workers=workers
-            )
+                ranks.sampled[:, k, :].astype(np.int64), n, protocol.m, protocol.law, metrics,
+                learned, workers=workers,
+            )  # fmt: skip
             frames.append(table.assign(recommender=recommender))
     # rows by recommender, metric and method in the given orders, then repetition
     position = {
