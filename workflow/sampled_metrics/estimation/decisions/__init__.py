@@ -15,7 +15,9 @@ users, and a verdict from whether it excludes 0 (:mod:`.estimate`; Sarndal, Swen
 Wretman 1992, ch. 9; prediction-powered inference, Angelopoulos et al. 2023). When every
 user is ranked exactly, the paired t-test over users (:mod:`.full_ranking`). With many
 models, every pair's verdict with the family-wise error controlled (Holm 1979) and the
-set of models that may be best (:mod:`.family`).
+set of models that may be best (:mod:`.family`). Exact ranks in waves, each pair decided
+at the first look whose repeated confidence interval excludes 0 (:mod:`.sequential`:
+Lan and DeMets' error spending, :mod:`.boundaries`; the waves, :mod:`.waves`).
 The design study that measures these against other ways of deciding lives apart, in
 :mod:`sampled_metrics.studies.decisions`.
 
@@ -27,11 +29,15 @@ The design study that measures these against other ways of deciding lives apart,
 * :mod:`.verdict`       the verdict an interval, or an exact difference, gives
 * :mod:`.full_ranking`  the paired test when every user is ranked exactly
 * :mod:`.family`        many pairs at once: family-wise verdicts, the models that may be best
+* :mod:`.boundaries`    group-sequential boundaries by error spending (numerical integration)
+* :mod:`.waves`         the waves of a sequential design: how many users by each look, which
+* :mod:`.sequential`    each pair's looks, repeated confidence intervals, the next wave
 * :mod:`.consistency`   whether the exact ranks explain the sampled ranks
 """
 
 from __future__ import annotations
 
+from .boundaries import SPENDING, crossing_probabilities, spending_boundaries
 from .consistency import (
     Impossible,
     LikelihoodCheck,
@@ -70,7 +76,9 @@ from .family import (
 from .full_ranking import DISTRIBUTIONS, PairedTest, paired_test
 from .promise import predicted_degrees
 from .proxy import PRIORS, Proxy, em_prior, metric_proxy, model_ranks, predicted_spread
+from .sequential import Look, family_looks, next_wave, pair_looks
 from .verdict import EQUAL_WITHIN, Verdict, exact_verdict, interval_verdict
+from .waves import Waves, first_wave, grow, wave_totals
 
 __all__ = [
     "CELLS",
@@ -80,6 +88,7 @@ __all__ = [
     "DISTRIBUTIONS",
     "POPULATIONS",
     "PRIORS",
+    "SPENDING",
     "TUNINGS",
     "UNITS",
     "Design",
@@ -87,11 +96,14 @@ __all__ = [
     "FamilyVerdicts",
     "Impossible",
     "LikelihoodCheck",
+    "Look",
     "PairedTest",
     "Proxy",
     "Verdict",
+    "Waves",
     "adjusted_p_values",
     "allocate",
+    "crossing_probabilities",
     "design_from_table",
     "design_strata",
     "design_table",
@@ -102,16 +114,23 @@ __all__ = [
     "exact_rank_bounds",
     "estimate_metric",
     "exact_verdict",
+    "family_looks",
     "family_verdicts",
+    "first_wave",
+    "grow",
     "first_impossible",
     "interval_verdict",
     "likelihood_check",
     "may_be_best",
     "metric_proxy",
+    "next_wave",
+    "pair_looks",
     "model_ranks",
     "paired_family",
     "paired_test",
     "predicted_degrees",
     "predicted_spread",
+    "spending_boundaries",
     "tail_probabilities",
+    "wave_totals",
 ]

@@ -24,6 +24,8 @@ class _DecisionDefaults(TypedDict):
     tuning: str
     population: str
     family: str
+    first_wave: float
+    growth: float
 
 
 # Edges aim at top-k metrics at k = 10 with m = 100 and n of a few thousand: Recall@10 is
@@ -36,6 +38,9 @@ class _DecisionDefaults(TypedDict):
 # rest on to promise its intervals' coverage, else every user is ranked (its reason and
 # measurement: the module promise). "family": many pairs are decided with Holm's step-down,
 # which decides every pair Bonferroni decides and often more (the module family).
+# A sequential design ranks "first_wave" of the users at its first look, then "growth"
+# times as many at each next (the module waves): a pair far apart is decided at a few
+# per cent; the ratio keeps the looks few (each costs a share of the error).
 DECISION_DEFAULTS: _DecisionDefaults = {
     "budget": 0.1,
     "unit": "users",
@@ -49,4 +54,6 @@ DECISION_DEFAULTS: _DecisionDefaults = {
     "tuning": "fixed",
     "population": "finite",
     "family": "holm",
+    "first_wave": 0.025,
+    "growth": 1.6,
 }

@@ -1,0 +1,190 @@
+"""Sequential decisions (estimation/decisions: boundaries, waves, sequential) against
+published constants, an independent simulation of the canonical joint law, and a finite
+population with known exact metrics where the loop runs to its stopping time.
+
+The population: users with heavy-tailed exact ranks under models A, B (a little worse
+than A), C (A's rank values given to the users at random: its exact Recall@10 equals
+A's, while the two differ at most users) and D (far worse than A); sampled ranks drawn with numpy's
+hypergeometric generator (never the package's laws). Phase 1 is held fixed and the waves
+redrawn: the claims are about the design's randomness under optional stopping.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import pytest
+from scipy.special import ndtr
+
+from sampled_metrics.estimation.decisions import metric_proxy, predicted_spread
+from sampled_metrics.estimation.decisions.boundaries import (
+    crossing_probabilities,
+    spending_boundaries,
+    spent,
+)
+from sampled_metrics.estimation.decisions.sequential import family_looks, next_wave, pair_looks
+from sampled_metrics.estimation.decisions.waves import Waves, first_wave, grow, wave_totals
+from sampled_metrics.estimation.metrics import metric_by_name
+
+USERS, M, METRIC, LAW = 3000, 100, "recall@10", "hypergeometric"
+
+
+def test_spending_boundaries_are_the_published_ones():
+    # Lan-DeMets O'Brien-Fleming-type spending, five equally spaced looks, alpha = 0.05
+    # two-sided (DeMets and Lan, Statist. Med. 13, 1994, table; R's ldbounds' example)
+    published = [4.8769, 3.3569, 2.6803, 2.2898, 2.0310]
+    found = spending_boundaries([1, 2, 3, 4, 5], [0.2, 0.4, 0.6, 0.8, 1.0], 0.05)
+    assert np.allclose(found, published, atol=2e-4)
+
+
+@pytest.mark.parametrize(
+    "looks, pocock, obrien_fleming",
+    [(2, 2.178, 1.977), (3, 2.289, 2.004), (4, 2.361, 2.024), (5, 2.413, 2.040)],
+)
+def test_pocock_and_obrien_flemings_constants_spend_five_per_cent(looks, pocock, obrien_fleming):
+    # Jennison and Turnbull 2000, tables 2.1 and 2.3 (alpha = 0.05, equally spaced looks),
+    # given to three decimals: the error they spend is 0.05 to about 1e-4
+    information = list(range(1, looks + 1))
+    flat = sum(crossing_probabilities([pocock] * looks, information))
+    falling = [obrien_fleming * np.sqrt(looks / k) for k in information]
+    assert abs(flat - 0.05) < 2e-4
+    assert abs(sum(crossing_probabilities(falling, information)) - 0.05) < 2e-4
+
+
+def test_each_look_spends_what_brownian_motion_says():
+    # unequal looks: Z_k = S(I_k) / I_k^(1/2) simulated from independent increments
+    information = np.array([1.0, 1.6, 2.56, 4.1, 6.5])
+    fractions = information / information[-1]
+    alpha, paths = 0.05, 400_000
+    bounds = np.array(spending_boundaries(information, fractions, alpha))
+    rng = np.random.default_rng(7)
+    increments = np.sqrt(np.diff(information, prepend=0.0))
+    steps = rng.standard_normal((paths, information.size)) * increments
+    z = np.cumsum(steps, axis=1) / np.sqrt(information)
+    crossed = np.abs(z) >= bounds
+    first = np.where(crossed.any(axis=1), crossed.argmax(axis=1), -1)
+    for k, t in enumerate(fractions):
+        expected = spent(t, alpha) - (spent(fractions[k - 1], alpha) if k else 0.0)
+        observed = np.mean(first == k)
+        assert abs(observed - expected) < 4 * np.sqrt(expected / paths) + 1e-5, (k, observed)
+
+
+def test_the_waves_grow_geometrically_to_the_budget():
+    totals = wave_totals(3000, 0.5)
+    assert totals[0] == 75 and totals[-1] == 1500
+    ratios = np.array(totals[1:-1]) / np.array(totals[:-2])
+    assert np.allclose(ratios, 1.6, atol=0.01)
+
+
+@lru_cache(maxsize=1)
+def population() -> dict:
+    """Exact ranks (4, U) of A, B, C, D, n in 1000..4000, sampled ranks, proxies."""
+    rng = np.random.default_rng(51)
+    n = rng.integers(1000, 4001, USERS)
+    shared = rng.standard_normal(USERS)
+
+    def latent(shift=0.0):
+        return 0.8 * shared + 0.6 * rng.standard_normal(USERS) + shift
+
+    def ranks(x):  # log n times a heavy-tailed share: P(r <= 10) about 0.08
+        return np.clip(np.ceil(np.exp(ndtr(x) ** 0.5 * np.log(n))), 1, n).astype(np.int64)
+
+    a, b, d = ranks(latent()), ranks(latent(0.15)), ranks(latent(0.6))
+    c = np.minimum(rng.permutation(a), n)  # A's ranks to other users: only those > 10 cut
+    exact = np.stack([a, b, c, d])
+    sampled = 1 + rng.hypergeometric(exact - 1, n - exact, M)
+    proxies = [metric_proxy(s, M, n, METRIC, law=LAW) for s in sampled]
+    truth = metric_by_name(METRIC)(exact, n).mean(axis=1)
+    return {"n": n, "exact": exact, "sampled": sampled, "proxies": proxies, "truth": truth}
+
+
+@lru_cache(maxsize=4)
+def spread(models: tuple) -> np.ndarray:
+    pop = population()
+    return predicted_spread(pop["sampled"][list(models)], M, pop["n"], METRIC, law=LAW)
+
+
+def run(models: list[int], seed: int, alpha: float = 0.05, budget: float = 0.5):
+    """The loop to its stopping time: every pair's last look and the users ranked."""
+    pop = population()
+    totals = wave_totals(USERS, budget)
+    sampled = pop["sampled"][models]
+    waves: Waves | None = first_wave(sampled, M, pop["n"], totals[0], law=LAW, seed=seed,
+                                     spread=spread(tuple(models)))  # fmt: skip
+    looks = None
+    while True:
+        assert waves is not None
+        looks = family_looks(waves, pop["exact"][models], sampled, M, pop["n"], METRIC,
+                             proxies=[pop["proxies"][k] for k in models], alpha=alpha,
+                             budget=totals[-1], law=LAW, resume=looks)  # fmt: skip
+        grown = next_wave(waves, looks, totals, seed=seed)
+        if grown is None:
+            return {pair: pair_[-1] for pair, pair_ in looks.items()}, int(waves.chosen.sum())
+        waves = grown
+
+
+def within(draws: int, rate: float) -> float:
+    return rate - 3 * np.sqrt(rate * (1 - rate) / draws)
+
+
+def test_the_population_has_the_pairs_it_says():
+    truth = population()["truth"]
+    assert truth[0] == truth[2]
+    assert 0.005 < truth[0] - truth[1] < 0.02 and truth[0] - truth[3] > 0.05
+
+
+def test_the_intervals_at_stopping_cover_together():
+    pop, draws = population(), 100
+    truth = pop["truth"]
+    covered = 0
+    for seed in range(draws):
+        last, _ = run([0, 1, 2], seed)
+        covered += all(
+            look.low <= truth[i] - truth[j] <= look.high for (i, j), look in last.items()
+        )
+    coverage = covered / draws
+    print(f"A-B, A-C, B-C cover together in {coverage:.3f} "
+          f"+- {np.sqrt(max(coverage * (1 - coverage), 0.05 * 0.95) / draws):.3f}")  # fmt: skip
+    assert coverage >= within(draws, 0.95)
+
+
+def test_equal_models_are_decided_at_most_at_the_error_rate_despite_the_looks():
+    # A and C have equal Recall@10 but differ at most users: eight looks at a fixed
+    # sample's interval would decide far more often than alpha
+    draws, alpha = 150, 0.2
+    decided = sum(run([0, 2], seed, alpha=alpha)[0][0, 1].verdict.decided for seed in range(draws))
+    rate = decided / draws
+    print(
+        f"A-C decided in {rate:.3f} +- {np.sqrt(alpha * (1 - alpha) / draws):.3f} at alpha {alpha}"
+    )
+    assert rate <= alpha + 3 * np.sqrt(alpha * (1 - alpha) / draws)
+
+
+def test_a_far_pair_is_decided_right_at_a_small_cost():
+    pop, draws = population(), 40
+    truth = pop["truth"]
+    right, shares = 0, []
+    for seed in range(draws):
+        last, ranked = run([0, 3], seed)
+        look = last[0, 1]
+        right += look.verdict.decided and np.sign(look.value) == np.sign(truth[0] - truth[3])
+        shares.append(ranked / USERS)
+    print(f"A-D ({truth[0] - truth[3]:.3f} apart) right in {right}/{draws}, mean share "
+          f"ranked {np.mean(shares):.3f} +- {np.std(shares) / np.sqrt(draws):.3f}")  # fmt: skip
+    assert right == draws
+    assert np.mean(shares) <= 0.15
+
+
+def test_a_single_pair_stops_where_its_interval_first_excludes_zero():
+    pop = population()
+    totals = wave_totals(USERS, 0.5)
+    waves = first_wave(pop["sampled"][[0, 3]], M, pop["n"], totals[0], law=LAW, seed=3)
+    for total in totals[1:]:
+        waves = grow(waves, np.ones(waves.sizes.size), total, seed=total)
+    looks = pair_looks(waves, pop["exact"][[0, 3]], pop["sampled"][[0, 3]], M, pop["n"],
+                       METRIC, proxies=(pop["proxies"][0], pop["proxies"][3]), alpha=0.05,
+                       budget=totals[-1], law=LAW)  # fmt: skip
+    assert not any(look.verdict.decided for look in looks[:-1])
+    last = looks[-1]
+    assert last.verdict.decided == (abs(last.value) >= last.boundary * last.standard_error)

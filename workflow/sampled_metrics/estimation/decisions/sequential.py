@@ -1,0 +1,323 @@
+"""Sequential decisions: exact ranks in waves, each pair decided at the first look whose
+repeated confidence interval excludes 0, with intervals valid although stopping depends
+on the data.
+
+At look k (after wave k, :mod:`.waves`) a pair's difference A - B is estimated by the
+design estimator on the users ranked so far (:func:`.estimate_difference`): d_k, its
+standard error se_k, the information I_k = 1 / se_k^2, Z_k = d_k / se_k.
+
+The joint law. Within a stratum, the users of look j are a uniform subsample without
+replacement of those of look k >= j (given the counts, :mod:`.waves`), so E[ybar_hj |
+sample of look k] = ybar_hk and Cov(ybar_hj, ybar_hk) = Var(ybar_hk) = (1/n_hk - 1/N_h)
+S_h^2, the finite-population correction included. Summed over the strata with weights
+(N_h / U)^2, Cov(d_j, d_k) = Var(d_k): Corr(Z_j, Z_k) = (I_j / I_k)^(1/2), the canonical
+joint law of group-sequential tests (Jennison and Turnbull 2000, section 3.1; normal
+in the limit by the central limit theorem for sampling without replacement). The ratios
+I_j / I_k are taken from one variance estimate, the latest: V_k = sum_h (N_h / U)^2
+(1/n_hk - 1/N_h) s_h^2 with every look's counts and the current floored spreads s_h^2
+(:func:`stratum_variances`), so that they decrease with the counts as the true ones do.
+
+The boundaries. Lan and DeMets' O'Brien-Fleming-type spending (:mod:`.boundaries`) at
+t_k = n_k / n_max, the share of the budget's users ranked by look k, planned before any
+exact rank is seen (:func:`.wave_totals`); the look at the budget (t = 1) spends what is
+left. Not the information fraction I_k / I_max: with the finite-population correction,
+a budget that ranks every user of the strata where the metric varies predicts V_max
+near 0, t_k near 0 at every look before the last, and nothing would be spent early. Any
+t fixed in advance that reaches 1 at the last look keeps the error at alpha (Lan and
+DeMets 1983; Jennison and Turnbull, section 7.2.1, on spending by a share of the
+maximum sample); the joint law still uses the information ratios.
+
+The intervals. d_k +- c_k se_k, a repeated confidence interval (Jennison and Turnbull,
+ch. 9, eq. 9.1): P(every look's interval covers the true difference) = P(|Z_k - theta
+I_k^(1/2)| < c_k for every k) >= 1 - alpha, so the interval at whatever look the pair
+stops covers with probability at least 1 - alpha, however the stopping depended on the
+data. The pair stops at the first look with |Z_k| >= c_k, i.e. whose interval excludes
+0; the verdict is read from the interval (:func:`.interval_verdict`): they never
+contradict. Several pairs: each at alpha / P (Bonferroni over the P pairs: the P
+sequences of intervals cover together with probability at least 1 - alpha, under any
+dependence); a pair leaves once decided or once its error is spent.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ..laws import WITH_REPLACEMENT
+from ..metrics import metric_by_name
+from .boundaries import Crossing, next_boundary, spent
+from .defaults import DECISION_DEFAULTS
+from .design import Design
+from .estimate import difference_variance, estimate_difference
+from .proxy import Proxy
+from .verdict import Verdict, exact_verdict, interval_verdict
+from .waves import Waves, grow
+
+__all__ = [
+    "Look",
+    "allocation_spreads",
+    "family_looks",
+    "next_wave",
+    "pair_looks",
+    "stratum_variances",
+]
+
+
+@dataclass(frozen=True)
+class Look:
+    """One pair at one look: the estimate d_k of A - B and its standard error, the
+    information fraction t_k, the boundary c_k (inf: the look could not stop), the
+    repeated confidence interval d_k +- c_k se_k (cut to [-1, 1]), the users ranked.
+
+    ``variances``: s_h^2 per stratum seen so far and ``variance`` V_k, for the next
+    wave's allocation (:func:`allocation_spreads`); ``counts`` (n_h) and ``crossing``
+    (the boundaries' state and n_h at the look it is of), for the next look (``resume`` of
+    :func:`pair_looks`).
+
+    Examples
+    --------
+    >>> k = Look(1, 100, 0.02, 0.005, 0.2, 3.5, 0.0025, 0.0375, np.zeros(1), 2.5e-5)
+    >>> k.verdict, k.done
+    (<Verdict.FIRST: 'A better'>, True)
+    """
+
+    wave: int
+    n_chosen: int
+    value: float
+    standard_error: float
+    fraction: float
+    boundary: float
+    low: float
+    high: float
+    variances: np.ndarray
+    variance: float
+    counts: np.ndarray | None = None
+    crossing: Crossing | None = None
+
+    @property
+    def verdict(self) -> Verdict:
+        if self.standard_error == 0:
+            return exact_verdict(self.value)
+        return interval_verdict(self.low, self.high)
+
+    @property
+    def done(self) -> bool:
+        """Decided, or nothing is left to learn (exact) or to spend (t = 1)."""
+        return self.verdict.decided or self.standard_error == 0 or self.fraction >= 1
+
+
+def stratum_variances(design: Design, residual: ArrayLike, floor: ArrayLike) -> np.ndarray:
+    """s_h^2 of each stratum: the sample variance of the chosen users' residuals, at least
+    their mean predicted variance (the floor of :mod:`.estimate`); 0 where fewer than two.
+
+    Examples
+    --------
+    >>> d = Design(np.array([0, 0, 0, 1]), np.ones(4), np.ones(4, bool), np.array([3, 1]))
+    >>> stratum_variances(d, [0.0, 1.0, 2.0, 5.0], [0.5, 0.5, 0.5, 9.0]).tolist()
+    [1.0, 9.0]
+    """
+    stratum = design.stratum[design.users]
+    strata = design.stratum_sizes.size
+    counts = np.bincount(stratum, minlength=strata)
+    r = np.asarray(residual, dtype=float)
+    mean = np.bincount(stratum, r, minlength=strata) / np.maximum(counts, 1)
+    sample = np.bincount(stratum, (r - mean[stratum]) ** 2, minlength=strata)
+    sample = np.where(counts > 1, sample / np.maximum(counts - 1, 1), 0.0)
+    floors = np.bincount(stratum, np.asarray(floor, dtype=float), minlength=strata)
+    return np.maximum(sample, floors / np.maximum(counts, 1))
+
+
+def _variance(sizes: np.ndarray, counts: np.ndarray, variances: np.ndarray) -> float:
+    """sum_h (N_h / U)^2 (1/n_h - 1/N_h) s_h^2 (Cochran 1977, eq. 5.6); strata with no
+    chosen user add nothing (none has variance once wave 1 gave each its floor)."""
+    fpc = np.where(counts > 0, 1 / np.maximum(counts, 1) - 1 / np.maximum(sizes, 1), 0.0)
+    return float(np.sum((sizes / sizes.sum()) ** 2 * fpc * variances))
+
+
+def pair_looks(
+    waves: Waves,
+    exact_ranks: ArrayLike,
+    sampled_ranks: ArrayLike,
+    m: ArrayLike,
+    n: ArrayLike,
+    metric: str,
+    *,
+    proxies: tuple[Proxy, Proxy],
+    alpha: float,
+    budget: int,
+    law: str = WITH_REPLACEMENT,
+    resume: Sequence[Look] = (),
+) -> list[Look]:
+    """One pair's looks after waves 1, 2, ... until the pair is done (decided, exact, or
+    its error spent) or the waves end (the module's method).
+
+    Parameters
+    ----------
+    waves : Waves
+    exact_ranks : array_like
+        (2, U): A's and B's exact ranks, read only at the users chosen (nan elsewhere).
+    sampled_ranks : array_like of int
+        (2, U): A's and B's sampled ranks.
+    m, n : int or array_like of int
+    metric : str
+    proxies : (Proxy, Proxy)
+        A's and B's proxies of ``metric`` (:func:`.metric_proxy`).
+    alpha : float
+        The pair's error, both sides (its share of the family's).
+    budget : int
+        The most users ranked: the look that reaches it spends all of ``alpha``.
+    law : {"binomial", "hypergeometric"}, default "binomial"
+    resume : sequence of Look, optional
+        The pair's looks at the earlier waves (this function's answer then): only the
+        later waves are looked at.
+
+    Returns
+    -------
+    list of Look
+        The last one is where the pair stands.
+    """
+    exact = np.asarray(exact_ranks, dtype=float)
+    a, b = proxies
+    looks = list(resume)
+    if looks and looks[-1].done:
+        return looks
+    state = looks[-1].crossing if looks else None
+    before = looks[-1].counts if looks else None  # n_h at the boundaries' last look
+    for k in range(len(looks) + 1, waves.count + 1):
+        design = waves.design(k)
+        counts = design.stratum_chosen
+        e = estimate_difference(design, exact, sampled_ranks, m, n, metric, law=law,
+                                proxy=(a, b))  # fmt: skip
+        users = design.users
+        ra, rb = _residuals(design, exact, n, metric, a, b)
+        floor = difference_variance(design, ra, rb, a, b)[users]
+        variances = stratum_variances(design, ra - rb, floor)
+        variance = _variance(waves.sizes, counts, variances)
+        if e.standard_error == 0 or variance == 0:
+            looks.append(Look(k, design.n_chosen, e.value, 0.0, 1.0, 0.0, e.value, e.value,
+                              variances, 0.0, before, state))  # fmt: skip
+            break
+        fraction = min(1.0, design.n_chosen / min(budget, design.n_users))
+        # I_1 = 1: only the ratios I_j / I_k matter
+        information = 1.0 if state is None or before is None else state.information * (
+            _variance(waves.sizes, before, variances) / variance)  # fmt: skip
+        if state is not None and not information > state.information * (1 + 1e-9):
+            c = math.inf  # no new information on this pair: nothing to spend
+        else:
+            state, before = next_boundary(state, information, spent(fraction, alpha)), counts
+            c = state.boundary
+        half = c * e.standard_error
+        low, high = max(e.value - half, -1.0), min(e.value + half, 1.0)
+        looks.append(Look(k, design.n_chosen, e.value, e.standard_error, fraction, c, low,
+                          high, variances, variance, before, state))  # fmt: skip
+        if looks[-1].done:
+            break
+    return looks
+
+
+def _residuals(
+    design: Design, exact: np.ndarray, n: ArrayLike, metric: str, a: Proxy, b: Proxy
+) -> tuple[np.ndarray, np.ndarray]:
+    """y - g of A and of B at the chosen users (in the order of the users)."""
+    users = design.users
+    n_u = np.broadcast_to(np.asarray(n), (design.n_users,))[users]
+    fn = metric_by_name(metric)
+    ya = np.asarray(fn(exact[0, users], n_u), dtype=float)
+    yb = np.asarray(fn(exact[1, users], n_u), dtype=float)
+    return ya - a.mean[users], yb - b.mean[users]
+
+
+def allocation_spreads(looks: Sequence[Look], strata: int) -> np.ndarray:
+    """sigma_h for the next wave: (sum_p s_hp^2 / V_p)^(1/2) over the pairs p not done,
+    Neyman's allocation of sum_p V_p(n) / V_p, each pair's variance relative to where it
+    stands (the pairs furthest from a verdict weigh alike); 1 when every pair is done.
+
+    Examples
+    --------
+    >>> k = Look(1, 10, 0.0, 0.1, 0.2, 3.0, -0.3, 0.3, np.array([0.04, 0.01]), 0.01)
+    >>> allocation_spreads([k, k], 2).tolist()
+    [2.8284271247461903, 1.4142135623730951]
+    """
+    total = np.zeros(strata)
+    for look in looks:
+        if not look.done:
+            total += look.variances / look.variance
+    return np.sqrt(total) if total.any() else np.ones(strata)
+
+
+def family_looks(
+    waves: Waves,
+    exact_ranks: ArrayLike,
+    sampled_ranks: ArrayLike,
+    m: ArrayLike,
+    n: ArrayLike,
+    metric: str,
+    *,
+    proxies: Sequence[Proxy],
+    alpha: float,
+    budget: int,
+    law: str = WITH_REPLACEMENT,
+    resume: dict[tuple[int, int], list[Look]] | None = None,
+) -> dict[tuple[int, int], list[Look]]:
+    """Every pair's looks (:func:`pair_looks`) at alpha / P, P = k(k - 1)/2 pairs of the k
+    models (Bonferroni: the module's docstring).
+
+    Parameters
+    ----------
+    exact_ranks, sampled_ranks : array_like
+        (k, U): every model's ranks.
+    proxies : sequence of Proxy
+        Every model's proxy of ``metric``.
+    resume : dict, optional
+        This function's answer at the earlier waves.
+    Other parameters as :func:`pair_looks`.
+
+    Returns
+    -------
+    dict
+        (i, j) -> the looks of model i against model j, i < j.
+    """
+    exact = np.asarray(exact_ranks, dtype=float)
+    sampled = np.asarray(sampled_ranks)
+    pairs = list(combinations(range(exact.shape[0]), 2))
+    return {
+        (i, j): pair_looks(
+            waves,
+            exact[[i, j]],
+            sampled[[i, j]],
+            m,
+            n,
+            metric,
+            proxies=(proxies[i], proxies[j]),
+            alpha=alpha / len(pairs),
+            budget=budget,
+            law=law,
+            resume=(resume or {}).get((i, j), ()),
+        )  # fmt: skip
+        for i, j in pairs
+    }
+
+
+def next_wave(
+    waves: Waves,
+    looks: dict[tuple[int, int], list[Look]],
+    totals: Sequence[int],
+    *,
+    floor: int = DECISION_DEFAULTS["floor"],
+    seed: int = 0,
+) -> Waves | None:
+    """The next wave (:func:`.grow` to ``totals[waves.count]`` users, allocated by
+    :func:`allocation_spreads` of the pairs not done, drawn with the seed (seed, wave));
+    None when every pair is done or the last wave of ``totals`` is drawn.
+    """
+    last = [pair[-1] for pair in looks.values()]
+    if all(look.done for look in last) or waves.count >= len(totals):
+        return None
+    spreads = allocation_spreads(last, waves.sizes.size)
+    return grow(waves, spreads, totals[waves.count], floor=floor,
+                seed=np.random.default_rng([seed, waves.count + 1]))  # fmt: skip
