@@ -39,6 +39,7 @@ from .inputs import resolve_ranks
 from .reading import ReadOptions, add_reading_options
 from .report import exact_results, print_report, sampled_results
 from .results import records
+from .sequential import sequential_results, sequential_text
 
 __all__ = ["add_parser", "run"]
 
@@ -137,6 +138,11 @@ def run(args: argparse.Namespace) -> int:
     family = family_method(args)
     if args.exact is not None:  # and --design: check_rules
         inputs = resolve_decision(resolved, args.exact, args.design, args.allow_unlikely)
+        if inputs.design.waves is not None:
+            results = sequential_results(inputs, metrics)[0]
+            text = sequential_text(inputs, results)
+            print(json.dumps(records(results), indent=1) if args.json else text)
+            return 0
         population = str(args.population or DECISION_DEFAULTS["population"])
         results = decision_results(inputs, metrics, args.confidence, population, family)
         text = decision_text(inputs, results, args.confidence, population)

@@ -20,6 +20,12 @@ design was drawn from and with::
      "chosen_digest": "sha256:9f2c..."
     }
 
+A sequential design (``plan --sequential``) adds a column ``wave`` (the wave, 1, 2, ...,
+each user was chosen in; ``probability`` is then n_h / N_h of every wave so far) and a
+key ``sequential``: the users ranked by each planned look (``totals``), the first wave's
+share and the growth, the confidence, the spending function, the users of each wave
+drawn (``wave_users``) and ``waves_digest``, the sha256 of the rows ``user,wave``.
+
 ``strata_chosen`` and ``chosen_digest`` pin the chosen users: each stratum's count, and
 the sha256 of the chosen users' canonical rows (:func:`chosen_digest`). ``plan`` writes
 both files (atomically, :class:`DesignRecord` the sidecar); ``correct --design`` reads
@@ -56,10 +62,12 @@ __all__ = [
     "design_sidecar",
     "read_chosen_users",
     "read_design",
+    "waves_digest",
     "write_design",
 ]
 
 DESIGN_COLUMNS = ("user", "probability", "stratum")
+WAVE_COLUMN = "wave"
 SIDECAR_SUFFIX = ".design.json"
 FORMAT_KEY, FORMAT = "sampled_metrics_design", 1
 # The keys correct --design reads from the record, and what each holds.
@@ -71,6 +79,15 @@ RECORD_KEYS = {
     "strata_sizes": "a list of counts",
     "strata_chosen": "a list of counts",
     "chosen_digest": "a text",
+}
+
+
+# The keys of a sequential design's record, and what each holds.
+SEQUENTIAL_KEYS = {
+    "totals": "a list of counts",
+    "wave_users": "a list of counts",
+    "waves_digest": "a text",
+    "spending": "a text",
 }
 
 
@@ -106,6 +123,19 @@ def chosen_digest(
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
+def waves_digest(users: Sequence[str] | np.ndarray, waves: np.ndarray) -> str:
+    """The sha256 of the rows ``user,wave``, sorted by user.
+
+    Examples
+    --------
+    >>> waves_digest(["u2", "u1"], np.array([2, 1])) == waves_digest(["u1", "u2"], np.array([1, 2]))
+    True
+    """
+    rows = sorted(zip(map(str, users), map(int, waves)))
+    text = "".join(f"{user},{wave}\n" for user, wave in rows)
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
 @dataclass(frozen=True)
 class DesignSettings:
     """What ``plan`` draws a design with: the settings of
@@ -133,10 +163,14 @@ class DesignRecord:
     strata_sizes: tuple[int, ...]
     strata_chosen: tuple[int, ...]
     chosen_digest: str
+    sequential: dict | None = None
 
     def to_json(self) -> dict:
-        """The sidecar's JSON object: the settings among the other keys, tuples as lists."""
+        """The sidecar's JSON object: the settings among the other keys, tuples as lists;
+        ``sequential`` only for a sequential design."""
         fields = asdict(self)
+        if fields["sequential"] is None:
+            del fields["sequential"]
         settings = fields.pop("settings")
         drawn_from = {key: fields.pop(key) for key in ("rank_files", "rank_columns", "law")}
         flat = {**drawn_from, **settings, **fields}
@@ -150,9 +184,10 @@ def design_record(
     drawn_from: RankFile,
     rank_files: tuple[str, ...],
     settings: DesignSettings,
+    sequential: dict | None = None,
 ) -> DesignRecord:
     """The sidecar of ``design``, drawn with ``settings`` from the ranks ``drawn_from``
-    (the files ``rank_files`` joined)."""
+    (the files ``rank_files`` joined); ``sequential``, a sequential design's key."""
     _, probability, stratum = design_table(design)
     ids = np.asarray(user_ids)[design.chosen]
     return DesignRecord(
@@ -164,16 +199,26 @@ def design_record(
         strata_sizes=tuple(design.stratum_sizes.tolist()),
         strata_chosen=tuple(design.stratum_chosen.tolist()),
         chosen_digest=chosen_digest(ids, probability, stratum),
+        sequential=sequential,
     )
 
 
-def write_design(path: str, design: Design, user_ids: np.ndarray, record: DesignRecord) -> None:
+def write_design(
+    path: str,
+    design: Design,
+    user_ids: np.ndarray,
+    record: DesignRecord,
+    waves: np.ndarray | None = None,
+) -> None:
     """Write the chosen users (ids from ``user_ids``, one per user of the design) and
-    the sidecar ``record`` (:func:`design_record` of the same design)."""
+    the sidecar ``record`` (:func:`design_record` of the same design); ``waves``, each
+    user's wave (0: not chosen) of a sequential design, as the column ``wave``."""
     rows, probability, stratum = design_table(design)
     frame = pd.DataFrame(
         {"user": np.asarray(user_ids)[rows], "probability": probability, "stratum": stratum}
     )
+    if waves is not None:
+        frame[WAVE_COLUMN] = waves[rows]
     if Path(path).is_dir():
         raise InputError("is a directory: --out names the design's csv file", path=path)
     try:
@@ -271,12 +316,15 @@ def _probabilities(table: pd.DataFrame, path: Path, what: str) -> np.ndarray:
 @dataclass(frozen=True)
 class DesignFile:
     """A design read back (:func:`read_design`): the design (its user u is the rank
-    file's row u) and the strata it was drawn with (``edges``, ``cells``)."""
+    file's row u) and the strata it was drawn with (``edges``, ``cells``); a sequential
+    design's ``waves`` (each row's wave, 0: not chosen) and the sidecar (``record``)."""
 
     path: str
     design: Design
     edges: tuple[int, ...]
     cells: str
+    waves: np.ndarray | None = None
+    record: dict | None = None
 
 
 def read_design(path: str | Path, ranks: RankFile) -> DesignFile:
@@ -331,7 +379,41 @@ def read_design(path: str | Path, ranks: RankFile) -> DesignFile:
         design = design_from_table(rows, probability, stratum, n_users=users)
     except ValueError as error:
         raise InputError(f"{path}: {error}") from None
-    return DesignFile(str(path), design, tuple(meta["edges"]), str(meta["cells"]))
+    waves = _waves(path, meta, table, what, ids, rows, users)
+    return DesignFile(str(path), design, tuple(meta["edges"]), str(meta["cells"]), waves, meta)
+
+
+def _waves(path: Path, meta: dict, table: pd.DataFrame, what: str, ids: np.ndarray,
+           rows: np.ndarray, users: int) -> np.ndarray | None:  # fmt: skip
+    """A sequential design's wave of every row (0: not chosen), checked against the
+    record: the users of each wave and the digest of the rows ``user,wave``."""
+    record = meta.get("sequential")
+    if record is None:
+        return None
+    fix = "use the file plan wrote, or run sampled-metrics plan --sequential again"
+    if WAVE_COLUMN not in table.columns:
+        raise InputError(f"no column {WAVE_COLUMN!r}: its sidecar says it is a sequential "
+                         "design", path=path, fix=fix)  # fmt: skip
+    if not isinstance(record, dict) or not all(
+        _is(record.get(key), kind) for key, kind in SEQUENTIAL_KEYS.items()
+    ):
+        raise InputError("its key 'sequential' is not a sequential design's record",
+                         path=design_sidecar(path), fix=fix)  # fmt: skip
+    wave = integers(table, WAVE_COLUMN, path, what)
+    counts = np.bincount(wave, minlength=len(record["wave_users"]) + 1)[1:]
+    if (
+        np.any(wave < 1)
+        or counts.size != len(record["wave_users"])
+        or np.any(counts != record["wave_users"])
+    ):
+        raise InputError(f"edited after plan wrote it: its waves hold {counts.tolist()} users, "
+                         f"the design drew {record['wave_users']}", path=path, fix=fix)  # fmt: skip
+    if waves_digest(ids, wave) != record["waves_digest"]:
+        raise InputError("edited after plan wrote it: its users' waves are not the ones plan "
+                         "drew (their digest differs)", path=path, fix=fix)  # fmt: skip
+    waves = np.zeros(users, dtype=np.int64)
+    waves[rows] = wave
+    return waves
 
 
 def _check_strata(path: Path, meta: dict, ranks: RankFile, rows, stratum, ids) -> None:

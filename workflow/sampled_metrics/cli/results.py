@@ -6,7 +6,9 @@ Kinds: ``estimate`` (:class:`PointEstimate`, :class:`DesignEstimate`), ``compari
 (:class:`PointDifference`, :class:`DesignDifference`), ``range`` (:class:`Range`),
 ``range_difference`` (:class:`RangeDifference`), ``exact`` (:class:`ExactValue`),
 ``exact_difference`` (:class:`ExactDifference`), and with many models
-``family_comparison`` (:class:`FamilyDifference`) and ``may_be_best`` (:class:`MayBeBest`).
+``family_comparison`` (:class:`FamilyDifference`) and ``may_be_best`` (:class:`MayBeBest`);
+from a sequential design ``sequential_comparison`` (:class:`SequentialDifference`) and
+``waves`` (:class:`WaveCost`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ __all__ = [
     "Range",
     "RangeDifference",
     "Result",
+    "SequentialDifference",
+    "WaveCost",
     "records",
 ]
 
@@ -188,6 +192,43 @@ class MayBeBest(Result):
     method: str
     confidence: float
     models: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SequentialDifference(Result):
+    """first - second at the look ``wave`` of a sequential design (the pair's last: where
+    it stopped, or the latest): the estimate, its repeated confidence interval d +- c se
+    (``boundary`` c; covering at every look together at ``confidence``, the family's), the
+    users ranked by then, the verdict."""
+
+    KIND: ClassVar[str] = "sequential_comparison"
+    first: str
+    second: str
+    metric: str
+    wave: int
+    users: int
+    difference: float
+    low: float
+    high: float
+    standard_error: float
+    boundary: float | None
+    confidence: float
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
+class WaveCost(Result):
+    """A sequential design's waves so far: the users ranked by each wave, their share of
+    the users and of a full ranking's scored items, the budget, and the state:
+    ``"open"`` (a next wave is due), ``"decided"`` (every pair done) or ``"budget
+    spent"``."""
+
+    KIND: ClassVar[str] = "waves"
+    users: tuple[int, ...]
+    share_of_users: float
+    share_of_items: float
+    budget: float
+    state: str
 
 
 def records(results: list[Result]) -> list[dict]:

@@ -24,6 +24,7 @@ class _DecisionDefaults(TypedDict):
     tuning: str
     population: str
     family: str
+    sequential_budget: float
     first_wave: float
     growth: float
 
@@ -39,8 +40,9 @@ class _DecisionDefaults(TypedDict):
 # measurement: the module promise). "family": many pairs are decided with Holm's step-down,
 # which decides every pair Bonferroni decides and often more (the module family).
 # A sequential design ranks "first_wave" of the users at its first look, then "growth"
-# times as many at each next (the module waves): a pair far apart is decided at a few
-# per cent; the ratio keeps the looks few (each costs a share of the error).
+# times as many at each next (the module waves), up to "sequential_budget": a pair far
+# apart is decided at a few per cent, a close one may use the budget; the ratio keeps the
+# looks few (each costs a share of the error).
 DECISION_DEFAULTS: _DecisionDefaults = {
     "budget": 0.1,
     "unit": "users",
@@ -54,6 +56,7 @@ DECISION_DEFAULTS: _DecisionDefaults = {
     "tuning": "fixed",
     "population": "finite",
     "family": "holm",
+    "sequential_budget": 0.5,
     "first_wave": 0.025,
     "growth": 1.6,
 }

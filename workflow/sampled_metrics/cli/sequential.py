@@ -1,0 +1,212 @@
+"""The file-based loop of a sequential design (docs/deciding.md):
+
+* ``plan RANKS --sequential --budget B --seed S --out chosen1.csv`` writes wave 1
+  (:func:`first_design`);
+* ``plan RANKS --continue chosenK.csv --exact EXACT --out chosenK+1.csv`` prints every
+  pair's estimate, repeated confidence interval and verdict, and writes the next wave
+  (a design holding every wave so far) or says in one line that every pair is decided or
+  the budget spent, writing nothing (:func:`continue_design`);
+* ``correct RANKS --exact EXACT --design chosenK.csv`` prints the same for the waves so
+  far (:func:`sequential_results`, :func:`sequential_text`).
+
+The looks are recomputed from the waves and the exact ranks at every command
+(:func:`~sampled_metrics.estimation.decisions.family_looks`): nothing but the design file
+carries them from one command to the next.
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import combinations
+
+import numpy as np
+
+from ..estimation.decisions import (
+    DECISION_DEFAULTS,
+    SPENDING,
+    Look,
+    Waves,
+    design_strata,
+    family_looks,
+    first_wave,
+    metric_proxy,
+    next_wave,
+    wave_totals,
+)
+from .decision_inputs import DecisionInputs
+from .design_file import DesignSettings, waves_digest
+from .errors import InputError
+from .inputs import ResolvedRanks
+from .results import Result, SequentialDifference, WaveCost
+from .text import number, table
+
+__all__ = [
+    "continue_design",
+    "first_design",
+    "sequential_record",
+    "sequential_results",
+    "sequential_text",
+]
+
+
+def _sampled(resolved: ResolvedRanks) -> np.ndarray:
+    return np.stack([e.ranks for e in resolved.ranks.evaluations.values()])
+
+
+def first_design(
+    resolved: ResolvedRanks, settings: DesignSettings
+) -> tuple[Waves, tuple[int, ...]]:
+    """Wave 1 of a sequential design of ``settings`` and the users planned by each look."""
+    data = resolved.ranks.first
+    totals = wave_totals(len(data.ranks), settings.budget)
+    waves = first_wave(_sampled(resolved), data.m, data.n, totals[0], law=data.law,
+                       seed=np.random.default_rng([settings.seed, 1]), metric=settings.metric,
+                       edges=settings.edges, cells=settings.cells,
+                       floor=settings.floor)  # fmt: skip
+    return waves, totals
+
+
+def sequential_record(
+    waves: Waves, user_ids: np.ndarray, totals: tuple[int, ...], confidence: float
+) -> dict:
+    """The sidecar's key ``sequential`` (:mod:`.design_file`)."""
+    chosen = np.flatnonzero(waves.chosen)
+    return {
+        "totals": list(totals),
+        "first_wave": DECISION_DEFAULTS["first_wave"],
+        "growth": DECISION_DEFAULTS["growth"],
+        "confidence": confidence,
+        "spending": SPENDING[0],
+        "wave_users": np.bincount(waves.wave[chosen], minlength=waves.count + 1)[1:].tolist(),
+        "waves_digest": waves_digest(np.asarray(user_ids)[chosen], waves.wave[chosen]),
+    }
+
+
+def _waves(inputs: DecisionInputs) -> Waves:
+    """The design's waves with every user's stratum from phase 1 (the strata are fixed)."""
+    design = inputs.design
+    if design.waves is None:
+        raise InputError(
+            "not a sequential design (no waves): plan --sequential writes one",
+            path=design.path,
+        )
+    stratum, _ = design_strata(_sampled(inputs.ranks), edges=design.edges, cells=design.cells)
+    return Waves(stratum, design.design.stratum_sizes, design.waves)
+
+
+def _record(inputs: DecisionInputs) -> dict:
+    record = inputs.design.record or {}
+    sequential = record.get("sequential") or {}
+    confidence = sequential.get("confidence")
+    if not isinstance(confidence, float) or not 0 < confidence < 1:
+        raise InputError(
+            f"confidence is {confidence!r}, not a number in (0, 1)",
+            path=f"{inputs.design.path}.design.json",
+            fix="run sampled-metrics plan --sequential again",
+        )
+    return {**record, **sequential}
+
+
+def _looks(inputs: DecisionInputs, waves: Waves, metric: str, confidence: float,
+           totals: list[int]) -> dict[tuple[int, int], list[Look]]:  # fmt: skip
+    ranks = inputs.ranks.ranks
+    data = ranks.first
+    sampled = _sampled(inputs.ranks)
+    proxies = [metric_proxy(row, data.m, data.n, metric, law=data.law) for row in sampled]
+    return family_looks(waves, inputs.exact.values, sampled, data.m, data.n, metric,
+                        proxies=proxies, alpha=1 - confidence, budget=totals[-1],
+                        law=data.law)  # fmt: skip
+
+
+def _state(looks: dict[tuple[int, int], list[Look]], waves: Waves, totals: list[int]) -> str:
+    if all(pair[-1].done for pair in looks.values()):
+        return "decided"
+    return "budget spent" if waves.count >= len(totals) else "open"
+
+
+def sequential_results(
+    inputs: DecisionInputs, metrics: list[str]
+) -> tuple[list[Result], dict[tuple[int, int], list[Look]], Waves]:
+    """Every pair's last look for each metric (the design's metric's looks returned too,
+    for the next wave) and the waves' cost."""
+    record = _record(inputs)
+    waves, totals, confidence = _waves(inputs), list(record["totals"]), record["confidence"]
+    models = inputs.models
+    results: list[Result] = []
+    design_looks: dict[tuple[int, int], list[Look]] = {}
+    for metric in dict.fromkeys([record["metric"], *metrics]):
+        looks = _looks(inputs, waves, metric, confidence, totals)
+        if metric == record["metric"]:
+            design_looks = looks
+        if metric not in metrics:
+            continue
+        for i, j in combinations(range(len(models)), 2):
+            last = looks[i, j][-1]
+            boundary = None if math.isinf(last.boundary) else last.boundary
+            results.append(SequentialDifference(
+                models[i], models[j], metric, last.wave, last.n_chosen, last.value, last.low,
+                last.high, last.standard_error, boundary, confidence, last.verdict))  # fmt: skip
+    n = inputs.ranks.ranks.first.n.astype(float)
+    cumulative = [int(np.count_nonzero((waves.wave >= 1) & (waves.wave <= k)))
+                  for k in range(1, waves.count + 1)]  # fmt: skip
+    results.append(WaveCost(
+        tuple(cumulative), cumulative[-1] / waves.wave.size,
+        float(n[waves.chosen].sum() / n.sum()), float(record["budget"]),
+        _state(design_looks, waves, totals)))  # fmt: skip
+    return results, design_looks, waves
+
+
+def sequential_text(inputs: DecisionInputs, results: list[Result]) -> str:
+    """The pairs' table and the waves' cost in words."""
+    pairs = [r for r in results if isinstance(r, SequentialDifference)]
+    cost = next(r for r in results if isinstance(r, WaveCost))
+    level = f"{100 * pairs[0].confidence:g}%" if pairs else ""
+    lines = [
+        f"sequential design {inputs.design.path}: {len(cost.users)} waves, "
+        f"{cost.users[-1]} of {inputs.design.design.n_users} users ranked exactly "
+        f"({100 * cost.share_of_users:.1f}% of the users, {100 * cost.share_of_items:.1f}% "
+        f"of a full ranking's scored items; budget {100 * cost.budget:g}% of the users)",
+        "",
+        f"each pair at its last look: the estimate of first - second and its repeated "
+        f"confidence interval (all pairs' intervals at every look cover together at "
+        f"{level}, however the looks stopped; docs/deciding.md):",
+        "",
+    ]
+    rows = [
+        [r.first, r.second, r.metric, str(r.wave), str(r.users), number(r.difference),
+         number(r.low), number(r.high), r.verdict.label(r.first, r.second)]
+        for r in pairs
+    ]  # fmt: skip
+    header = ["first", "second", "metric", "wave", "users", "difference", "low", "high",
+              "verdict"]  # fmt: skip
+    lines.append(table(header, rows, {3, 4, 5, 6, 7}))
+    return "\n".join(lines)
+
+
+def continue_design(inputs: DecisionInputs) -> tuple[list[Result], Waves | None, str]:
+    """Every pair's last look, the next wave (None: every pair done or the budget spent)
+    and, without one, the line that says why."""
+    record = _record(inputs)
+    results, looks, waves = sequential_results(inputs, [record["metric"]])
+    grown = next_wave(waves, looks, list(record["totals"]), floor=int(record["floor"]),
+                      seed=int(record["seed"]))  # fmt: skip
+    cost = next(r for r in results if isinstance(r, WaveCost))
+    if grown is not None:
+        return results, grown, ""
+    if cost.state == "decided":
+        return (
+            results,
+            None,
+            (
+                f"every pair is decided (or has spent its error) after {len(cost.users)} waves, "
+                f"{cost.users[-1]} users ranked: nothing more to rank, nothing written"
+            ),
+        )
+    return (
+        results,
+        None,
+        (
+            f"the budget is spent ({cost.users[-1]} users ranked in {len(cost.users)} waves): "
+            "the intervals above are final, nothing written"
+        ),
+    )
