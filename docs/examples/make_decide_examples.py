@@ -14,6 +14,7 @@ sampled without replacement) and :func:`~sampled_metrics.frameworks.rank_files.e
     python docs/examples/make_decide_examples.py exact CHOSEN OUT   # the chosen users, exactly
     python docs/examples/make_decide_examples.py full OUT           # every user, exactly
     python docs/examples/make_decide_examples.py many OUT           # four models, exactly
+    python docs/examples/make_decide_examples.py waves WAVE         # the sequential loop on
     python docs/examples/make_decide_examples.py --update-doc       # rerun docs/deciding.md
 
 tests/test_cli_decide.py reruns the commands of docs/deciding.md and checks that the
@@ -122,6 +123,34 @@ def many(out) -> list[str]:
     return [f"{out}: the exact ranks of all {len(frame)} users, models {', '.join(models)}"]
 
 
+def waves(chosen) -> list[str]:
+    """The sequential loop from the design ``chosen`` (``.../waveK.csv``) on: rank its
+    users exactly (``exactK.csv``, :func:`exact`), ``plan --continue`` to ``waveK+1.csv``,
+    until it writes nothing; each command with the pairs' rows it printed (and its last
+    line, the last time)."""
+    from sampled_metrics.cli import main as cli
+
+    chosen = Path(chosen)
+    folder, k = chosen.parent, int(chosen.stem.removeprefix("wave"))
+    lines = []
+    while True:
+        ranked = folder / f"exact{k}.csv"
+        exact(folder / f"wave{k}.csv", ranked)
+        argv = ["plan", str(folder / "ranks.csv"), "--continue", str(folder / f"wave{k}.csv"),
+                "--exact", str(ranked), "--out", str(folder / f"wave{k + 1}.csv")]  # fmt: skip
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            if cli(argv):
+                raise RuntimeError(f"{shlex.join(argv)}: failed")
+        printed = out.getvalue().splitlines()
+        start = next(i for i, line in enumerate(printed) if line.startswith("first  second"))
+        end = printed.index("", start)
+        lines += [f"sampled-metrics {shlex.join(argv)}", *(f"  {r}" for r in printed[start:end])]
+        if not (folder / f"wave{k + 1}.csv").exists():
+            return [*lines, f"  {printed[-1]}"]
+        k += 1
+
+
 def run(command: str, cwd) -> str:
     """What ``command`` (the first line of a ```console block) prints, run in ``cwd``:
     this script or the ``sampled-metrics`` command (through its ``main``)."""
@@ -179,6 +208,7 @@ def _script(argv) -> list[str]:
     step.add_argument("out")
     steps.add_parser("full").add_argument("out")
     steps.add_parser("many").add_argument("out")
+    steps.add_parser("waves").add_argument("chosen")
     args = parser.parse_args(argv)
     if args.step == "sampled":
         Path(args.directory).mkdir(parents=True, exist_ok=True)
@@ -187,6 +217,8 @@ def _script(argv) -> list[str]:
         return exact(args.chosen, args.out)
     if args.step == "many":
         return many(args.out)
+    if args.step == "waves":
+        return waves(args.chosen)
     return full(args.out)
 
 
