@@ -121,7 +121,7 @@ def _looks(inputs: DecisionInputs, waves: Waves, metric: str, confidence: float,
 def _state(looks: dict[tuple[int, int], list[Look]], waves: Waves, totals: list[int]) -> str:
     if all(pair[-1].done for pair in looks.values()):
         return "decided"
-    return "budget spent" if waves.count >= len(totals) else "open"
+    return "budget spent" if int(waves.chosen.sum()) >= totals[-1] else "open"
 
 
 def sequential_results(

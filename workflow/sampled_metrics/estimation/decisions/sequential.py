@@ -313,11 +313,15 @@ def next_wave(
 ) -> Waves | None:
     """The next wave (:func:`.grow` to ``totals[waves.count]`` users, allocated by
     :func:`allocation_spreads` of the pairs not done, drawn with the seed (seed, wave));
-    None when every pair is done or the last wave of ``totals`` is drawn.
+    None when every pair is done or the budget, ``totals[-1]``, is spent. The next total
+    is the first of ``totals`` above the users ranked (wave 1 may hold more than
+    ``totals[0]``, its strata's floors).
     """
     last = [pair[-1] for pair in looks.values()]
-    if all(look.done for look in last) or waves.count >= len(totals):
+    ranked = int(waves.chosen.sum())
+    if all(look.done for look in last) or ranked >= totals[-1]:
         return None
     spreads = allocation_spreads(last, waves.sizes.size)
-    return grow(waves, spreads, totals[waves.count], floor=floor,
+    total = next(t for t in totals if t > ranked)
+    return grow(waves, spreads, total, floor=floor,
                 seed=np.random.default_rng([seed, waves.count + 1]))  # fmt: skip

@@ -29,7 +29,7 @@ from numpy.typing import ArrayLike
 
 from ..laws import WITH_REPLACEMENT
 from .defaults import DECISION_DEFAULTS
-from .design import Design, allocate, draw_design
+from .design import Design, allocate, design_strata, draw_design
 
 __all__ = ["Waves", "first_wave", "grow", "wave_totals"]
 
@@ -171,8 +171,9 @@ def first_wave(
 ) -> Waves:
     """Wave 1: a two-phase design of ``users`` users (:func:`.draw_design` with its
     strata, Neyman's allocation by the predicted spread and its floor; ``options`` are its
-    ``metric``, ``edges``, ``cells``, ``floor``, ``prior``). Its promise of coverage at
-    a fixed size does not apply (the repeated intervals make their own): it is not checked.
+    ``metric``, ``edges``, ``cells``, ``floor``, ``prior``), more where the strata's floors
+    need more. Its promise of coverage at a fixed size does not apply (the repeated
+    intervals make their own): it is not checked.
 
     Examples
     --------
@@ -180,8 +181,14 @@ def first_wave(
     >>> w = first_wave(ranks, 10, 100, 40, seed=1)
     >>> w.count, int(w.chosen.sum())
     (1, 40)
+    >>> int(first_wave(ranks, 10, 100, 10, seed=1).chosen.sum())  # 5 in each stratum (3 in one)
+    28
     """
     count = np.asarray(sampled_ranks).shape[-1]
+    strata = {key: options[key] for key in ("edges", "cells") if key in options}
+    stratum, width = design_strata(sampled_ranks, **strata)
+    floor = options.get("floor", DECISION_DEFAULTS["floor"])
+    users = max(users, int(np.minimum(np.bincount(stratum, minlength=width), floor).sum()))
     design = draw_design(sampled_ranks, m, n, budget=users / count, law=law, degrees=0,
                          seed=seed, **options)  # fmt: skip
     return Waves(design.stratum, design.stratum_sizes, design.chosen.astype(np.int64))
