@@ -54,13 +54,14 @@ def exact_of(pop, chosen, path):
     return path
 
 
-def loop(capsys, pop, seed: int):
+def loop(capsys, pop, seed: int, spending: str):
     """The loop as a user runs it: the last design, its exact ranks, the last output."""
-    folder = pop["folder"] / f"loop{seed}"
+    folder = pop["folder"] / f"loop{seed}{spending}"
     folder.mkdir()
     chosen = folder / "chosen1.csv"
     status, out, err = cli(capsys, "plan", pop["ranks"], *READ, "--sequential", "--budget",
-                           0.5, "--seed", seed, "--out", chosen)  # fmt: skip
+                           0.5, "--seed", seed, "--spending", spending,
+                           "--out", chosen)  # fmt: skip
     assert status == 0, err
     for k in range(1, 20):
         exact = exact_of(pop, chosen, folder / f"exact{k}.csv")
@@ -74,8 +75,9 @@ def loop(capsys, pop, seed: int):
     raise AssertionError("the loop did not end")
 
 
-def test_the_loop_ends_with_intervals_that_cover_and_right_verdicts(capsys, population):
-    chosen, exact, out = loop(capsys, population, 3)
+@pytest.mark.parametrize("spending", ["obrien-fleming", "pocock"])
+def test_the_loop_ends_with_intervals_that_cover_and_right_verdicts(capsys, population, spending):
+    chosen, exact, out = loop(capsys, population, 3, spending)
     assert "nothing written" in out.splitlines()[-1]
     truth = population["truth"]
     recall = {k: float(np.mean(truth[k] <= 10)) for k in "ABC"}
@@ -83,6 +85,12 @@ def test_the_loop_ends_with_intervals_that_cover_and_right_verdicts(capsys, popu
                                "--design", chosen, "--metrics", "recall@10",
                                "--json")  # fmt: skip
     assert status == 0, err
+    assert (
+        json.loads((chosen.parent / f"{chosen.name}.design.json").read_text())["sequential"][
+            "spending"
+        ]
+        == spending
+    )
     records = json.loads(printed)
     pairs = [r for r in records if r["kind"] == "sequential_comparison"]
     assert len(pairs) == 3
@@ -134,6 +142,10 @@ def test_contradictory_inputs_stop_with_one_line_naming_the_file(capsys, populat
                                    "--exact", exact_file, "--out", out)  # fmt: skip
         assert status != 0 and not out.exists()
         assert len(err.strip().splitlines()) == 1 and named in err, err
+    # --continue takes its settings from the design's record
+    status, _, err = cli(capsys, "plan", pop["ranks"], *READ, "--continue", chosen, "--exact",
+                         exact, "--spending", "pocock", "--out", tmp_path / "x.csv")  # fmt: skip
+    assert status != 0 and "--spending" in err and not (tmp_path / "x.csv").exists()
     # an existing --out is never replaced without --force
     status, _, err = cli(capsys, "plan", pop["ranks"], *READ, "--continue", chosen, "--exact",
                          exact, "--out", chosen)  # fmt: skip

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..estimation.decisions import DECISION_DEFAULTS, UNITS, Design, draw_design
+from ..estimation.decisions import DECISION_DEFAULTS, SPENDING, UNITS, Design, draw_design
 from .arguments import PROG, metric, non_negative_int
 from .decision_inputs import resolve_decision
 from .design_file import DesignSettings, design_record, design_sidecar, write_design
@@ -102,6 +102,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="write wave 1 of a sequential design: the users are ranked in waves and each "
         "pair is decided as soon as its interval allows (--budget: the most it may rank)",
+    )
+    sequential.add_argument(
+        "--spending",
+        choices=SPENDING,
+        help="with --sequential: the error spending function; obrien-fleming keeps the last "
+        "interval near a fixed design's, pocock stops far-apart pairs sooner (default: "
+        f"{DECISION_DEFAULTS['spending']})",
     )
     sequential.add_argument(
         "--continue",
@@ -207,6 +214,8 @@ def _check_modes(args: argparse.Namespace) -> None:
         raise InputError("--exact goes with --continue: the exact ranks of the waves so far",
                          option="--exact")  # fmt: skip
     if args.continue_from is None:
+        if args.spending is not None and not args.sequential:
+            raise InputError("--spending goes with --sequential", option="--spending")
         if args.sequential and args.budget_unit != "users":
             raise InputError("--sequential takes its budget in users (--budget-unit users)",
                              option="--budget-unit")  # fmt: skip
@@ -215,7 +224,8 @@ def _check_modes(args: argparse.Namespace) -> None:
         raise InputError("--continue needs --exact: the exact ranks of the users chosen so far",
                          option="--continue")  # fmt: skip
     given = [name for name, value in (("--sequential", args.sequential),
-             ("--budget", args.budget), ("--seed", args.seed)) if value]  # fmt: skip
+             ("--budget", args.budget), ("--seed", args.seed), ("--spending", args.spending))
+             if value]  # fmt: skip
     if given:
         raise InputError(f"{given[0]} does not go with --continue: the design's record "
                          "holds its settings", option=given[0])  # fmt: skip
@@ -249,7 +259,13 @@ def run(args: argparse.Namespace) -> int:
     if args.sequential:
         waves, totals = first_design(resolved, settings)
         design = waves.design(1)
-        sequential = sequential_record(waves, users, totals, DECISION_DEFAULTS["confidence"])
+        sequential = sequential_record(
+            waves,
+            users,
+            totals,
+            DECISION_DEFAULTS["confidence"],
+            args.spending or DECISION_DEFAULTS["spending"],
+        )
         record = design_record(design, users, resolved.ranks, resolved.paths, settings,
                                sequential)  # fmt: skip
         write_design(args.out, design, users, record, waves.wave)
@@ -279,7 +295,8 @@ def _continue(args: argparse.Namespace, resolved: ResolvedRanks, options: ReadOp
     totals = tuple(sequential["totals"])
     next_record = design_record(design, users, resolved.ranks, resolved.paths, settings,
                                 sequential_record(grown, users, totals,
-                                                  sequential["confidence"]))  # fmt: skip
+                                                  sequential["confidence"],
+                                                  sequential["spending"]))  # fmt: skip
     write_design(args.out, design, users, next_record, grown.wave)
     print("", _summary(resolved, options, design, settings, args.out, grown.count), sep="\n")
     return 0

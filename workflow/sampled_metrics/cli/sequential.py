@@ -67,7 +67,11 @@ def first_design(
 
 
 def sequential_record(
-    waves: Waves, user_ids: np.ndarray, totals: tuple[int, ...], confidence: float
+    waves: Waves,
+    user_ids: np.ndarray,
+    totals: tuple[int, ...],
+    confidence: float,
+    spending: str,
 ) -> dict:
     """The sidecar's key ``sequential`` (:mod:`.design_file`)."""
     chosen = np.flatnonzero(waves.chosen)
@@ -76,7 +80,7 @@ def sequential_record(
         "first_wave": DECISION_DEFAULTS["first_wave"],
         "growth": DECISION_DEFAULTS["growth"],
         "confidence": confidence,
-        "spending": SPENDING[0],
+        "spending": spending,
         "wave_users": np.bincount(waves.wave[chosen], minlength=waves.count + 1)[1:].tolist(),
         "waves_digest": waves_digest(np.asarray(user_ids)[chosen], waves.wave[chosen]),
     }
@@ -98,24 +102,28 @@ def _record(inputs: DecisionInputs) -> dict:
     record = inputs.design.record or {}
     sequential = record.get("sequential") or {}
     confidence = sequential.get("confidence")
+    sidecar, fix = (
+        f"{inputs.design.path}.design.json",
+        "run sampled-metrics plan --sequential again",
+    )
     if not isinstance(confidence, float) or not 0 < confidence < 1:
-        raise InputError(
-            f"confidence is {confidence!r}, not a number in (0, 1)",
-            path=f"{inputs.design.path}.design.json",
-            fix="run sampled-metrics plan --sequential again",
-        )
+        raise InputError(f"confidence is {confidence!r}, not a number in (0, 1)", path=sidecar,
+                         fix=fix)  # fmt: skip
+    if sequential.get("spending") not in SPENDING:
+        raise InputError(f"spending is {sequential.get('spending')!r}, not one of "
+                         f"{', '.join(SPENDING)}", path=sidecar, fix=fix)  # fmt: skip
     return {**record, **sequential}
 
 
 def _looks(inputs: DecisionInputs, waves: Waves, metric: str, confidence: float,
-           totals: list[int]) -> dict[tuple[int, int], list[Look]]:  # fmt: skip
+           totals: list[int], spending: str) -> dict[tuple[int, int], list[Look]]:  # fmt: skip
     ranks = inputs.ranks.ranks
     data = ranks.first
     sampled = _sampled(inputs.ranks)
     proxies = [metric_proxy(row, data.m, data.n, metric, law=data.law) for row in sampled]
     return family_looks(waves, inputs.exact.values, sampled, data.m, data.n, metric,
                         proxies=proxies, alpha=1 - confidence, budget=totals[-1],
-                        law=data.law)  # fmt: skip
+                        law=data.law, spending=spending)  # fmt: skip
 
 
 def _state(looks: dict[tuple[int, int], list[Look]], waves: Waves, totals: list[int]) -> str:
@@ -135,7 +143,7 @@ def sequential_results(
     results: list[Result] = []
     design_looks: dict[tuple[int, int], list[Look]] = {}
     for metric in dict.fromkeys([record["metric"], *metrics]):
-        looks = _looks(inputs, waves, metric, confidence, totals)
+        looks = _looks(inputs, waves, metric, confidence, totals, record["spending"])
         if metric == record["metric"]:
             design_looks = looks
         if metric not in metrics:

@@ -11,13 +11,15 @@ Error spending (Lan and DeMets, Biometrika 70, 1983; Jennison and Turnbull, ch. 
 function alpha(t), increasing from alpha(0) = 0 to alpha(1) = alpha, gives the error
 that may be spent by information fraction t; c_k is the value at which the probability
 under "no difference" of stopping first at look k is alpha(t_k) - alpha(t_(k-1)). The
-O'Brien-Fleming type (Lan and DeMets 1983, eq. 4; half of alpha on each side)
+O'Brien-Fleming type (Lan and DeMets 1983; half of alpha on each side, as R's ldbounds)
 
     alpha(t) = 2 [2 - 2 Phi(z_(1 - alpha/4) / t^(1/2))]
 
 spends almost nothing early and nearly all of alpha at the end: its last boundary is
-close to the fixed sample's. The looks' information need not be planned: c_k depends only
-on I_1..I_k and the spending so far (:func:`next_boundary`).
+close to the fixed sample's. The Pocock type, alpha(t) = alpha ln(1 + (e - 1) t) (Lan and
+DeMets 1983), spends more early: far-apart pairs stop sooner, close ones later. The
+looks' information need not be planned: c_k depends only on I_1..I_k and the spending
+so far (:func:`next_boundary`).
 
 The probabilities come from the density of Z_k on the paths not stopped before look k,
 
@@ -25,7 +27,7 @@ The probabilities come from the density of Z_k on the paths not stopped before l
     p_k(z) = int p_(k-1)(u) phi((z I_k^(1/2) - u I_(k-1)^(1/2)) / D^(1/2)) (I_k / D)^(1/2) du,
 
 D = I_k - I_(k-1), integrated over |u| < c_(k-1) by Simpson's rule on a grid in z
-(Jennison and Turnbull, ch. 19, eq. 19.3; a uniform grid, fine enough for the kernel's
+(Jennison and Turnbull, ch. 19; a uniform grid, fine enough for the kernel's
 width, instead of their grid tuned to the normal tails). Deterministic, no simulation.
 """
 
@@ -38,6 +40,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
+from .defaults import DECISION_DEFAULTS
+
 __all__ = [
     "SPENDING",
     "Crossing",
@@ -47,7 +51,7 @@ __all__ = [
     "spent",
 ]
 
-SPENDING = ("obrien-fleming",)
+SPENDING = ("obrien-fleming", "pocock")
 # The grid's step in z, and its limit where nothing stops: the density beyond |z| = 9
 # under "no difference" is below 1e-18, far below any error spent.
 STEP, REACH = 0.05, 9.0
@@ -56,20 +60,26 @@ STEP, REACH = 0.05, 9.0
 NEGLIGIBLE = 1e-13
 
 
-def spent(fraction: float, alpha: float) -> float:
-    """alpha(t) of the O'Brien-Fleming type, both sides: 4 [1 - Phi(z_(1 - alpha/4) /
-    t^(1/2))] (Lan and DeMets 1983, eq. 4, half of alpha on each side); 0 at t = 0,
-    alpha at t >= 1.
+def spent(fraction: float, alpha: float, spending: str = DECISION_DEFAULTS["spending"]) -> float:
+    """alpha(t), both sides: of the O'Brien-Fleming type 4 [1 - Phi(z_(1 - alpha/4) /
+    t^(1/2))] (half of alpha on each side), of the Pocock type alpha ln(1 + (e - 1) t)
+    (Lan and DeMets 1983); 0 at t = 0, alpha at t >= 1.
 
     Examples
     --------
     >>> spent(1.0, 0.05), spent(0.0, 0.05), round(spent(0.5, 0.05), 6)
     (0.05, 0.0, 0.003051)
+    >>> round(spent(0.5, 0.05, "pocock"), 6)
+    0.031006
     """
+    if spending not in SPENDING:
+        raise ValueError(f"spending must be one of {SPENDING}, got {spending!r}")
     if fraction <= 0:
         return 0.0
     if fraction >= 1:
         return alpha
+    if spending == "pocock":
+        return alpha * math.log(1 + (math.e - 1) * fraction)
     z = -special.ndtri(alpha / 4)
     return float(4 * special.ndtr(-z / math.sqrt(fraction)))
 
@@ -178,10 +188,13 @@ def next_boundary(previous: Crossing | None, information: float, target: float) 
 
 
 def spending_boundaries(
-    information: Sequence[float], fractions: Sequence[float], alpha: float
+    information: Sequence[float],
+    fractions: Sequence[float],
+    alpha: float,
+    spending: str = DECISION_DEFAULTS["spending"],
 ) -> list[float]:
     """The boundaries c_1..c_K of looks at ``information`` I_k where the error spent
-    by look k is alpha(t_k), t_k = ``fractions[k]`` (:func:`spent`).
+    by look k is alpha(t_k), t_k = ``fractions[k]`` (:func:`spent` of ``spending``).
 
     Parameters
     ----------
@@ -204,7 +217,7 @@ def spending_boundaries(
     state: Crossing | None = None
     bounds = []
     for info, t in zip(information, fractions, strict=True):
-        state = next_boundary(state, float(info), spent(float(t), alpha))
+        state = next_boundary(state, float(info), spent(float(t), alpha, spending))
         bounds.append(state.boundary)
     return bounds
 

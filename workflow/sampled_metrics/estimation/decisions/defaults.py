@@ -27,6 +27,7 @@ class _DecisionDefaults(TypedDict):
     sequential_budget: float
     first_wave: float
     growth: float
+    spending: str
 
 
 # Edges aim at top-k metrics at k = 10 with m = 100 and n of a few thousand: Recall@10 is
@@ -42,7 +43,8 @@ class _DecisionDefaults(TypedDict):
 # A sequential design ranks "first_wave" of the users at its first look, then "growth"
 # times as many at each next (the module waves), up to "sequential_budget": a pair far
 # apart is decided at a few per cent, a close one may use the budget; the ratio keeps the
-# looks few (each costs a share of the error).
+# looks few (each costs a share of the error). "spending": O'Brien-Fleming's type keeps the
+# last interval near the fixed design's; Pocock's type stops far-apart pairs sooner.
 DECISION_DEFAULTS: _DecisionDefaults = {
     "budget": 0.1,
     "unit": "users",
@@ -59,4 +61,5 @@ DECISION_DEFAULTS: _DecisionDefaults = {
     "sequential_budget": 0.5,
     "first_wave": 0.025,
     "growth": 1.6,
+    "spending": "obrien-fleming",
 }

@@ -17,18 +17,19 @@ I_j / I_k are taken from one variance estimate, the latest: V_k = sum_h (N_h / U
 (1/n_hk - 1/N_h) s_h^2 with every look's counts and the current floored spreads s_h^2
 (:func:`stratum_variances`), so that they decrease with the counts as the true ones do.
 
-The boundaries. Lan and DeMets' O'Brien-Fleming-type spending (:mod:`.boundaries`) at
+The boundaries. Lan and DeMets' error spending (O'Brien-Fleming type by default, or
+Pocock type; :mod:`.boundaries`) at
 t_k = n_k / n_max, the share of the budget's users ranked by look k, planned before any
 exact rank is seen (:func:`.wave_totals`); the look at the budget (t = 1) spends what is
 left. Not the information fraction I_k / I_max: with the finite-population correction,
 a budget that ranks every user of the strata where the metric varies predicts V_max
 near 0, t_k near 0 at every look before the last, and nothing would be spent early. Any
 t fixed in advance that reaches 1 at the last look keeps the error at alpha (Lan and
-DeMets 1983; Jennison and Turnbull, section 7.2.1, on spending by a share of the
+DeMets 1983; Jennison and Turnbull, ch. 7, on spending by a share of the
 maximum sample); the joint law still uses the information ratios.
 
 The intervals. d_k +- c_k se_k, a repeated confidence interval (Jennison and Turnbull,
-ch. 9, eq. 9.1): P(every look's interval covers the true difference) = P(|Z_k - theta
+ch. 9): P(every look's interval covers the true difference) = P(|Z_k - theta
 I_k^(1/2)| < c_k for every k) >= 1 - alpha, so the interval at whatever look the pair
 stops covers with probability at least 1 - alpha, however the stopping depended on the
 data. The pair stops at the first look with |Z_k| >= c_k, i.e. whose interval excludes
@@ -151,6 +152,7 @@ def pair_looks(
     alpha: float,
     budget: int,
     law: str = WITH_REPLACEMENT,
+    spending: str = DECISION_DEFAULTS["spending"],
     resume: Sequence[Look] = (),
 ) -> list[Look]:
     """One pair's looks after waves 1, 2, ... until the pair is done (decided, exact, or
@@ -172,6 +174,8 @@ def pair_looks(
     budget : int
         The most users ranked: the look that reaches it spends all of ``alpha``.
     law : {"binomial", "hypergeometric"}, default "binomial"
+    spending : {"obrien-fleming", "pocock"}, default "obrien-fleming"
+        The error spending function (:func:`.boundaries.spent`).
     resume : sequence of Look, optional
         The pair's looks at the earlier waves (this function's answer then): only the
         later waves are looked at.
@@ -209,7 +213,10 @@ def pair_looks(
         if state is not None and not information > state.information * (1 + 1e-9):
             c = math.inf  # no new information on this pair: nothing to spend
         else:
-            state, before = next_boundary(state, information, spent(fraction, alpha)), counts
+            state, before = (
+                next_boundary(state, information, spent(fraction, alpha, spending)),
+                counts,
+            )
             c = state.boundary
         half = c * e.standard_error
         low, high = max(e.value - half, -1.0), min(e.value + half, 1.0)
@@ -262,6 +269,7 @@ def family_looks(
     alpha: float,
     budget: int,
     law: str = WITH_REPLACEMENT,
+    spending: str = DECISION_DEFAULTS["spending"],
     resume: dict[tuple[int, int], list[Look]] | None = None,
 ) -> dict[tuple[int, int], list[Look]]:
     """Every pair's looks (:func:`pair_looks`) at alpha / P, P = k(k - 1)/2 pairs of the k
@@ -297,6 +305,7 @@ def family_looks(
             alpha=alpha / len(pairs),
             budget=budget,
             law=law,
+            spending=spending,
             resume=(resume or {}).get((i, j), ()),
         )  # fmt: skip
         for i, j in pairs
