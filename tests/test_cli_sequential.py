@@ -146,6 +146,9 @@ def test_contradictory_inputs_stop_with_one_line_naming_the_file(capsys, populat
     status, _, err = cli(capsys, "plan", pop["ranks"], *READ, "--continue", chosen, "--exact",
                          exact, "--spending", "pocock", "--out", tmp_path / "x.csv")  # fmt: skip
     assert status != 0 and "--spending" in err and not (tmp_path / "x.csv").exists()
+    status, _, err = cli(capsys, "correct", pop["ranks"], *READ, "--exact", exact, "--design",
+                         chosen, "--population", "superpopulation")  # fmt: skip
+    assert status != 0 and "--population" in err
     # an existing --out is never replaced without --force
     status, _, err = cli(capsys, "plan", pop["ranks"], *READ, "--continue", chosen, "--exact",
                          exact, "--out", chosen)  # fmt: skip

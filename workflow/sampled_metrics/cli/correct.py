@@ -139,6 +139,10 @@ def run(args: argparse.Namespace) -> int:
     if args.exact is not None:  # and --design: check_rules
         inputs = resolve_decision(resolved, args.exact, args.design, args.allow_unlikely)
         if inputs.design.waves is not None:
+            if args.population is not None:
+                raise InputError("--population does not go with a sequential design: its "
+                                 "intervals are about the file's users", option="--population",
+                                 path=inputs.design.path)  # fmt: skip
             results = sequential_results(inputs, metrics)[0]
             text = sequential_text(inputs, results)
             print(json.dumps(records(results), indent=1) if args.json else text)
