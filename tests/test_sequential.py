@@ -196,3 +196,32 @@ def test_a_single_pair_stops_where_its_interval_first_excludes_zero():
     assert not any(look.verdict.decided for look in looks[:-1])
     last = looks[-1]
     assert last.verdict.decided == (abs(last.value) >= last.boundary * last.standard_error)
+
+
+def test_nested_waves_have_the_canonical_joint_law():
+    # two looks of stratified sampling without replacement, wave 2 drawn from the users
+    # wave 1 left: Var(d_k) = sum_h W_h^2 (1/n_hk - 1/N_h) S_h^2 (the finite-population
+    # correction), Cov(d_1, d_2) = Var(d_2), so Corr(d_1, d_2) = (V_2 / V_1)^(1/2)
+    rng = np.random.default_rng(11)
+    sizes = np.array([100, 300])
+    stratum = np.repeat([0, 1], sizes)
+    y = np.where(stratum == 0, rng.exponential(2.0, stratum.size), rng.normal(0, 0.5, stratum.size))
+    draws, first = 6000, np.array([10, 10])
+    estimates = np.empty((draws, 2))
+    counts = None
+    for r in range(draws):
+        wave = np.zeros(stratum.size, dtype=np.int64)
+        for h in (0, 1):
+            wave[rng.choice(np.flatnonzero(stratum == h), first[h], replace=False)] = 1
+        waves = grow(Waves(stratum, sizes, wave), [2.0, 0.5], 80, floor=2, seed=rng)
+        counts = [np.bincount(stratum[(waves.wave >= 1) & (waves.wave <= k)]) for k in (1, 2)]
+        for k in (1, 2):
+            d = waves.design(k)
+            estimates[r, k - 1] = y[d.users] @ (1 / d.probability[d.users]) / stratum.size
+    s2 = np.array([np.var(y[stratum == h], ddof=1) for h in (0, 1)])
+    v = [float(np.sum((sizes / sizes.sum()) ** 2 * (1 / c - 1 / sizes) * s2)) for c in counts]
+    assert np.allclose(estimates.mean(axis=0), y.mean(), atol=4 * np.sqrt(v[0] / draws))
+    assert np.allclose(estimates.var(axis=0), v, rtol=4 * np.sqrt(2 / draws))
+    rho = np.corrcoef(estimates.T)[0, 1]
+    print(f"Corr(d_1, d_2) {rho:.4f}, (V_2 / V_1)^(1/2) {np.sqrt(v[1] / v[0]):.4f}")
+    assert abs(rho - np.sqrt(v[1] / v[0])) < 4 * (1 - rho**2) / np.sqrt(draws)
