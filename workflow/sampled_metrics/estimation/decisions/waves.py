@@ -7,15 +7,16 @@ brings the users ranked so far to ``growth`` times as many (:func:`wave_totals`)
 the budget, allocated by Neyman's rule over the strata with the spreads seen so far
 (:func:`grow`) and drawn without replacement from the users not chosen yet.
 
-Why the estimator of :mod:`.estimate` stays unbiased although a wave's allocation depends
-on the earlier waves: given the counts n_h^(k) chosen in stratum h by look k, the users
-chosen there are a uniform sample without replacement of n_h^(k) of its N_h users (each
-wave draws uniformly among those not chosen yet, and a uniform sample of a uniform
-remainder added to a uniform sample is uniform). So at look k the cumulative sample is,
-conditionally on the counts, a stratified simple random sample with pi_u = n_h^(k) / N_h,
-and the difference estimator with these probabilities is conditionally unbiased, hence
-unbiased. The counts depend on the earlier waves only through the residual spreads
-(which set the allocation), not through which users were drawn beyond that.
+Why the estimator of :mod:`.estimate` is unbiased, and where only nearly: within stratum
+h the users are drawn in a uniformly random order without replacement, so a count
+n_h^(k) fixed before the draws gives a uniform sample of n_h^(k) of its N_h users, a
+stratified simple random sample with pi_u = n_h^(k) / N_h, and the difference
+estimator with these probabilities is unbiased (Sarndal, Swensson and Wretman 1992,
+ch. 9). Here the counts of wave k + 1 depend on the spreads of the residuals seen in
+waves 1..k (Neyman's rule), so given the counts the sample is not exactly uniform: the
+estimator can be biased at second order, through the spreads (which set the counts),
+not through the residuals' mean. The simulations of ``tests/test_sequential.py`` run
+the loop to its stopping time and measure the final intervals' coverage.
 """
 
 from __future__ import annotations
