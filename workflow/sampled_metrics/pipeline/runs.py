@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import gc
 import logging
 import os
 import platform
@@ -103,8 +104,9 @@ def start_log(path: str | Path) -> logging.Logger:
 def start_job(snakemake: Any) -> logging.Logger:
     """Set up a rule's script: :func:`start_log` on its log (an uncaught exception
     then leaves its traceback there and its one line, :func:`job_error_line`, on the
-    console, the job's own stderr), :func:`exit_on_sigterm`, the allocator set to reuse
-    freed memory (``sampled_metrics.io.allocator``), then every input file
+    console, the job's own stderr), :func:`exit_on_sigterm`, the garbage collector
+    kept off the objects made so far and, at exit, off all (``gc.freeze``), the
+    allocator set to reuse freed memory (``sampled_metrics.io.allocator``), then every input file
     checked against the checksum recorded when the pipeline wrote it
     (``sampled_metrics.io.atomic.verify_checksum``), so that a file cut, overwritten
     or edited since stops the job with one line naming it, before any work.
@@ -127,6 +129,7 @@ def start_job(snakemake: Any) -> logging.Logger:
     >>> start_job(job).name
     'sampled_metrics'
     >>> sys.stderr, sys.excepthook = sys.__stderr__, sys.__excepthook__
+    >>> gc.unfreeze()
     """
     from ..io.allocator import reuse_freed_memory
     from ..io.atomic import verify_checksum
@@ -134,6 +137,11 @@ def start_job(snakemake: Any) -> logging.Logger:
     log = start_log(snakemake.log[0])
     sys.excepthook = _console_excepthook(getattr(snakemake, "rule", None), snakemake.log[0])
     exit_on_sigterm()
+    # The objects the imports made live as long as the process, and at exit the OS takes
+    # every object's memory back: out of the cyclic collector's walks, its full
+    # collections during the job and the interpreter's at exit walk only the job's own.
+    gc.freeze()
+    atexit.register(gc.freeze)  # runs after log_cpu_at_exit's line (atexit: last in, first out)
     log_cpu_at_exit()
     reuse_freed_memory()
     verified = [path for path in snakemake.input if Path(path).is_file() and verify_checksum(path)]
