@@ -1,6 +1,7 @@
 """The architecture's promises: the library never imports Snakemake nor changes
-global matplotlib settings, its fingerprint covers every module, every config
-key is described and every default lives in the schema."""
+global matplotlib settings, a job's set-up imports no heavy package, its fingerprint
+covers every module, every config key is described and every default lives in the
+schema."""
 
 import shutil
 import subprocess
@@ -39,6 +40,23 @@ def test_importing_the_figures_changes_no_global_matplotlib_setting():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-2000:]
+
+
+# What every job imports before any work (its set-up and its writes), and what those
+# imports must not pull in: a job that needs none of them pays none of their import time.
+JOB_SET_UP = ("sampled_metrics.pipeline.runs", "sampled_metrics.io.atomic")
+HEAVY = ("pandas", "scipy", "matplotlib")
+
+
+def test_a_job_s_set_up_imports_no_heavy_package():
+    code = (
+        "import sys;"
+        + "".join(f"import {name};" for name in JOB_SET_UP)
+        + f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == []
 
 
 def test_the_fingerprint_changes_with_a_module_of_a_sub_package(tmp_path):

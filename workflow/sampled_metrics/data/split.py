@@ -10,14 +10,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from ..io.atomic import CORRUPT_FILE_ERRORS, write_npz
 from .errors import EVENT_COLUMNS, DataError, require_columns, require_file
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 __all__ = ["Split", "leave_last_out_split", "load_split", "SplitUsers", "save_split", "split_users"]
 
@@ -170,6 +172,8 @@ def _factorize_sorted(values: pd.Series, name: str) -> tuple[np.ndarray, np.ndar
 
 
 def _binary_csr(rows: np.ndarray, cols: np.ndarray, shape) -> sp.csr_matrix:
+    import scipy.sparse as sp  # here: reading a split's users (split_users) needs no matrix
+
     data = np.ones(len(rows), dtype=np.float32)
     matrix = sp.csr_matrix((data, (rows, cols)), shape=shape, dtype=np.float32)
     matrix.sort_indices()
@@ -303,6 +307,8 @@ def _candidate_counts(n_items: int, indptr: np.ndarray) -> np.ndarray:
 
 
 def _split_from_arrays(a: Mapping[str, np.ndarray]) -> Split:
+    import scipy.sparse as sp  # here: reading a split's users (split_users) needs no matrix
+
     indices = a["train_indices"]
     shape = tuple(int(x) for x in a["train_shape"])
     train = sp.csr_matrix(

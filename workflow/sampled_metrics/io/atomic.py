@@ -20,10 +20,12 @@ import zipfile
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # a frame writes itself: a job that writes none need not import pandas
+    import pandas as pd
 
 # What reading a cut or damaged file raises (besides the format's own ValueError).
 CORRUPT_FILE_ERRORS = (OSError, EOFError, zlib.error, zipfile.BadZipFile, UnicodeDecodeError)
