@@ -19,6 +19,7 @@ from sampled_metrics.outputs.figures.rank_distribution import EMPTY_BUCKET
 from sampled_metrics.pipeline.validation import load_config
 from sampled_metrics.reproduction import toy_example
 from sampled_metrics.reproduction.curves import order_thresholds, sample_size_curves
+from sampled_metrics.reproduction.toy_ranks import TOY_RANKS
 
 RNG = np.random.default_rng(0)
 N_ITEMS = 400
@@ -77,7 +78,7 @@ def figure_1():
 
 def figure_2():
     data = toy_example.expected_vs_sample_size(
-        toy_example.TOY_RANKS, 10_000, [1, 3, 10, 30, 99, 300, 1000, 9999], "binomial"
+        TOY_RANKS, 10_000, [1, 3, 10, 30, 99, 300, 1000, 9999], "binomial"
     )
     return figures.expected_vs_sample_size_figure(data, 10_000, "binomial", marked_m=99)
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from sampled_metrics.estimation import metrics as M
 from sampled_metrics.estimation import set_metrics as S
 from sampled_metrics.reproduction.paper import published
-from sampled_metrics.reproduction.toy_example import TOY_RANKS
+from sampled_metrics.reproduction.toy_ranks import TOY_RANKS
 
 
 def test_single_item_metrics_by_hand():

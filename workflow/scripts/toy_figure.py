@@ -12,6 +12,7 @@ from sampled_metrics.outputs.figures import (
 )
 from sampled_metrics.pipeline.runs import start_job
 from sampled_metrics.reproduction import toy_example
+from sampled_metrics.reproduction.toy_ranks import TOY_RANKS
 
 start_job(snakemake)
 toy, law, figure_name = snakemake.params.toy, snakemake.params.law, snakemake.wildcards.figure
@@ -20,7 +21,7 @@ if figure_name == "fig1":
     data = toy_example.metric_curves(n)
     figure = metric_curves_figure(data)
 elif figure_name == "fig2":
-    data = toy_example.expected_vs_sample_size(toy_example.TOY_RANKS, n, toy["fig2_m_values"], law)
+    data = toy_example.expected_vs_sample_size(TOY_RANKS, n, toy["fig2_m_values"], law)
     figure = expected_vs_sample_size_figure(data, n, law, marked_m=toy["m"])
 elif figure_name == "fig3":
     data = toy_example.expected_vs_true_rank(n, toy["fig3_m_values"], toy["fig3_max_rank"], law)

@@ -11,7 +11,8 @@ from sampled_metrics.outputs.tables import (
 )
 from sampled_metrics.pipeline.runs import start_job
 from sampled_metrics.reproduction.paper import PAPER_REPETITIONS, published
-from sampled_metrics.reproduction.toy_example import TOY_RANKS, exact_table, sampled_table
+from sampled_metrics.reproduction.toy_example import exact_table, sampled_table
+from sampled_metrics.reproduction.toy_ranks import TOY_RANKS
 
 log = start_job(snakemake)
 toy, out = snakemake.params.toy, snakemake.output

@@ -167,7 +167,7 @@ def check_config(config: dict) -> None:
     _check_estimators(fig6["estimators"], "fig6.estimators")
     _check_pair(fig6["pair"], config["recommenders"], "fig6.pair")
     toy = config["toy"]
-    from ..reproduction.toy_example import TOY_RANKS
+    from ..reproduction.toy_ranks import TOY_RANKS
 
     largest = max(max(ranks) for ranks in TOY_RANKS.values())
     if toy["n"] < largest:

@@ -20,11 +20,6 @@ from ..estimation.metrics import metric_by_name, metric_vector
 from ..passes.sampling import draw_positions
 from .tables import STD_DDOF
 
-TOY_RANKS = {
-    "A": [100, 100, 100, 100, 100],
-    "B": [40, 40, 8437, 9266, 4482],
-    "C": [212, 2, 743, 5342, 1548],
-}
 TOY_METRICS = ["auc", "ap", "ndcg", "recall@10"]
 
 
