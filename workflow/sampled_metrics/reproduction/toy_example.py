@@ -13,7 +13,6 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from ..estimation.corrections import corrected_metric
 from ..estimation.expected import expected_sampled_metric, metric_on_sample
 from ..estimation.laws import sampled_rank_pmf
 from ..estimation.metrics import metric_by_name, metric_vector
@@ -144,6 +143,10 @@ def corrected_ap_curves(
     """Figure 4: the corrected AP vectors over r~ (left) and their expectation
     E[M^(r~) | r] over true ranks 1..max_rank (right), with the exact AP; CLS
     under ``cls_constraint``."""
+    # Here, not at the top: only Figure 4 corrects, and the corrections' solvers import
+    # scipy.optimize, which Tables 1-2 and Figures 1-3 would otherwise load for nothing.
+    from ..estimation.corrections import corrected_metric
+
     ranks = np.arange(1, max_rank + 1)
     P = sampled_rank_pmf(ranks, n, m, law)
     on_sample, expected = [], []
