@@ -45,15 +45,14 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from sampled_metrics.data import split_users
-from sampled_metrics.estimation.metrics import metric_by_name
 from sampled_metrics.io.forked import forked_map
 from sampled_metrics.outputs.tables import markdown_table
 from sampled_metrics.pipeline.intermediates import read_ranks
 from sampled_metrics.pipeline.validation import load_config
-from sampled_metrics.studies.decisions.methods import Phase1, simulate_sampled_ranks
+from sampled_metrics.studies.decisions.per_model import model_draws, model_work
 from sampled_metrics.studies.decisions.registry import study_methods
 from sampled_metrics.studies.decisions.report import method_table
-from sampled_metrics.studies.decisions.study import run_study
+from sampled_metrics.studies.decisions.study import run_study, seed_phase1
 from sampled_metrics.studies.decisions.summary import Goals, goals, summarize
 
 RECOMMENDERS = ["X", "Y", "Z", "Pop", "EASE", "BPR"]
@@ -91,42 +90,43 @@ def timed_seed(one, seed: int) -> tuple:
 
 
 def time_methods(exact, n, *, seeds: int) -> dict:
-    """CPU seconds a seed of each method of the configured study (the range on the first
-    seed only), phase 1 and its proxies apart, each method's estimates of every model
-    and pair included."""
+    """CPU seconds a seed of each part of the configured study: each model's own work
+    (rule decisions_model: phase 1 and its proxies, every seed's EM at once; the range
+    on the first seed only; adaptive-em), then each method's join of every model and
+    pair (rule decisions)."""
     methods = study_methods(
         DECISIONS["run"],
         DECISIONS["budgets"],
         DECISIONS["uniform_budgets"],
         DECISIONS["adaptive_steps"],
     )
-    spent = {"phase 1": 0.0, "proxies": 0.0} | {method.name: 0.0 for method in methods}
-    runs = dict.fromkeys(spent, seeds) | {"range": 1}
-    with threadpool_limits(1):  # as in the rule's workers
+    options = {"m": 100, "law": "hypergeometric", "metrics": DECISIONS["metrics"],
+               "confidence": DECISIONS["confidence"], "base_seed": 2020}  # fmt: skip
+    work = model_work(methods, seeds, {"range": 1})
+    parts = {  # each model's own work, one part at a time
+        "phase 1 and proxies": {"moments": work["moments"]},
+        "range": {"moments": False, "range_seeds": 1},
+        "adaptive-em": {"moments": False, "adaptive_seeds": seeds, "steps": work["steps"]},
+    }
+    spent = dict.fromkeys(parts, 0.0) | {f"{method.name} (join)": 0.0 for method in methods}
+    runs = dict.fromkeys(spent, seeds) | {"range": 1, "range (join)": 1}
+    draws: list = [{} for _ in exact]
+    with threadpool_limits(1):  # as in the rules' workers
+        for part, keys in parts.items():
+            started = time.process_time()
+            for k, (row, found) in enumerate(zip(exact, draws)):
+                found.update(model_draws(row, n, f"M{k}", seeds=seeds, **options, **keys))
+            spent[part] += time.process_time() - started
         for seed in range(seeds):
-            one_seed(exact, n, seed, methods, spent)
+            skip = {"range"} if seed > 0 else set()
+            phase1 = seed_phase1(draws, exact, n, seed=seed, skip=skip, **options)
+            for method in methods:
+                if method.kind.name in skip:
+                    continue
+                started = time.process_time()
+                method.run(phase1)  # every model's and pair's estimates
+                spent[f"{method.name} (join)"] += time.process_time() - started
     return {name: spent[name] / runs[name] for name in spent}
-
-
-def one_seed(exact, n, seed: int, methods, spent: dict) -> None:
-    """One seed of the study, each part's CPU seconds added to ``spent``."""
-    started = time.process_time()
-    rng = np.random.default_rng([2020, seed])
-    sampled = simulate_sampled_ranks(exact, n, 100, "hypergeometric", rng)
-    values = {metric: np.asarray(metric_by_name(metric)(exact, n), dtype=float)
-              for metric in DECISIONS["metrics"]}  # fmt: skip
-    phase1 = Phase1(exact, n, sampled, 100, "hypergeometric", values,
-                    DECISIONS["confidence"], rng)  # fmt: skip
-    spent["phase 1"] += time.process_time() - started
-    started = time.process_time()
-    _ = phase1.proxies
-    spent["proxies"] += time.process_time() - started
-    for method in methods:
-        if method.name == "range" and seed > 0:
-            continue
-        started = time.process_time()
-        method.run(phase1)  # every model's and pair's estimates
-        spent[method.name] += time.process_time() - started
 
 
 def time_study(title: str, exact, n, *, seeds: int, cores: int) -> None:
@@ -136,7 +136,10 @@ def time_study(title: str, exact, n, *, seeds: int, cores: int) -> None:
     configured, range_seeds = DECISIONS["seeds"], DECISIONS["range_seeds"]
     on = {"range": range_seeds, "adaptive-em": DECISIONS["adaptive_seeds"]}  # seeds it runs
     per_seed = time_methods(exact, n, seeds=seeds)
-    scaled = {name: cpu * on.get(name, configured) for name, cpu in per_seed.items()}
+    scaled = {
+        name: cpu * on.get(name.removesuffix(" (join)"), configured)
+        for name, cpu in per_seed.items()
+    }
     print(
         f"\n## Time: {title}, {n.size:,} users, {len(exact)} models, CPU seconds of one "
         f"process; scaled to {configured} seeds (range and adaptive-em: their own, {on})\n"
@@ -170,7 +173,8 @@ def time_study(title: str, exact, n, *, seeds: int, cores: int) -> None:
     # adaptive-em on the seeds it skips
     total_cpu = (
         own + sum(spent[:ranged]) + np.mean(spent[ranged:]) * (configured - ranged)
-        - per_seed["adaptive-em"] * (configured - on["adaptive-em"])
+        - (per_seed["adaptive-em"] + per_seed["adaptive-em (join)"])
+        * (configured - on["adaptive-em"])
     )  # fmt: skip
     total_wall = total_cpu / cores  # at best: the seeds spread evenly over the cores
     key = "ml-1m" if n.size < 10_000 else "ml-20m-like"

@@ -2,12 +2,39 @@
 # simulated from their exact ranks decisions.seeds times; full ranking, uniform subsets,
 # the two-phase design at decisions.budgets, the identification range, Li et al.'s
 # adaptive sampling with EM: coverage, width, pairs decided right and wrong, cost.
+# Each model's own share (its phase 1, proxies, identification intervals, adaptive-em)
+# is a job of its own that needs that model's ranks alone, so it runs beside the other
+# models' fits; rule decisions joins them and runs what needs pairs.
+
+
+rule decisions_model:
+    input:
+        split=SPLIT,
+        ranks="results/{dataset}/ranks/{recommender}.csv",
+    output:
+        draws=temp("results/{dataset}/decisions/{recommender}.npz"),
+    log:
+        "logs/{dataset}/decisions_model_{recommender}.log",
+    benchmark:
+        "results/{dataset}/benchmarks/decisions_model_{recommender}.tsv"
+    resources:
+        runtime=30,
+        mem_mb=2000,
+    params:
+        **config["decisions"],
+        library=LIBRARY,
+        m=config["sampling"]["m"],
+        law=config["sampling"]["law"],
+        seed=sampling_seed(config),
+    script:
+        "../scripts/decisions_model.py"
 
 
 rule decisions:
     input:
         split=SPLIT,
         ranks=expand("results/{{dataset}}/ranks/{recommender}.csv", recommender=RECOMMENDERS),
+        draws=expand("results/{{dataset}}/decisions/{recommender}.npz", recommender=RECOMMENDERS),
     output:
         csv="results/{dataset}/decisions.csv",
         md=report(

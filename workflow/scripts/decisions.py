@@ -1,6 +1,7 @@
 """Rule decisions: the design study (docs/decisions_study.md) on every recommender's exact
-ranks: phase 1 simulated decisions.seeds times, every method of decisions.run, the
-summary (decisions.csv), the report with its goals (decisions.md)."""
+ranks and its own share (rule decisions_model): every method of decisions.run at
+decisions.seeds seeds, the summary (decisions.csv), the report with its goals
+(decisions.md)."""
 
 import time
 
@@ -10,7 +11,12 @@ from sampled_metrics.data import split_users
 from sampled_metrics.io.forked import forked_map
 from sampled_metrics.pipeline.intermediates import read_ranks
 from sampled_metrics.pipeline.runs import start_job
-from sampled_metrics.studies.decisions.registry import left_out_methods, study_methods
+from sampled_metrics.studies.decisions.per_model import read_draws
+from sampled_metrics.studies.decisions.registry import (
+    FEWER_SEEDS,
+    left_out_methods,
+    study_methods,
+)
 from sampled_metrics.studies.decisions.report import write_decisions
 from sampled_metrics.studies.decisions.study import run_study
 from sampled_metrics.studies.decisions.summary import Goals, goals, summarize
@@ -26,12 +32,12 @@ left_out = left_out_methods(methods, n.size)
 for name, why in left_out.items():
     log.warning("%s left out: %s", name, why)
 methods = [method for method in methods if method.name not in left_out]
-# kinds whose measures need fewer seeds (docs/decisions_study.md, "How many seeds")
-fewer = {"range": p.range_seeds, "adaptive-em": p.adaptive_seeds}
+fewer = {kind: getattr(p, key) for kind, key in FEWER_SEEDS.items()}
 rows = run_study(
     exact, n, p.recommenders,
     seeds=p.seeds, fewer_seeds=fewer, m=p.m, law=p.law, metrics=p.metrics,
     methods=methods, confidence=p.confidence, base_seed=p.seed,
+    draws=[read_draws(path) for path in snakemake.input.draws],
     mapper=lambda one, seeds: forked_map(
         lambda _, seed: one(seed), None, list(seeds), snakemake.threads, progress="seeds"
     ),

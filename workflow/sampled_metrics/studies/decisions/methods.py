@@ -24,13 +24,6 @@ from ...estimation.decisions.batched import (
     paired_intervals,
 )
 from ...estimation.decisions.design import Design, draw_design
-from ...estimation.decisions.proxy import Proxy, em_priors, metric_proxies
-from ...estimation.estimators import (
-    em_distributions,
-    identification_intervals,
-    point_estimates,
-    sampled_evaluation,
-)
 from ...estimation.laws import sampling_law
 
 __all__ = [
@@ -215,8 +208,11 @@ class Phase1:
     """What one seed's methods share: every model's exact ranks (k, U), the ranked-set
     sizes n (U,), phase 1's simulated sampled ranks (k, U) among m items under ``law``,
     the exact metric values {metric: (k, U)} (the design is tuned for the first), the
-    confidence of the intervals, and the seed's generator (the methods draw from it in
-    turn)."""
+    confidence of the intervals, the seed's generator (the methods that draw users draw
+    from it in turn), and each model's own work (:mod:`.per_model`): the posterior
+    moments {metric: (means, variances), (k, U) each}, the identification intervals
+    (k, 2 levels, metrics, 2) and adaptive-em's (point estimates (k, metrics), m_u
+    (k, U)), None where the seed does not run them."""
 
     exact: np.ndarray
     n: np.ndarray
@@ -226,26 +222,9 @@ class Phase1:
     values: dict
     confidence: float
     rng: np.random.Generator
-
-    @cached_property
-    def proxies(self) -> dict[str, list[Proxy]]:
-        """{metric: [Proxy of each model]}: phase 1's posterior means and variances,
-        each model's EM prior learned once for every metric."""
-        priors = em_priors([sampled_evaluation(row, self.m, self.n, self.law)
-                            for row in self.sampled])  # fmt: skip
-        found = [
-            metric_proxies(row, self.m, self.n, list(self.values), law=self.law, prior=prior)
-            for row, prior in zip(self.sampled, priors)
-        ]
-        return {metric: [proxies[metric] for proxies in found] for metric in self.values}
-
-    @cached_property
-    def moments(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-        """{metric: (means, variances)}: the proxies' of every model, (k, U) each."""
-        return {
-            metric: (np.stack([p.mean for p in found]), np.stack([p.variance for p in found]))
-            for metric, found in self.proxies.items()
-        }
+    moments: dict[str, tuple[np.ndarray, np.ndarray]]
+    ranges: np.ndarray | None = None
+    adaptive: tuple[np.ndarray, np.ndarray] | None = None
 
     @cached_property
     def stacked(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -309,7 +288,7 @@ def run_design(phase1: Phase1, method: Parameters) -> Found:
     sampled ranks."""
     p = phase1
     first = next(iter(p.values))
-    spread = sum(proxy.variance for proxy in p.proxies[first])  # as predicted_spread's
+    spread = p.moments[first][1].sum(axis=0)  # as predicted_spread's
     design = draw_design(
         p.sampled, p.m, p.n, budget=_budget(method), metric=first, law=p.law, spread=spread,
         seed=p.rng,
@@ -341,7 +320,7 @@ def run_pair_design(phase1: Phase1, method: Parameters) -> Found:
     for a, b in zip(*p.pairs):
         design = draw_design(
             p.sampled[[a, b]], p.m, p.n, budget=_budget(method), metric=first, law=p.law,
-            seed=p.rng, spread=p.proxies[first][a].variance + p.proxies[first][b].variance,
+            seed=p.rng, spread=p.moments[first][1][a] + p.moments[first][1][b],
         )  # fmt: skip
         costs.append(method_cost(p.n, m_u=p.phase1_cost, chosen=design.chosen))
         found.append(_differences(design, values, means, variances,
@@ -373,54 +352,41 @@ def _differences(
 
 
 def run_range(phase1: Phase1, method: Parameters) -> Found:
-    """Identification intervals from the sampled ranks alone: each model's at the
-    confidence, each pair's from the models' at 1 - (1 - confidence)/2, as
-    :func:`sampled_metrics.estimation.estimators.difference_interval` (Bonferroni),
-    each model's region solved once for every pair."""
+    """Identification intervals from the sampled ranks alone (each model's,
+    :func:`.per_model.model_draws`): each model's at the confidence, each pair's from
+    the models' at 1 - (1 - confidence)/2, as
+    :func:`sampled_metrics.estimation.estimators.difference_interval` (Bonferroni)."""
     p = phase1
-    metrics = list(p.values)
-    datas = [sampled_evaluation(row, p.m, p.n, p.law) for row in p.sampled]
-    half = 1.0 - (1.0 - p.confidence) / 2.0
-    whole = [identification_intervals(d, metrics, p.confidence) for d in datas]
-    halves = [identification_intervals(d, metrics, half) for d in datas]
+    if p.ranges is None:
+        raise ValueError("the identification intervals were not computed at this seed")
     a, b = p.pairs
     models, pairs = {}, {}
-    for metric in metrics:
-        low, high = (np.array([bounds[metric][i] for bounds in whole]) for i in (0, 1))
+    for j, metric in enumerate(p.values):
+        low, high = p.ranges[:, 0, j, 0], p.ranges[:, 0, j, 1]
         models[metric] = Estimated(low, high, (low + high) / 2)
-        low, high = (np.array([bounds[metric][i] for bounds in halves]) for i in (0, 1))
+        low, high = p.ranges[:, 1, j, 0], p.ranges[:, 1, j, 1]
         low, high = low[a] - high[b], high[a] - low[b]
         pairs[metric] = Estimated(low, high, (low + high) / 2, interval_verdicts(low, high))
     return Found(method_cost(p.n, m_u=p.phase1_cost), models, pairs)
 
 
 def run_adaptive_em(phase1: Phase1, method: Parameters) -> Found:
-    """Li et al.'s adaptive sampling at the method's steps (:func:`adaptive_ranks`),
-    then EM over the sampled ranks with their own m_u: point estimates, pairs by their
-    sign."""
+    """Li et al.'s adaptive sampling (:func:`adaptive_ranks`), then EM over the sampled
+    ranks with their own m_u (each model's, :func:`.per_model.model_draws`): point
+    estimates, pairs by their sign."""
     p = phase1
-    grown = [
-        adaptive_ranks(r, p.n, s, p.m, p.law, p.rng, method.steps)
-        for r, s in zip(p.exact, p.sampled)
-    ]
-    datas = [sampled_evaluation(r, m_u, p.n, p.law) for r, m_u in grown]
-    metrics = list(p.values)
-    # one model at a time: EM over several evaluations at once iterates on the union
-    # of their rows, slower here than one by one
-    points = [
-        point_estimates(data, metrics, ["em"], distributions={"em": em_distributions([data])[0]})
-        for data in datas
-    ]
+    if p.adaptive is None:
+        raise ValueError("adaptive sampling was not simulated at this seed")
+    points, m_u = p.adaptive
     a, b = p.pairs
     models, pairs = {}, {}
-    for metric in metrics:
-        value = np.array([point[metric, "em"] for point in points])
+    for j, metric in enumerate(p.values):
+        value = points[:, j]
         models[metric] = Estimated(None, None, value)
         d = value[a] - value[b]
         pairs[metric] = Estimated(None, None, d, exact_verdicts(d))
     # each model scores its own extra items: the models' mean
-    m_u = np.mean([m_u for _, m_u in grown], axis=0)
-    return Found(method_cost(p.n, m_u=m_u), models, pairs)
+    return Found(method_cost(p.n, m_u=m_u.mean(axis=0)), models, pairs)
 
 
 def _budget(method: Parameters) -> float:

@@ -35,7 +35,7 @@ from .methods import (
     run_uniform,
 )
 
-__all__ = ["KINDS", "Kind", "Method", "left_out_methods", "study_methods"]
+__all__ = ["FEWER_SEEDS", "KINDS", "Kind", "Method", "left_out_methods", "study_methods"]
 
 
 @dataclass(frozen=True)
@@ -82,6 +82,10 @@ KINDS = {
         Kind("adaptive-em", run_adaptive_em, intervals=False),
     )
 }
+
+# kinds whose measures need fewer seeds (docs/decisions_study.md, "How many seeds"): the
+# ``decisions`` key of the first seeds each runs on
+FEWER_SEEDS = {"range": "range_seeds", "adaptive-em": "adaptive_seeds"}
 
 
 @dataclass(frozen=True)

@@ -28,10 +28,11 @@ from ...estimation.decisions.batched import exact_verdicts
 from ...estimation.decisions.verdict import EQUAL_WITHIN, Verdict
 from ...estimation.laws import WITH_REPLACEMENT
 from ...estimation.metrics import metric_by_name
-from .methods import Estimated, Phase1, simulate_sampled_ranks
+from .methods import Estimated, Phase1
+from .per_model import model_draws, model_work
 from .registry import Method
 
-__all__ = ["STUDY_COLUMNS", "StudyRow", "run_study", "study_seed"]
+__all__ = ["STUDY_COLUMNS", "StudyRow", "run_study", "seed_phase1", "study_seed"]
 
 
 class StudyRow(NamedTuple):
@@ -61,6 +62,7 @@ STUDY_COLUMNS = list(StudyRow._fields)
 
 
 def study_seed(
+    draws: Sequence[Mapping[str, np.ndarray]],
     exact: ArrayLike,
     n: ArrayLike,
     names: Sequence[str],
@@ -68,17 +70,19 @@ def study_seed(
     seed: int,
     m: int,
     methods: Sequence[Method],
+    metrics: Sequence[str],
     law: str = WITH_REPLACEMENT,
-    metrics: Sequence[str] = ("recall@10", "ndcg@10"),
     confidence: float = 0.95,
     skip: Collection[str] = (),
     base_seed: int = 0,
 ) -> dict[str, np.ndarray]:
-    """One seed of the study: phase 1 simulated, every method's estimates of every
-    model's metric and every pair's difference: the columns of its rows.
+    """One seed of the study: every method's estimates of every model's metric and every
+    pair's difference from the models' own work (``draws``): the columns of its rows.
 
     Parameters
     ----------
+    draws : sequence of mapping
+        Each model's :func:`.per_model.model_draws`, in the order of ``exact``.
     exact : array_like of int
         (k, U) every model's exact ranks.
     n : array_like of int
@@ -86,14 +90,15 @@ def study_seed(
     names : sequence of str
         The k models' names; pairs are "A-B" for A before B in ``names``.
     seed : int
-        The seed's number: its draws come from ``(base_seed, seed)``.
+        The seed's number: the users the methods rank exactly are drawn from
+        ``(base_seed, seed)``.
     m : int
     methods : sequence of Method
         :func:`.registry.study_methods`'s, run in this order (they draw from the seed's
         generator in turn).
-    law : {"binomial", "hypergeometric"}
     metrics : sequence of str
         The design is tuned for the first.
+    law : {"binomial", "hypergeometric"}
     confidence : float
     skip : collection of str
         Kinds of method that do not run at this seed (a study runs some on fewer).
@@ -104,25 +109,10 @@ def study_seed(
     dict
         {column of :data:`STUDY_COLUMNS`: array}: the :class:`StudyRow` of each method
         in turn, each metric in turn, the models then the pairs.
-
-    Examples
-    --------
-    >>> from sampled_metrics.studies.decisions.registry import study_methods
-    >>> rows = study_seed([[1, 5, 30, 2], [40, 9, 1, 60]], [100] * 4, ["A", "B"], seed=0,
-    ...                   m=10, metrics=["recall@10"], methods=study_methods(["full"], [], []))
-    >>> [(str(t), str(name), float(e), float(w)) for t, name, e, w in
-    ...  zip(rows["target"], rows["name"], rows["exact"], rows["width"])]
-    [('model', 'A', 0.75, 0.0), ('model', 'B', 0.5, 0.0), ('pair', 'A-B', 0.25, 0.0)]
     """
-    rng = np.random.default_rng([base_seed, seed])
-    exact = np.atleast_2d(np.asarray(exact, dtype=np.int64))
-    n = np.asarray(n, dtype=np.int64)
-    sampled = simulate_sampled_ranks(exact, n, m, law, rng)
-    values = {  # row-major: each model's sums over users are those of its row alone
-        metric: np.ascontiguousarray(metric_by_name(metric)(exact, n), dtype=float)
-        for metric in metrics
-    }
-    phase1 = Phase1(exact, n, sampled, m, law, values, confidence, rng)
+    phase1 = seed_phase1(draws, exact, n, seed=seed, m=m, law=law, metrics=metrics,
+                         confidence=confidence, skip=skip, base_seed=base_seed)  # fmt: skip
+    values = phase1.values
     a, b = phase1.pairs
     pairs = [f"{names[i]}-{names[j]}" for i, j in zip(a, b)]
     blocks = []
@@ -144,6 +134,56 @@ def study_seed(
     return {"seed": np.full(rows["name"].size, seed)} | rows
 
 
+def seed_phase1(
+    draws: Sequence[Mapping[str, np.ndarray]],
+    exact: ArrayLike,
+    n: ArrayLike,
+    *,
+    seed: int,
+    m: int,
+    metrics: Sequence[str],
+    law: str = WITH_REPLACEMENT,
+    confidence: float = 0.95,
+    skip: Collection[str] = (),
+    base_seed: int = 0,
+) -> Phase1:
+    """What the methods of one seed share (:class:`.Phase1`): the models' own work at
+    that seed (``draws``, :func:`.per_model.model_draws`), the exact metric values, and
+    the seed's generator, ``(base_seed, seed)``; the parameters as :func:`study_seed`'s."""
+    rng = np.random.default_rng([base_seed, seed])
+    exact = np.atleast_2d(np.asarray(exact, dtype=np.int64))
+    n = np.asarray(n, dtype=np.int64)
+    values = {  # row-major: each model's sums over users are those of its row alone
+        metric: np.ascontiguousarray(metric_by_name(metric)(exact, n), dtype=float)
+        for metric in metrics
+    }
+    return Phase1(
+        exact, n, np.stack([one["sampled"][seed] for one in draws]).astype(np.int64), m, law,
+        values, confidence, rng, **_models_at(draws, seed, metrics, skip),
+    )  # fmt: skip
+
+
+def _models_at(
+    draws: Sequence[Mapping[str, np.ndarray]], seed: int, metrics: Sequence[str],
+    skip: Collection[str],
+) -> dict[str, Any]:  # fmt: skip
+    """The models' own work at one seed, stacked model by model, as :class:`.Phase1`
+    takes it (in float64, as the methods compute)."""
+    found: dict[str, Any] = {"moments": {}}
+    if "means" in draws[0]:
+        found["moments"] = {
+            metric: tuple(np.stack([one[key][j, seed] for one in draws]).astype(float)
+                          for key in ("means", "variances"))
+            for j, metric in enumerate(metrics)
+        }  # fmt: skip
+    if "range" in draws[0] and "range" not in skip:
+        found["ranges"] = np.stack([one["range"][seed] for one in draws])
+    if "adaptive" in draws[0] and "adaptive-em" not in skip:
+        found["adaptive"] = tuple(np.stack([one[key][seed] for one in draws])
+                                  for key in ("adaptive", "adaptive_m"))  # fmt: skip
+    return found
+
+
 def run_study(
     exact: ArrayLike,
     n: ArrayLike,
@@ -152,6 +192,7 @@ def run_study(
     seeds: int,
     fewer_seeds: Mapping[str, int] | None = None,
     mapper: Callable[[Callable[[int], dict], Iterable[int]], Iterable] | None = None,
+    draws: Sequence[Mapping[str, np.ndarray]] | None = None,
     **options: Any,
 ) -> pd.DataFrame:
     """Every seed of the study (:func:`study_seed`), some kinds of method on the first
@@ -167,6 +208,9 @@ def run_study(
     mapper : callable, optional
         ``mapper(function, seeds) -> results`` (e.g. over forked processes); ``map``
         when None.
+    draws : sequence of mapping, optional
+        Each model's :func:`.per_model.model_draws` for these seeds and methods
+        (:func:`.per_model.model_work`); computed here when None.
     **options
         Of :func:`study_seed`.
 
@@ -178,18 +222,29 @@ def run_study(
     Examples
     --------
     >>> from sampled_metrics.studies.decisions.registry import study_methods
-    >>> rows = run_study([[1, 2, 30, 4], [9, 1, 1, 70]], [100] * 4, ["A", "B"], seeds=3,
+    >>> rows = run_study([[1, 5, 30, 2], [40, 9, 1, 60]], [100] * 4, ["A", "B"], seeds=3,
     ...                  m=10, metrics=["recall@10"],
     ...                  methods=study_methods(["full"], [], []))
     >>> rows.shape
     (9, 15)
+    >>> [(str(name), float(e), float(w)) for name, e, w in
+    ...  zip(rows["name"][:3], rows["exact"], rows["width"])]
+    [('A', 0.75, 0.0), ('B', 0.5, 0.0), ('A-B', 0.25, 0.0)]
     """
 
     fewer = dict(fewer_seeds or {})
+    if draws is None:
+        keys = ("m", "law", "metrics", "confidence", "base_seed")
+        shared = {key: options[key] for key in keys if key in options}
+        work = model_work(options["methods"], seeds, fewer)
+        exact = np.atleast_2d(np.asarray(exact))
+        draws = [model_draws(row, n, name, seeds=seeds, **shared, **work)
+                 for row, name in zip(exact, names)]  # fmt: skip
+    models = draws
 
     def one(seed: int) -> dict[str, np.ndarray]:
         skip = {kind for kind, first in fewer.items() if seed >= first}
-        return study_seed(exact, n, names, seed=seed, skip=skip, **options)
+        return study_seed(models, exact, n, names, seed=seed, skip=skip, **options)
 
     found = list((mapper or map)(one, range(seeds)))
     return pd.DataFrame(
