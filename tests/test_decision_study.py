@@ -3,11 +3,13 @@ report): the simulation against closed forms, coverage near the nominal level
 on a population with known truth, full ranking exact, the cost accounting, the outputs
 and the configuration."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from conftest import CONFIG_FILE, REPO
+from conftest import CONFIG_FILE, REPO, run
 
 from sampled_metrics.pipeline.config import SCHEMA_FILE, ConfigError
 from sampled_metrics.pipeline.validation import load_config, validate_config
@@ -264,3 +266,60 @@ def test_a_kind_on_fewer_seeds_runs_on_the_first_and_leaves_the_others_as_they_a
     assert sorted(set(fewer.loc[adaptive, "seed"])) == [0, 1, 2]
     kept = (every["method"] != "adaptive-em") | (every["seed"] < 3)
     pd.testing.assert_frame_equal(fewer.reset_index(drop=True), every[kept].reset_index(drop=True))
+
+
+def test_a_models_share_of_the_study_needs_that_model_alone(tiny_workdir):
+    """The design study's per-model job of X is planned from X's fit and ranks alone:
+    nothing of another recommender runs before it, so it can run beside their fits
+    (a dry run of its target on the tiny data set)."""
+    workdir = tiny_workdir("decisions_model")
+    dry = run(workdir, "--cores", "1", "--dry-run", "results/tiny/decisions/X.npz")
+    out = dry.stdout + dry.stderr
+    assert dry.returncode == 0, out[-3000:]
+    planned = set(re.findall(r"recommender=(\w+)", out))
+    assert planned == {"X"}, out[-3000:]
+    assert "rule decisions_model:" in out and "rule decisions:" not in out
+
+
+def test_a_models_draws_do_not_depend_on_the_models_beside_it():
+    """Each (seed, model) draws from a stream of its own name: adding a model C leaves
+    A's and B's identification intervals and adaptive-em estimates (each model's own
+    work) as they were, seed by seed."""
+    (a, b, c), n = population(users=600, seed=4)
+    methods = study_methods(["range", "adaptive-em"], [], [], [100, 200])
+    options = {"seeds": 3, "m": 30, "metrics": ["recall@10"], "methods": methods}
+    two = run_study(np.stack([a, b]), n, ["A", "B"], **options)
+    three = run_study(np.stack([a, b, c]), n, ["A", "B", "C"], **options)
+    models = ["seed", "method", "name", "estimate", "low", "high"]
+    kept = three[three["name"].isin(["A", "B"])][models].reset_index(drop=True)
+    pd.testing.assert_frame_equal(
+        kept, two[two["target"] == "model"][models].reset_index(drop=True)
+    )
+
+
+def test_every_seeds_em_at_once_is_each_seeds_em_and_raises_the_likelihood():
+    """The moments of all seeds of one model, their EM priors iterated together, equal
+    those of each seed's own EM (:func:`em_prior` of that seed alone) to rounding; and
+    each prior, a mixture over theta_j = (j - 1)/(N - 1) of the sampled rank's law,
+    gives the seed's ranks a higher likelihood than the uniform prior (EM never lowers
+    the likelihood from its uniform start)."""
+    from scipy import stats
+
+    from sampled_metrics.estimation.decisions.proxy import em_prior, metric_proxies
+    from sampled_metrics.estimation.estimators import sampled_evaluation
+    from sampled_metrics.studies.decisions.per_model import model_draws
+
+    (a, _, _), n = population(users=500, seed=8)
+    m = 20
+    found = model_draws(a, n, "A", seeds=4, m=m, law="binomial", metrics=["recall@10"])
+    theta = np.linspace(0.0, 1.0, N)
+    for seed, ranks in enumerate(found["sampled"].astype(np.int64)):
+        prior = em_prior(sampled_evaluation(ranks, m, n, "binomial"))
+        alone = metric_proxies(ranks, m, n, ["recall@10"], law="binomial", prior=prior)
+        np.testing.assert_allclose(found["means"][0, seed], alone["recall@10"].mean, atol=1e-6)
+        np.testing.assert_allclose(
+            found["variances"][0, seed], alone["recall@10"].variance, atol=1e-6
+        )
+        like = stats.binom.pmf(ranks[:, None] - 1, m, theta)  # (U, N)
+        uniform = np.log(like.mean(axis=1)).sum()
+        assert np.log(like @ prior).sum() > uniform
