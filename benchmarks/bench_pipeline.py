@@ -44,7 +44,7 @@ BEFORE_COMMIT = "5a60a3c"  # bench_against.py runs it here beside the working tr
 PAPER_ONLY = {"recommenders": {"Pop": None, "EASE": None, "BPR": None}}
 # The first rules of each study beyond the paper: the paper's run omits them and their
 # outputs (the protocol study's corrections come first, its simulations after the ranks).
-STUDY_RULES = ("protocol_corrections", "protocol_model", "protocol_ranks", "decisions")
+STUDY_RULES = ("protocol_corrections", "protocol_model", "protocol_ranks", "decisions_model")
 STAGES = {
     "fit (fit)": "fit_*.tsv",
     "draw the sampled items (draw_plan)": "draw_plan.tsv",
@@ -64,7 +64,8 @@ STAGES = {
     "protocol study: each model's unpaired protocols (protocol_model)": "protocol_model_*.tsv",
     "protocol study: simulate the paired protocols (protocol_ranks)": "protocol_ranks.tsv",
     "protocol study: estimators of the paired protocols, join (protocols)": "protocols.tsv",
-    "design study (decisions)": "decisions.tsv",
+    "design study: each model (decisions_model)": "decisions_model_*.tsv",
+    "design study: join, the pairs (decisions)": "decisions.tsv",
 }
 
 

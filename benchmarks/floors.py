@@ -27,7 +27,9 @@ measured CPU time beside it shows what the implementation adds. What is counted
   protocol sensitivity's join each recommender's per-user laws (U (m + 1)); the other
   joins (sampling_table, fig6_curves) only lay the shares side by side: no floor;
 - the studies: their simulated draws and fits: a sampled rank per seed, user and model
-  for the design study (200 seeds) and an EM fit per seed and model; for the protocol
+  for the design study (200 seeds) and an EM fit per seed and model (each model's job),
+  then a pass over the users for each method that ranks some of them exactly, each
+  model and pair, and each seed (the join); for the protocol
   study (20 repetitions) each distinct (m, law)'s corrections at its 5 nodes of n, a
   sampled rank per repetition, user and model for each uniform protocol (its law given
   the exact rank), for each popularity protocol m drawn items per user and repetition
@@ -65,6 +67,9 @@ PAIRED_UNIFORM, PAIRED_POPULARITY = (99, 100), (100,)
 UNPAIRED_UNIFORM, UNPAIRED_POPULARITY = (100, 999), (100,)
 PROTOCOL_LAWS, PROTOCOL_NODES = (99, 100, 100, 999), 5
 PROTOCOL_ESTIMATORS, PROTOCOL_REPETITIONS, DESIGN_SEEDS = 4, 20, 200
+# the design study's methods that estimate from the users (uniform subsets and designs at
+# their budgets: 2 + 3 + 3) and its pairs of models
+DESIGN_METHODS, PAIRS = 8, MODELS * (MODELS - 1) // 2
 EM_ITERATIONS, NODES, FIG6_M_VALUES = 100, 64, (
     1, 2, 3, 5, 7, 10, 15, 20, 30, 40, 50, 60, 70, 80, 100, 120, 150, 200, 300, 400, 500,
     600, 700, 800, 1000, 1200, 1500, 2000, 2500, 3000, 3705,
@@ -173,7 +178,10 @@ def floors(size: Size, rate: dict[str, float]) -> dict[str, float]:
             + sum(u * pr * k * (1 / draw + MODELS / cmp) for k in PAIRED_POPULARITY)
         ),
         "protocols": MODELS * estimated(paired),
-        "decisions": DESIGN_SEEDS * MODELS * (u / draw + em),
+        # each model's share (one job per model), then the join: every design method's
+        # estimates of every model and pair at every seed, a pass over the users each
+        "decisions_model": DESIGN_SEEDS * (u / draw + em),
+        "decisions": DESIGN_SEEDS * DESIGN_METHODS * (MODELS + PAIRS) * u / cmp,
     }
 
 
@@ -181,17 +189,21 @@ def job_floor(stem: str, floor: dict[str, float]) -> float | None:
     """The floor of the job whose benchmark file is ``stem``, None where none is counted
     (BPR's fit). With one shard (the shipped runs) merge_ranks_X is X's ranking pass;
     with several, rank_X_0-of-2 and its siblings share rank_X's floor and merge_ranks_X,
-    which only joins them, has none.
+    which only joins them, has none. decisions_model_X has each model's share's floor.
 
-    >>> floor = {"rank_X": 2.0}
+    >>> floor = {"rank_X": 2.0, "decisions_model": 1.0}
     >>> job_floor("merge_ranks_X", floor), job_floor("fit_BPR", floor)
     (2.0, None)
+    >>> job_floor("decisions_model_EASE", floor)
+    1.0
     >>> job_floor("rank_X_0-of-2", floor) + job_floor("rank_X_1-of-2", floor)
     2.0
     """
     shard = re.fullmatch(r"(rank_.+)_(\d+)-of-(\d+)", stem)
     if shard:
         return floor[shard.group(1)] / int(shard.group(3))
+    if stem.startswith("decisions_model_"):
+        return floor["decisions_model"]
     return floor.get(re.sub(r"^merge_ranks_", "rank_", stem))
 
 
