@@ -1,4 +1,4 @@
-"""The design study's work on one model alone, every seed at once: its simulated phase 1,
+"""The design study's work on one model alone, at every seed: its simulated phase 1,
 its posterior moments (the design's proxies), its identification intervals and its
 adaptive sampling with EM. Nothing here reads another model, so a pipeline runs it as
 soon as that model's exact ranks exist; the study then joins the models
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ...estimation.decisions.proxy import em_priors, metric_proxies
+from ...estimation.decisions.proxy import em_prior, metric_proxies
 from ...estimation.estimators import (
     em_distributions,
     identification_intervals,
@@ -119,8 +119,7 @@ def model_draws(
         ``sampled`` (seeds, U): the sampled ranks (:func:`.simulate_sampled_ranks`);
         with ``moments``, ``means`` and ``variances`` (metrics, seeds, U) float32:
         each metric's posterior mean and variance given the sampled rank under the
-        model's EM prior (:func:`.em_prior`; every seed's EM iterates together, each on
-        its own ranks: the same priors to rounding); ``range`` (range_seeds, 2, metrics,
+        model's EM prior at that seed (:func:`.em_prior`); ``range`` (range_seeds, 2, metrics,
         2): the identification interval (low, high) at the confidence and at
         1 - (1 - confidence)/2 (a pair's Bonferroni half); ``adaptive`` (adaptive_seeds,
         metrics): EM's point estimate after Li et al.'s adaptive sampling
@@ -141,9 +140,11 @@ def model_draws(
     out = {"sampled": sampled.astype(np.min_scalar_type(m + 1))}
     datas = [sampled_evaluation(row, m, n, law) for row in sampled]
     if moments:
+        # one seed's EM at a time: EM over several seeds at once iterates on the union
+        # of their distinct (n, r~), slower here than one by one
         found = [
-            metric_proxies(row, m, n, list(metrics), law=law, prior=prior)
-            for row, prior in zip(sampled, em_priors(datas))
+            metric_proxies(row, m, n, list(metrics), law=law, prior=em_prior(data))
+            for row, data in zip(sampled, datas)
         ]
         for key in ("mean", "variance"):
             out[f"{key}s"] = np.array(
