@@ -7,7 +7,7 @@ import numpy as np
 
 from sampled_metrics.data import split_users
 from sampled_metrics.pipeline.intermediates import read_ranks
-from sampled_metrics.pipeline.runs import start_job
+from sampled_metrics.pipeline.runs import pin_threads, start_job
 from sampled_metrics.studies.decisions.per_model import model_draws, model_work, write_draws
 from sampled_metrics.studies.decisions.registry import (
     FEWER_SEEDS,
@@ -16,6 +16,7 @@ from sampled_metrics.studies.decisions.registry import (
 )
 
 log = start_job(snakemake)
+pin_threads(snakemake.threads)  # one BLAS thread: EM's products are small
 p = snakemake.params
 users = split_users(snakemake.input.split)
 exact = read_ranks(snakemake.input.ranks, users)["rank"].to_numpy()

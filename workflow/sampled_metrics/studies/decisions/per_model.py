@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ...estimation.decisions.proxy import em_prior, metric_proxies
+from ...estimation.decisions.proxy import em_priors, metric_proxies
 from ...estimation.estimators import (
     em_distributions,
     identification_intervals,
@@ -119,11 +119,13 @@ def model_draws(
         ``sampled`` (seeds, U): the sampled ranks (:func:`.simulate_sampled_ranks`);
         with ``moments``, ``means`` and ``variances`` (metrics, seeds, U) float32:
         each metric's posterior mean and variance given the sampled rank under the
-        model's EM prior at that seed (:func:`.em_prior`); ``range`` (range_seeds, 2, metrics,
-        2): the identification interval (low, high) at the confidence and at
-        1 - (1 - confidence)/2 (a pair's Bonferroni half); ``adaptive`` (adaptive_seeds,
-        metrics): EM's point estimate after Li et al.'s adaptive sampling
-        (:func:`.adaptive_ranks`, drawn from the seed's stream after phase 1) and
+        model's EM prior at that seed (:func:`.em_prior`; every seed's EM iterates
+        together, each on its own ranks: the same priors to rounding); ``range``
+        (range_seeds, 2, metrics, 2): the identification interval (low, high) at the
+        confidence and at 1 - (1 - confidence)/2 (a pair's Bonferroni half);
+        ``adaptive`` (adaptive_seeds, metrics): EM's point estimate after Li et al.'s
+        adaptive sampling (:func:`.adaptive_ranks`, drawn from the seed's stream after
+        phase 1; every seed's EM at once) and
         ``adaptive_m`` (adaptive_seeds, U) int32: the users' final sample sizes m_u.
 
     Examples
@@ -140,11 +142,10 @@ def model_draws(
     out = {"sampled": sampled.astype(np.min_scalar_type(m + 1))}
     datas = [sampled_evaluation(row, m, n, law) for row in sampled]
     if moments:
-        # one seed's EM at a time: EM over several seeds at once iterates on the union
-        # of their distinct (n, r~), slower here than one by one
+        # every seed's EM at once: two matrix products an iteration for all of them
         found = [
-            metric_proxies(row, m, n, list(metrics), law=law, prior=em_prior(data))
-            for row, data in zip(sampled, datas)
+            metric_proxies(row, m, n, list(metrics), law=law, prior=prior)
+            for row, prior in zip(sampled, em_priors(datas))
         ]
         for key in ("mean", "variance"):
             out[f"{key}s"] = np.array(
@@ -160,16 +161,17 @@ def model_draws(
             dtype=float,
         ).reshape(range_seeds, 2, len(metrics), 2)
     if adaptive_seeds:
-        points, sizes = [], []
-        for rng, row in zip(streams[:adaptive_seeds], sampled):
-            ranks, m_u = adaptive_ranks(r, n, row, m, law, rng, steps)
-            data = sampled_evaluation(ranks, m_u, n, law)
-            point = point_estimates(data, metrics, ["em"],
-                                    distributions={"em": em_distributions([data])[0]})  # fmt: skip
-            points.append([point[metric, "em"] for metric in metrics])
-            sizes.append(m_u)
-        out["adaptive"] = np.array(points, dtype=float)
-        out["adaptive_m"] = np.array(sizes, dtype=np.int32)
+        grown = [adaptive_ranks(r, n, row, m, law, rng, steps)
+                 for rng, row in zip(streams[:adaptive_seeds], sampled)]  # fmt: skip
+        datas = [sampled_evaluation(ranks, m_u, n, law) for ranks, m_u in grown]
+        # every seed's EM at once, each on its own ranks and m_u
+        points = [
+            point_estimates(data, metrics, ["em"], distributions={"em": pi})
+            for data, pi in zip(datas, em_distributions(datas))
+        ]
+        out["adaptive"] = np.array([[point[metric, "em"] for metric in metrics]
+                                    for point in points], dtype=float)  # fmt: skip
+        out["adaptive_m"] = np.array([m_u for _, m_u in grown], dtype=np.int32)
     return out
 
 
