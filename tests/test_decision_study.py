@@ -299,7 +299,8 @@ def test_a_models_draws_do_not_depend_on_the_models_beside_it():
 
 def test_a_models_moments_are_the_posterior_under_its_em_prior():
     """Each seed's moments of one model are Bayes' posterior of recall@10 given the
-    sampled rank, under that seed's EM prior over theta_j = (j - 1)/(N - 1) (every
+    sampled rank, under that seed's EM prior fitted on that seed alone (the job fits
+    every seed's at once: the same to rounding) over theta_j = (j - 1)/(N - 1) (every
     n_u = N: the exact rank is j) and the binomial law of eq 15: mean
     sum_{j <= 10} w_j / sum_j w_j, w_j = prior_j p(r~ | theta_j), variance mean (1 - mean)
     (a 0/1 metric); and the prior gives the seed's ranks a higher likelihood than the
