@@ -54,13 +54,13 @@ def exact_of(pop, chosen, path):
     return path
 
 
-def loop(capsys, pop, seed: int, spending: str):
+def loop(capsys, pop, seed: int, spending: str, family: str):
     """The loop as a user runs it: the last design, its exact ranks, the last output."""
-    folder = pop["folder"] / f"loop{seed}{spending}"
+    folder = pop["folder"] / f"loop{seed}{spending}{family}"
     folder.mkdir()
     chosen = folder / "chosen1.csv"
     status, out, err = cli(capsys, "plan", pop["ranks"], *READ, "--sequential", "--budget",
-                           0.5, "--seed", seed, "--spending", spending,
+                           0.5, "--seed", seed, "--spending", spending, "--family", family,
                            "--out", chosen)  # fmt: skip
     assert status == 0, err
     for k in range(1, 20):
@@ -75,9 +75,11 @@ def loop(capsys, pop, seed: int, spending: str):
     raise AssertionError("the loop did not end")
 
 
-@pytest.mark.parametrize("spending", ["obrien-fleming", "pocock"])
-def test_the_loop_ends_with_intervals_that_cover_and_right_verdicts(capsys, population, spending):
-    chosen, exact, out = loop(capsys, population, 3, spending)
+@pytest.mark.parametrize("spending, family", [("obrien-fleming", "holm"), ("pocock", "bonferroni")])
+def test_the_loop_ends_with_intervals_that_cover_and_right_verdicts(
+    capsys, population, spending, family
+):
+    chosen, exact, out = loop(capsys, population, 3, spending, family)
     assert "nothing written" in out.splitlines()[-1]
     truth = population["truth"]
     recall = {k: float(np.mean(truth[k] <= 10)) for k in "ABC"}
@@ -85,15 +87,11 @@ def test_the_loop_ends_with_intervals_that_cover_and_right_verdicts(capsys, popu
                                "--design", chosen, "--metrics", "recall@10",
                                "--json")  # fmt: skip
     assert status == 0, err
-    assert (
-        json.loads((chosen.parent / f"{chosen.name}.design.json").read_text())["sequential"][
-            "spending"
-        ]
-        == spending
-    )
+    record = json.loads((chosen.parent / f"{chosen.name}.design.json").read_text())
+    assert (record["sequential"]["spending"], record["sequential"]["family"]) == (spending, family)
     records = json.loads(printed)
     pairs = [r for r in records if r["kind"] == "sequential_comparison"]
-    assert len(pairs) == 3
+    assert len(pairs) == 3 and {r["family"] for r in pairs} == {family}
     for r in pairs:
         difference = recall[r["first"]] - recall[r["second"]]
         assert r["low"] <= difference <= r["high"]
@@ -146,6 +144,13 @@ def test_contradictory_inputs_stop_with_one_line_naming_the_file(capsys, populat
     status, _, err = cli(capsys, "plan", pop["ranks"], *READ, "--continue", chosen, "--exact",
                          exact, "--spending", "pocock", "--out", tmp_path / "x.csv")  # fmt: skip
     assert status != 0 and "--spending" in err and not (tmp_path / "x.csv").exists()
+    status, _, err = cli(capsys, "plan", pop["ranks"], *READ, "--continue", chosen, "--exact",
+                         exact, "--family", "bonferroni", "--out", tmp_path / "x.csv")  # fmt: skip
+    assert status != 0 and "--family" in err and not (tmp_path / "x.csv").exists()
+    # the waves were drawn for the design's family (holm by default)
+    status, _, err = cli(capsys, "correct", pop["ranks"], *READ, "--exact", exact, "--design",
+                         chosen, "--family", "bonferroni")  # fmt: skip
+    assert status != 0 and "--family" in err
     status, _, err = cli(capsys, "correct", pop["ranks"], *READ, "--exact", exact, "--design",
                          chosen, "--population", "superpopulation")  # fmt: skip
     assert status != 0 and "--population" in err

@@ -143,6 +143,11 @@ def run(args: argparse.Namespace) -> int:
                 raise InputError("--population does not go with a sequential design: its "
                                  "intervals are about the file's users", option="--population",
                                  path=inputs.design.path)  # fmt: skip
+            planned = ((inputs.design.record or {}).get("sequential") or {}).get("family")
+            if args.family is not None and args.family != planned:
+                raise InputError(f"--family {args.family} does not go with this sequential "
+                                 f"design: its waves were drawn for {planned}",
+                                 option="--family", path=inputs.design.path)  # fmt: skip
             results = sequential_results(inputs, metrics)[0]
             text = sequential_text(inputs, results)
             print(json.dumps(records(results), indent=1) if args.json else text)

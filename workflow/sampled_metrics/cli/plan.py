@@ -21,7 +21,14 @@ from typing import Any
 
 import numpy as np
 
-from ..estimation.decisions import DECISION_DEFAULTS, SPENDING, UNITS, Design, draw_design
+from ..estimation.decisions import (
+    DECISION_DEFAULTS,
+    FAMILY_METHODS,
+    SPENDING,
+    UNITS,
+    Design,
+    draw_design,
+)
 from .arguments import PROG, metric, non_negative_int
 from .decision_inputs import resolve_decision
 from .design_file import DesignSettings, design_record, design_sidecar, write_design
@@ -109,6 +116,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="with --sequential: the error spending function; obrien-fleming keeps the last "
         "interval near a fixed design's, pocock stops far-apart pairs sooner (default: "
         f"{DECISION_DEFAULTS['spending']})",
+    )
+    sequential.add_argument(
+        "--family",
+        choices=FAMILY_METHODS,
+        help="with --sequential and three models or more: holm passes a decided pair's "
+        "error to the pairs left, which are then decided sooner (the verdicts wrong together "
+        "at most at the error; the intervals not simultaneous); bonferroni keeps every pair "
+        f"at its share (simultaneous intervals) (default: {DECISION_DEFAULTS['family']})",
     )
     sequential.add_argument(
         "--continue",
@@ -214,8 +229,9 @@ def _check_modes(args: argparse.Namespace) -> None:
         raise InputError("--exact goes with --continue: the exact ranks of the waves so far",
                          option="--exact")  # fmt: skip
     if args.continue_from is None:
-        if args.spending is not None and not args.sequential:
-            raise InputError("--spending goes with --sequential", option="--spending")
+        for name, value in (("--spending", args.spending), ("--family", args.family)):
+            if value is not None and not args.sequential:
+                raise InputError(f"{name} goes with --sequential", option=name)
         if args.sequential and args.budget_unit != "users":
             raise InputError("--sequential takes its budget in users (--budget-unit users)",
                              option="--budget-unit")  # fmt: skip
@@ -224,7 +240,8 @@ def _check_modes(args: argparse.Namespace) -> None:
         raise InputError("--continue needs --exact: the exact ranks of the users chosen so far",
                          option="--continue")  # fmt: skip
     given = [name for name, value in (("--sequential", args.sequential),
-             ("--budget", args.budget), ("--seed", args.seed), ("--spending", args.spending))
+             ("--budget", args.budget), ("--seed", args.seed), ("--spending", args.spending),
+             ("--family", args.family))
              if value]  # fmt: skip
     if given:
         raise InputError(f"{given[0]} does not go with --continue: the design's record "
@@ -265,6 +282,7 @@ def run(args: argparse.Namespace) -> int:
             totals,
             DECISION_DEFAULTS["confidence"],
             args.spending or DECISION_DEFAULTS["spending"],
+            args.family or DECISION_DEFAULTS["family"],
         )
         record = design_record(design, users, resolved.ranks, resolved.paths, settings,
                                sequential)  # fmt: skip
@@ -296,7 +314,8 @@ def _continue(args: argparse.Namespace, resolved: ResolvedRanks, options: ReadOp
     next_record = design_record(design, users, resolved.ranks, resolved.paths, settings,
                                 sequential_record(grown, users, totals,
                                                   sequential["confidence"],
-                                                  sequential["spending"]))  # fmt: skip
+                                                  sequential["spending"],
+                                                  sequential["family"]))  # fmt: skip
     write_design(args.out, design, users, next_record, grown.wave)
     print("", _summary(resolved, options, design, settings, args.out, grown.count), sep="\n")
     return 0

@@ -198,8 +198,10 @@ class MayBeBest(Result):
 class SequentialDifference(Result):
     """first - second at the look ``wave`` of a sequential design (the pair's last: where
     it stopped, or the latest): the estimate, its repeated confidence interval d +- c se
-    (``boundary`` c; covering at every look together at ``confidence``, the family's), the
-    users ranked by then, the verdict."""
+    (``boundary`` c), the users ranked by then, the verdict; ``family``, how the pairs
+    share the family's error 1 - ``confidence`` (bonferroni: the intervals at every look
+    cover together at ``confidence``; holm: the verdicts are wrong together at most at 1 -
+    ``confidence``, the intervals not simultaneous)."""
 
     KIND: ClassVar[str] = "sequential_comparison"
     first: str
@@ -213,6 +215,7 @@ class SequentialDifference(Result):
     standard_error: float
     boundary: float | None
     confidence: float
+    family: str
     verdict: Verdict
 
 

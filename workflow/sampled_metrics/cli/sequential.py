@@ -23,6 +23,7 @@ import numpy as np
 
 from ..estimation.decisions import (
     DECISION_DEFAULTS,
+    FAMILY_METHODS,
     SPENDING,
     Look,
     Waves,
@@ -72,6 +73,7 @@ def sequential_record(
     totals: tuple[int, ...],
     confidence: float,
     spending: str,
+    family: str,
 ) -> dict:
     """The sidecar's key ``sequential`` (:mod:`.design_file`)."""
     chosen = np.flatnonzero(waves.chosen)
@@ -81,6 +83,7 @@ def sequential_record(
         "growth": DECISION_DEFAULTS["growth"],
         "confidence": confidence,
         "spending": spending,
+        "family": family,
         "wave_users": np.bincount(waves.wave[chosen], minlength=waves.count + 1)[1:].tolist(),
         "waves_digest": waves_digest(np.asarray(user_ids)[chosen], waves.wave[chosen]),
     }
@@ -112,18 +115,22 @@ def _record(inputs: DecisionInputs) -> dict:
     if sequential.get("spending") not in SPENDING:
         raise InputError(f"spending is {sequential.get('spending')!r}, not one of "
                          f"{', '.join(SPENDING)}", path=sidecar, fix=fix)  # fmt: skip
+    if sequential.get("family") not in FAMILY_METHODS:
+        raise InputError(f"family is {sequential.get('family')!r}, not one of "
+                         f"{', '.join(FAMILY_METHODS)}", path=sidecar, fix=fix)  # fmt: skip
     return {**record, **sequential}
 
 
-def _looks(inputs: DecisionInputs, waves: Waves, metric: str, confidence: float,
-           totals: list[int], spending: str) -> dict[tuple[int, int], list[Look]]:  # fmt: skip
+def _looks(inputs: DecisionInputs, waves: Waves, metric: str, record: dict
+           ) -> dict[tuple[int, int], list[Look]]:  # fmt: skip
     ranks = inputs.ranks.ranks
     data = ranks.first
     sampled = _sampled(inputs.ranks)
     proxies = [metric_proxy(row, data.m, data.n, metric, law=data.law) for row in sampled]
     return family_looks(waves, inputs.exact.values, sampled, data.m, data.n, metric,
-                        proxies=proxies, alpha=1 - confidence, budget=totals[-1],
-                        law=data.law, spending=spending)  # fmt: skip
+                        proxies=proxies, alpha=1 - record["confidence"],
+                        budget=record["totals"][-1], law=data.law,
+                        spending=record["spending"], family=record["family"])  # fmt: skip
 
 
 def _state(looks: dict[tuple[int, int], list[Look]], waves: Waves, totals: list[int]) -> str:
@@ -143,7 +150,7 @@ def sequential_results(
     results: list[Result] = []
     design_looks: dict[tuple[int, int], list[Look]] = {}
     for metric in dict.fromkeys([record["metric"], *metrics]):
-        looks = _looks(inputs, waves, metric, confidence, totals, record["spending"])
+        looks = _looks(inputs, waves, metric, record)
         if metric == record["metric"]:
             design_looks = looks
         if metric not in metrics:
@@ -153,7 +160,8 @@ def sequential_results(
             boundary = None if math.isinf(last.boundary) else last.boundary
             results.append(SequentialDifference(
                 models[i], models[j], metric, last.wave, last.n_chosen, last.value, last.low,
-                last.high, last.standard_error, boundary, confidence, last.verdict))  # fmt: skip
+                last.high, last.standard_error, boundary, confidence, record["family"],
+                last.verdict))  # fmt: skip
     n = inputs.ranks.ranks.first.n.astype(float)
     cumulative = [int(np.count_nonzero((waves.wave >= 1) & (waves.wave <= k)))
                   for k in range(1, waves.count + 1)]  # fmt: skip
@@ -169,6 +177,13 @@ def sequential_text(inputs: DecisionInputs, results: list[Result]) -> str:
     pairs = [r for r in results if isinstance(r, SequentialDifference)]
     cost = next(r for r in results if isinstance(r, WaveCost))
     level = f"{100 * pairs[0].confidence:g}%" if pairs else ""
+    one_pair = len({(r.first, r.second) for r in pairs}) == 1
+    together = (
+        f"all pairs' intervals at every look cover together at {level}, however the looks stopped"
+        if not pairs or pairs[0].family == "bonferroni" or one_pair
+        else f"the verdicts all right together at {level}, however the looks stopped; each "
+        "interval at the error left to its pair by those decided, not simultaneous"
+    )
     lines = [
         f"sequential design {inputs.design.path}: {len(cost.users)} waves, "
         f"{cost.users[-1]} of {inputs.design.design.n_users} users ranked exactly "
@@ -176,8 +191,7 @@ def sequential_text(inputs: DecisionInputs, results: list[Result]) -> str:
         f"of a full ranking's scored items; budget {100 * cost.budget:g}% of the users)",
         "",
         f"each pair at its last look: the estimate of first - second and its repeated "
-        f"confidence interval (all pairs' intervals at every look cover together at "
-        f"{level}, however the looks stopped; docs/deciding.md):",
+        f"confidence interval ({together}; docs/deciding.md):",
         "",
     ]
     rows = [

@@ -34,9 +34,34 @@ I_k^(1/2)| < c_k for every k) >= 1 - alpha, so the interval at whatever look the
 stops covers with probability at least 1 - alpha, however the stopping depended on the
 data. The pair stops at the first look with |Z_k| >= c_k, i.e. whose interval excludes
 0; the verdict is read from the interval (:func:`.interval_verdict`): they never
-contradict. Several pairs: each at alpha / P (Bonferroni over the P pairs: the P
-sequences of intervals cover together with probability at least 1 - alpha, under any
-dependence); a pair leaves once decided or once its error is spent.
+contradict.
+
+Several pairs (P of them, every pair of k models; ``family``):
+
+* ``"holm"``: the graphical approach of Maurer and Bretz ("Multiple testing in group
+  sequential trials using graphical approaches", Statistics in Biopharmaceutical
+  Research 5, 2013; Tamhane, Mehta and Liu, Biometrics 66, 2010) with Holm's graph: at
+  each look every pair not decided is tested at alpha / J, J the pairs not decided so
+  far; a decided pair's error goes to the others, whose boundaries are recomputed at the
+  larger error at the same information and fractions (:func:`next_look`), and the look
+  is tested again until it decides no more. It is the shortcut of a closed test whose
+  intersection of hypotheses H_J is tested by Bonferroni's split of alpha over J, each
+  share by its own group-sequential test, so under "no difference" in any set of pairs
+  the probability that one of them is decided is at most alpha, under any dependence
+  between the pairs. A decided pair's sign is that of its estimate; as with Holm's
+  fixed test (:mod:`.family`), the control of wrong signs among unequal pairs is
+  measured by simulation, not proven. Each pair's interval is its repeated interval at
+  the error it was last tested at: it excludes 0 exactly when the pair is decided (the
+  verdict and the interval agree). It is narrower than Bonferroni's at alpha / P and
+  its error grew with the data, so no confidence is promised for it alone, and the
+  intervals are not simultaneous (Strassburger and Bretz, Statist. Med. 27, 2008, on
+  intervals compatible with Holm's test); ``tests/test_sequential.py`` measures their
+  coverage.
+* ``"bonferroni"``: every pair at alpha / P: the P sequences of intervals cover together
+  with probability at least 1 - alpha, under any dependence, and then every verdict is
+  right, signs included; fewer pairs are decided, later.
+
+A pair leaves once decided or once its error is spent (the budget reached).
 """
 
 from __future__ import annotations
@@ -55,6 +80,7 @@ from .boundaries import Crossing, next_boundary, spent
 from .defaults import DECISION_DEFAULTS
 from .design import Design
 from .estimate import difference_variance, estimate_difference
+from .family import FAMILY_METHODS
 from .proxy import Proxy
 from .verdict import Verdict, exact_verdict, interval_verdict
 from .waves import Waves, grow
@@ -63,6 +89,7 @@ __all__ = [
     "Look",
     "allocation_spreads",
     "family_looks",
+    "next_look",
     "next_wave",
     "pair_looks",
     "stratum_variances",
@@ -77,8 +104,8 @@ class Look:
 
     ``variances``: s_h^2 per stratum seen so far and ``variance`` V_k, for the next
     wave's allocation (:func:`allocation_spreads`); ``counts`` (n_h) and ``crossing``
-    (the boundaries' state and n_h at the look it is of), for the next look (``resume`` of
-    :func:`pair_looks`).
+    (the boundaries' state and n_h at the look it is of) and ``alpha`` (the error they
+    spend), for the next look (``resume`` of :func:`pair_looks`).
 
     Examples
     --------
@@ -99,6 +126,7 @@ class Look:
     variance: float
     counts: np.ndarray | None = None
     crossing: Crossing | None = None
+    alpha: float = math.nan
 
     @property
     def verdict(self) -> Verdict:
@@ -185,46 +213,82 @@ def pair_looks(
     list of Look
         The last one is where the pair stands.
     """
+    looks = list(resume)
+    for k in range(len(looks) + 1, waves.count + 1):
+        if looks and looks[-1].done:
+            break
+        looks.append(next_look(waves, k, exact_ranks, sampled_ranks, m, n, metric,
+                               proxies=proxies, alpha=alpha, budget=budget, law=law,
+                               spending=spending, history=looks))  # fmt: skip
+    return looks
+
+
+def _replayed(history: Sequence[Look], alpha: float, spending: str) -> Crossing | None:
+    """The boundaries' state after ``history``'s looks, recomputed at error ``alpha`` at the
+    same information and fractions (Maurer and Bretz 2013: a hypothesis whose level grows
+    is tested with the boundaries of the larger level at the same information times)."""
+    if not history or history[-1].alpha == alpha:
+        return history[-1].crossing if history else None
+    state: Crossing | None = None
+    for look in history:
+        crossing = look.crossing
+        if crossing is None or (state is not None and crossing.information <= state.information):
+            continue  # no boundary at this look (no new information)
+        state = next_boundary(state, crossing.information, spent(look.fraction, alpha, spending))
+    return state
+
+
+def next_look(
+    waves: Waves,
+    k: int,
+    exact_ranks: ArrayLike,
+    sampled_ranks: ArrayLike,
+    m: ArrayLike,
+    n: ArrayLike,
+    metric: str,
+    *,
+    proxies: tuple[Proxy, Proxy],
+    alpha: float,
+    budget: int,
+    law: str = WITH_REPLACEMENT,
+    spending: str = DECISION_DEFAULTS["spending"],
+    history: Sequence[Look] = (),
+) -> Look:
+    """One pair's look after wave ``k`` at error ``alpha``, given its looks at waves
+    1..k-1 (``history``; its boundaries recomputed when ``alpha`` changed since); the
+    parameters as :func:`pair_looks`."""
     exact = np.asarray(exact_ranks, dtype=float)
     a, b = proxies
-    looks = list(resume)
-    if looks and looks[-1].done:
-        return looks
-    state = looks[-1].crossing if looks else None
-    before = looks[-1].counts if looks else None  # n_h at the boundaries' last look
-    for k in range(len(looks) + 1, waves.count + 1):
-        design = waves.design(k)
-        counts = design.stratum_chosen
-        e = estimate_difference(design, exact, sampled_ranks, m, n, metric, law=law,
-                                proxy=(a, b))  # fmt: skip
-        users = design.users
-        ra, rb = _residuals(design, exact, n, metric, a, b)
-        floor = difference_variance(design, ra, rb, a, b)[users]
-        variances = stratum_variances(design, ra - rb, floor)
-        variance = _variance(waves.sizes, counts, variances)
-        if e.standard_error == 0 or variance == 0:
-            looks.append(Look(k, design.n_chosen, e.value, 0.0, 1.0, 0.0, e.value, e.value,
-                              variances, 0.0, before, state))  # fmt: skip
-            break
-        fraction = min(1.0, design.n_chosen / min(budget, design.n_users))
-        # I_1 = 1: only the ratios I_j / I_k matter
-        information = 1.0 if state is None or before is None else state.information * (
-            _variance(waves.sizes, before, variances) / variance)  # fmt: skip
-        if state is not None and not information > state.information * (1 + 1e-9):
-            c = math.inf  # no new information on this pair: nothing to spend
-        else:
-            state, before = (
-                next_boundary(state, information, spent(fraction, alpha, spending)),
-                counts,
-            )
-            c = state.boundary
-        half = c * e.standard_error
-        low, high = max(e.value - half, -1.0), min(e.value + half, 1.0)
-        looks.append(Look(k, design.n_chosen, e.value, e.standard_error, fraction, c, low,
-                          high, variances, variance, before, state))  # fmt: skip
-        if looks[-1].done:
-            break
-    return looks
+    state = _replayed(history, alpha, spending)
+    before = history[-1].counts if history else None  # n_h at the boundaries' last look
+    design = waves.design(k)
+    counts = design.stratum_chosen
+    e = estimate_difference(design, exact, sampled_ranks, m, n, metric, law=law,
+                            proxy=(a, b))  # fmt: skip
+    users = design.users
+    ra, rb = _residuals(design, exact, n, metric, a, b)
+    floor = difference_variance(design, ra, rb, a, b)[users]
+    variances = stratum_variances(design, ra - rb, floor)
+    variance = _variance(waves.sizes, counts, variances)
+    if e.standard_error == 0 or variance == 0:
+        return Look(k, design.n_chosen, e.value, 0.0, 1.0, 0.0, e.value, e.value, variances,
+                    0.0, before, state, alpha)  # fmt: skip
+    fraction = min(1.0, design.n_chosen / min(budget, design.n_users))
+    # I_1 = 1: only the ratios I_j / I_k matter
+    information = 1.0 if state is None or before is None else state.information * (
+        _variance(waves.sizes, before, variances) / variance)  # fmt: skip
+    if state is not None and not information > state.information * (1 + 1e-9):
+        c = math.inf  # no new information on this pair: nothing to spend
+    else:
+        state, before = (
+            next_boundary(state, information, spent(fraction, alpha, spending)),
+            counts,
+        )
+        c = state.boundary
+    half = c * e.standard_error
+    low, high = max(e.value - half, -1.0), min(e.value + half, 1.0)
+    return Look(k, design.n_chosen, e.value, e.standard_error, fraction, c, low, high,
+                variances, variance, before, state, alpha)  # fmt: skip
 
 
 def _residuals(
@@ -270,10 +334,13 @@ def family_looks(
     budget: int,
     law: str = WITH_REPLACEMENT,
     spending: str = DECISION_DEFAULTS["spending"],
+    family: str = DECISION_DEFAULTS["family"],
     resume: dict[tuple[int, int], list[Look]] | None = None,
 ) -> dict[tuple[int, int], list[Look]]:
-    """Every pair's looks (:func:`pair_looks`) at alpha / P, P = k(k - 1)/2 pairs of the k
-    models (Bonferroni: the module's docstring).
+    """Every pair's looks, the P = k(k - 1)/2 pairs of the k models at the family's error
+    ``alpha`` (the module's docstring): Bonferroni's alpha / P for every pair, or Holm's
+    recycling, alpha / (the pairs not decided) at each look, the decided pairs' error passed
+    on within the look until none more is decided.
 
     Parameters
     ----------
@@ -281,6 +348,7 @@ def family_looks(
         (k, U): every model's ranks.
     proxies : sequence of Proxy
         Every model's proxy of ``metric``.
+    family : {"holm", "bonferroni"}, default "holm"
     resume : dict, optional
         This function's answer at the earlier waves.
     Other parameters as :func:`pair_looks`.
@@ -290,26 +358,39 @@ def family_looks(
     dict
         (i, j) -> the looks of model i against model j, i < j.
     """
+    if family not in FAMILY_METHODS:
+        raise ValueError(f"family must be one of {FAMILY_METHODS}, got {family!r}")
     exact = np.asarray(exact_ranks, dtype=float)
     sampled = np.asarray(sampled_ranks)
     pairs = list(combinations(range(exact.shape[0]), 2))
-    return {
-        (i, j): pair_looks(
-            waves,
-            exact[[i, j]],
-            sampled[[i, j]],
-            m,
-            n,
-            metric,
-            proxies=(proxies[i], proxies[j]),
-            alpha=alpha / len(pairs),
-            budget=budget,
-            law=law,
-            spending=spending,
-            resume=(resume or {}).get((i, j), ()),
-        )  # fmt: skip
-        for i, j in pairs
-    }
+    looks = {pair: list((resume or {}).get(pair, ())) for pair in pairs}
+    for k in range(min(len(pair) for pair in looks.values()) + 1, waves.count + 1):
+        going_on = [
+            p for p in pairs if len(looks[p]) == k - 1 and not (looks[p] and looks[p][-1].done)
+        ]
+        new: dict[tuple[int, int], Look] = {}
+        while True:
+            decided = sum(pair[-1].verdict.decided for pair in looks.values() if pair) + sum(
+                look.verdict.decided for look in new.values()
+            )
+            level = (
+                alpha / len(pairs)
+                if family == "bonferroni"
+                else alpha / max(len(pairs) - decided, 1)
+            )
+            judged = {
+                (i, j): next_look(waves, k, exact[[i, j]], sampled[[i, j]], m, n, metric,
+                                  proxies=(proxies[i], proxies[j]), alpha=level, budget=budget,
+                                  law=law, spending=spending, history=looks[i, j])
+                for i, j in going_on
+                if (i, j) not in new or not new[i, j].verdict.decided
+            }  # fmt: skip
+            new.update(judged)
+            if not any(look.verdict.decided for look in judged.values()) or family == "bonferroni":
+                break
+        for pair, look in new.items():
+            looks[pair].append(look)
+    return looks
 
 
 def next_wave(
