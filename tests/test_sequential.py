@@ -57,7 +57,7 @@ def test_pocock_and_obrien_flemings_constants_spend_five_per_cent(looks, pocock,
     assert abs(sum(crossing_probabilities(falling, information)) - 0.05) < 2e-4
 
 
-@pytest.mark.parametrize("spending", ["obrien-fleming", "pocock"])
+@pytest.mark.parametrize("spending", ["obrien-fleming", "hwang-shih-decani", "pocock"])
 def test_each_look_spends_what_brownian_motion_says(spending):
     # unequal looks: Z_k = S(I_k) / I_k^(1/2) simulated from independent increments
     information = np.array([1.0, 1.6, 2.56, 4.1, 6.5])

@@ -114,7 +114,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--spending",
         choices=SPENDING,
         help="with --sequential: the error spending function; obrien-fleming keeps the last "
-        "interval near a fixed design's, pocock stops far-apart pairs sooner (default: "
+        "interval near a fixed design's, pocock stops far-apart pairs sooner, "
+        "hwang-shih-decani lies in between (default: "
         f"{DECISION_DEFAULTS['spending']})",
     )
     sequential.add_argument(

@@ -17,7 +17,13 @@ O'Brien-Fleming type (Lan and DeMets 1983; half of alpha on each side, as R's ld
 
 spends almost nothing early and nearly all of alpha at the end: its last boundary is
 close to the fixed sample's. The Pocock type, alpha(t) = alpha ln(1 + (e - 1) t) (Lan and
-DeMets 1983), spends more early: far-apart pairs stop sooner, close ones later. The
+DeMets 1983), spends more early: far-apart pairs stop sooner, close ones later. In
+between, Hwang, Shih and DeCani's family (Statist. Med. 9, 1990),
+
+    alpha(t) = alpha (1 - exp(-gamma t)) / (1 - exp(-gamma)),
+
+is close to O'Brien and Fleming's at gamma = -4 and to Pocock's at gamma = 1; at gamma =
+:data:`HSD_GAMMA` it spends a quarter of alpha by half the budget. The
 looks' information need not be planned: c_k depends only on I_1..I_k and the spending
 so far (:func:`next_boundary`).
 
@@ -43,6 +49,7 @@ from scipy import optimize, special
 from .defaults import DECISION_DEFAULTS
 
 __all__ = [
+    "HSD_GAMMA",
     "SPENDING",
     "Crossing",
     "crossing_probabilities",
@@ -51,7 +58,10 @@ __all__ = [
     "spent",
 ]
 
-SPENDING = ("obrien-fleming", "pocock")
+SPENDING = ("obrien-fleming", "hwang-shih-decani", "pocock")
+# Hwang, Shih and DeCani's gamma: between O'Brien and Fleming's early conservatism (gamma
+# about -4) and Pocock's wider last interval (about 1).
+HSD_GAMMA = -2.0
 # The grid's step in z, and its limit where nothing stops: the density beyond |z| = 9
 # under "no difference" is below 1e-18, far below any error spent.
 STEP, REACH = 0.05, 9.0
@@ -63,7 +73,8 @@ NEGLIGIBLE = 1e-13
 def spent(fraction: float, alpha: float, spending: str = DECISION_DEFAULTS["spending"]) -> float:
     """alpha(t), both sides: of the O'Brien-Fleming type 4 [1 - Phi(z_(1 - alpha/4) /
     t^(1/2))] (half of alpha on each side), of the Pocock type alpha ln(1 + (e - 1) t)
-    (Lan and DeMets 1983); 0 at t = 0, alpha at t >= 1.
+    (Lan and DeMets 1983), of Hwang, Shih and DeCani's alpha (1 - exp(-gamma t)) / (1 -
+    exp(-gamma)) at gamma = :data:`HSD_GAMMA` (1990); 0 at t = 0, alpha at t >= 1.
 
     Examples
     --------
@@ -71,6 +82,8 @@ def spent(fraction: float, alpha: float, spending: str = DECISION_DEFAULTS["spen
     (0.05, 0.0, 0.003051)
     >>> round(spent(0.5, 0.05, "pocock"), 6)
     0.031006
+    >>> round(spent(0.5, 0.05, "hwang-shih-decani"), 6)  # 0.05 (1 - e) / (1 - e^2)
+    0.013447
     """
     if spending not in SPENDING:
         raise ValueError(f"spending must be one of {SPENDING}, got {spending!r}")
@@ -80,6 +93,8 @@ def spent(fraction: float, alpha: float, spending: str = DECISION_DEFAULTS["spen
         return alpha
     if spending == "pocock":
         return alpha * math.log(1 + (math.e - 1) * fraction)
+    if spending == "hwang-shih-decani":
+        return alpha * math.expm1(-HSD_GAMMA * fraction) / math.expm1(-HSD_GAMMA)
     z = -special.ndtri(alpha / 4)
     return float(4 * special.ndtr(-z / math.sqrt(fraction)))
 
