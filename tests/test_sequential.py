@@ -17,7 +17,11 @@ import numpy as np
 import pytest
 from scipy.special import ndtr
 
-from sampled_metrics.estimation.decisions import metric_proxy, predicted_spread
+from sampled_metrics.estimation.decisions import (
+    DECISION_DEFAULTS,
+    metric_proxy,
+    predicted_spread,
+)
 from sampled_metrics.estimation.decisions.boundaries import (
     crossing_probabilities,
     spending_boundaries,
@@ -39,7 +43,7 @@ def test_spending_boundaries_are_the_published_ones():
     # Lan-DeMets O'Brien-Fleming-type spending, five equally spaced looks, alpha = 0.05
     # two-sided (DeMets and Lan, Statist. Med. 13, 1994, table; R's ldbounds' example)
     published = [4.8769, 3.3569, 2.6803, 2.2898, 2.0310]
-    found = spending_boundaries([1, 2, 3, 4, 5], [0.2, 0.4, 0.6, 0.8, 1.0], 0.05)
+    found = spending_boundaries([1, 2, 3, 4, 5], [0.2, 0.4, 0.6, 0.8, 1.0], 0.05, "obrien-fleming")
     assert np.allclose(found, published, atol=2e-4)
 
 
@@ -81,7 +85,7 @@ def test_the_waves_grow_geometrically_to_the_budget():
     totals = wave_totals(3000, 0.5)
     assert totals[0] == 75 and totals[-1] == 1500
     ratios = np.array(totals[1:-1]) / np.array(totals[:-2])
-    assert np.allclose(ratios, 1.6, atol=0.01)
+    assert np.allclose(ratios, DECISION_DEFAULTS["growth"], atol=0.02)
 
 
 @lru_cache(maxsize=1)
@@ -158,7 +162,7 @@ def test_bonferronis_intervals_at_stopping_cover_together():
     assert coverage >= within(draws, 0.95)
 
 
-@pytest.mark.parametrize("spending", ["obrien-fleming", "pocock"])
+@pytest.mark.parametrize("spending", ["obrien-fleming", "hwang-shih-decani", "pocock"])
 def test_equal_models_are_decided_at_most_at_the_error_rate_despite_the_looks(spending):
     # A and C have equal Recall@10 but differ at most users: eight looks at a fixed
     # sample's interval would decide far more often than alpha
@@ -221,7 +225,9 @@ def test_a_larger_error_recomputes_the_boundaries_at_the_same_information():
     )
 
 
-@pytest.mark.parametrize("spending, cost", [("obrien-fleming", 0.15), ("pocock", 0.08)])
+@pytest.mark.parametrize(
+    "spending, cost", [("obrien-fleming", 0.15), ("hwang-shih-decani", 0.08), ("pocock", 0.08)]
+)
 def test_a_far_pair_is_decided_right_at_a_small_cost(spending, cost):
     pop, draws = population(), 40
     truth = pop["truth"]

@@ -78,7 +78,7 @@ def spent(fraction: float, alpha: float, spending: str = DECISION_DEFAULTS["spen
 
     Examples
     --------
-    >>> spent(1.0, 0.05), spent(0.0, 0.05), round(spent(0.5, 0.05), 6)
+    >>> spent(1.0, 0.05), spent(0.0, 0.05), round(spent(0.5, 0.05, "obrien-fleming"), 6)
     (0.05, 0.0, 0.003051)
     >>> round(spent(0.5, 0.05, "pocock"), 6)
     0.031006
@@ -226,7 +226,7 @@ def spending_boundaries(
 
     Examples
     --------
-    >>> [round(c, 3) for c in spending_boundaries([1, 2], [0.5, 1.0], 0.05)]
+    >>> [round(c, 3) for c in spending_boundaries([1, 2], [0.5, 1.0], 0.05, "obrien-fleming")]
     [2.963, 1.969]
     """
     state: Crossing | None = None

@@ -42,9 +42,14 @@ class _DecisionDefaults(TypedDict):
 # which decides every pair Bonferroni decides and often more (the module family).
 # A sequential design ranks "first_wave" of the users at its first look, then "growth"
 # times as many at each next (the module waves), up to "sequential_budget": a pair far
-# apart is decided at a few per cent, a close one may use the budget; the ratio keeps the
-# looks few (each costs a share of the error). "spending": O'Brien-Fleming's type keeps the
-# last interval near the fixed design's; Pocock's type stops far-apart pairs sooner.
+# apart is decided at a few per cent, a close one may use the budget. The ratio is a
+# trade: a pair stops at the first look past the users it needs, so coarse looks overshoot
+# (by up to the ratio), while each look costs a little of the error; with Neyman's
+# allocation the information grows faster than the users (the strata where the metric
+# varies are ranked whole), so the looks must be close. "spending": by half the budget
+# O'Brien-Fleming's type has spent almost nothing, which holds close pairs to the budget;
+# Pocock's type stops them sooner but widens the last interval; Hwang, Shih and DeCani's
+# (gamma -2) lies in between (the module boundaries).
 DECISION_DEFAULTS: _DecisionDefaults = {
     "budget": 0.1,
     "unit": "users",
@@ -60,6 +65,6 @@ DECISION_DEFAULTS: _DecisionDefaults = {
     "family": "holm",
     "sequential_budget": 0.5,
     "first_wave": 0.025,
-    "growth": 1.6,
-    "spending": "obrien-fleming",
+    "growth": 1.3,
+    "spending": "hwang-shih-decani",
 }

@@ -17,8 +17,8 @@ I_j / I_k are taken from one variance estimate, the latest: V_k = sum_h (N_h / U
 (1/n_hk - 1/N_h) s_h^2 with every look's counts and the current floored spreads s_h^2
 (:func:`stratum_variances`), so that they decrease with the counts as the true ones do.
 
-The boundaries. Lan and DeMets' error spending (O'Brien-Fleming type by default, or
-Pocock type; :mod:`.boundaries`) at
+The boundaries. Lan and DeMets' error spending (Hwang, Shih and DeCani's by default,
+O'Brien-Fleming's or Pocock's type; :mod:`.boundaries`) at
 t_k = n_k / n_max, the share of the budget's users ranked by look k, planned before any
 exact rank is seen (:func:`.wave_totals`); the look at the budget (t = 1) spends what is
 left. Not the information fraction I_k / I_max: with the finite-population correction,
@@ -202,7 +202,7 @@ def pair_looks(
     budget : int
         The most users ranked: the look that reaches it spends all of ``alpha``.
     law : {"binomial", "hypergeometric"}, default "binomial"
-    spending : {"obrien-fleming", "pocock"}, default "obrien-fleming"
+    spending : {"obrien-fleming", "hwang-shih-decani", "pocock"}, default "hwang-shih-decani"
         The error spending function (:func:`.boundaries.spent`).
     resume : sequence of Look, optional
         The pair's looks at the earlier waves (this function's answer then): only the

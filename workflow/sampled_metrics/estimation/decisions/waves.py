@@ -81,7 +81,7 @@ def wave_totals(
 
     Examples
     --------
-    >>> wave_totals(1000, 0.5)
+    >>> wave_totals(1000, 0.5, growth=1.6)
     (25, 40, 64, 102, 163, 261, 418, 500)
     >>> wave_totals(100, 0.01)
     (1,)
