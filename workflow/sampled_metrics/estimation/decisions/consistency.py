@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
 
 from ..laws import sampling_law
 from .defaults import DECISION_DEFAULTS
@@ -460,6 +459,8 @@ def _verdict(
     level: float,
 ) -> LikelihoodCheck:
     """The Bonferroni p-value over the tests (the counts, the sum) and the models."""
+    from scipy import stats  # here only: slow to import, paid by every importer of the package
+
     counts = [int(np.count_nonzero(tails <= a)) for a in THRESHOLDS]
     p, a, extreme = min(
         (float(stats.binom.sf(k - 1, reference, a)), a, k) for a, k in zip(THRESHOLDS, counts)
