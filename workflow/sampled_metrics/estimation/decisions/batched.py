@@ -17,6 +17,7 @@ from numpy.typing import ArrayLike
 from scipy import special
 
 from .design import Design
+from .estimate import chosen_counts
 from .verdict import EQUAL_WITHIN, Verdict
 
 __all__ = [
@@ -136,13 +137,7 @@ def estimate_means(
     stratum = design.stratum[chosen]
     pi = design.probability[chosen]
     sizes = design.stratum_sizes
-    counts = np.bincount(stratum, minlength=sizes.size)
-    single = np.flatnonzero((counts == 1) & (sizes > 1))
-    if single.size:
-        raise ValueError(
-            f"stratum {single[0]} has one chosen user of {sizes[single[0]]}: "
-            "its variance cannot be estimated"
-        )
+    counts = chosen_counts(design)
     c = (sizes / users) ** 2 * (1 - counts / np.maximum(sizes, 1)) / np.maximum(counts, 1)
     residual = y - np.take(g, chosen, axis=1)
     value = g.mean(axis=1) + np.sum(residual / pi, axis=1) / users

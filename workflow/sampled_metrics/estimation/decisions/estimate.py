@@ -68,6 +68,7 @@ __all__ = [
     "POPULATIONS",
     "TUNINGS",
     "Estimate",
+    "chosen_counts",
     "difference_variance",
     "estimate_difference",
     "estimate_mean",
@@ -134,6 +135,41 @@ def _chosen(design: Design, values, name: str) -> np.ndarray:
         f"{name} must hold every user's value ({design.n_users}) or the chosen users' "
         f"({design.n_chosen}), got shape {values.shape}"
     )
+
+
+def chosen_counts(design: Design) -> np.ndarray:
+    """The chosen users in each stratum; a stratum with one chosen user of several has
+    no variance estimate (Cochran 1977, eq. 5.9 needs n_h >= 2), so it is refused.
+
+    Parameters
+    ----------
+    design : Design
+
+    Returns
+    -------
+    numpy.ndarray
+        (H,): the chosen users of each stratum.
+
+    Raises
+    ------
+    ValueError
+        If a stratum of several users has one chosen.
+
+    Examples
+    --------
+    >>> d = Design(np.array([0, 0, 1]), np.ones(3), np.ones(3, bool), np.array([2, 1]))
+    >>> chosen_counts(d).tolist()
+    [2, 1]
+    """
+    sizes = design.stratum_sizes
+    counts = np.bincount(design.stratum[design.users], minlength=sizes.size)
+    single = np.flatnonzero((counts == 1) & (sizes > 1))
+    if single.size:
+        raise ValueError(
+            f"stratum {single[0]} has one chosen user of {sizes[single[0]]}: "
+            "its variance cannot be estimated"
+        )
+    return counts
 
 
 def _by_stratum(stratum: np.ndarray, counts: np.ndarray, x: np.ndarray, y: np.ndarray):
@@ -211,13 +247,7 @@ def estimate_mean(
     stratum = design.stratum[design.users]
     pi = design.probability[design.users]
     sizes = design.stratum_sizes
-    counts = np.bincount(stratum, minlength=sizes.size)
-    single = np.flatnonzero((counts == 1) & (sizes > 1))
-    if single.size:
-        raise ValueError(
-            f"stratum {single[0]} has one chosen user of {sizes[single[0]]}: "
-            "its variance cannot be estimated"
-        )
+    counts = chosen_counts(design)
     gc = g[design.users]
     # c_h: the weight of stratum h's residual variance in V (0 where fully observed)
     c = (sizes / users) ** 2 * (1 - counts / np.maximum(sizes, 1)) / np.maximum(counts, 1)
