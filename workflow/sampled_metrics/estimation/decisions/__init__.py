@@ -37,6 +37,7 @@ The design study that measures these against other ways of deciding lives apart,
 
 from __future__ import annotations
 
+from .allocation import allocate
 from .boundaries import SPENDING, crossing_probabilities, spending_boundaries
 from .consistency import (
     Impossible,
@@ -51,7 +52,6 @@ from .design import (
     CELLS,
     UNITS,
     Design,
-    allocate,
     design_from_table,
     design_strata,
     design_table,

@@ -3,8 +3,8 @@
 Strata from every model's sampled rank (:func:`design_strata`), a budget allocated
 across them by Neyman's rule n_h proportional to N_h sigma_h / sqrt(c_h) (Cochran,
 "Sampling Techniques", 3rd ed., section 5.5; c_h the cost of ranking a user of stratum
-h fully) with a floor and a cap (:func:`allocate`), sigma_h predicted from phase 1 alone
-(:func:`predicted_spread`), then n_h users drawn without replacement in each stratum:
+h fully) with a floor and a cap (:func:`.allocation.allocate`), sigma_h predicted from
+phase 1 alone (:func:`predicted_spread`), then n_h users drawn without replacement in each stratum:
 user u of stratum h is chosen with probability pi_u = n_h / N_h (:func:`draw_design`).
 A design whose predicted variance rests on too few chosen users cannot promise its
 intervals' coverage (:func:`.promise.predicted_degrees`): then every user is ranked, and the
@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..laws import WITH_REPLACEMENT
+from .allocation import allocate
 from .defaults import DECISION_DEFAULTS
 from .promise import full_note, predicted_degrees
 from .proxy import model_ranks, predicted_spread
@@ -34,7 +35,6 @@ __all__ = [
     "CELLS",
     "UNITS",
     "Design",
-    "allocate",
     "design_from_table",
     "design_strata",
     "design_table",
@@ -157,127 +157,14 @@ def design_strata(
     if cells not in CELLS:
         raise ValueError(f"cells must be one of {CELLS}, got {cells!r}")
     ranks = np.atleast_2d(np.asarray(sampled_ranks))
-    bins = np.searchsorted(bounds, ranks, side="left")  # (k, U) in 0..B
     width = bounds.size + 1
-    if cells == "min":
-        return bins.min(axis=0).astype(np.int64), width
+    if cells == "min":  # the bins rise with the rank: the smallest rank's is the smallest
+        return np.searchsorted(bounds, ranks.min(axis=0), side="left").astype(np.int64), width
+    bins = np.searchsorted(bounds, ranks, side="left")  # (k, U) in 0..B
     codes = np.zeros(ranks.shape[1], dtype=np.int64)
     for row in bins:
         codes = codes * width + row
     return codes, width ** ranks.shape[0]
-
-
-def allocate(
-    sizes: ArrayLike,
-    spreads: ArrayLike,
-    total: float,
-    *,
-    costs: ArrayLike | None = None,
-    floor: int = DECISION_DEFAULTS["floor"],
-) -> np.ndarray:
-    """Neyman's allocation of a budget across strata, with a floor and a cap.
-
-    n_h proportional to N_h sigma_h / sqrt(c_h) minimizes the variance of the
-    stratified mean, sum_h (N_h/U)^2 (1 - n_h/N_h) sigma_h^2 / n_h, at a cost sum_h n_h
-    c_h = ``total`` (Cochran 1977, section 5.5). Every non-empty stratum gets at least
-    min(floor, N_h) users and at most N_h: n_h = clip(t N_h sigma_h / sqrt(c_h), floor,
-    N_h) with t that spends the budget (the optimum under these bounds); strata predicted
-    not to vary (sigma_h = 0) get the floor, and in proportion to N_h what the others
-    cannot take. The shares are rounded to integers by largest remainder (their sum is
-    the rounded sum).
-
-    Parameters
-    ----------
-    sizes : array_like of int
-        N_h, the users of each stratum (0 for an empty one).
-    spreads : array_like of float
-        sigma_h, the predicted standard deviation of the metric in each stratum.
-    total : float
-        The budget in cost units: users when ``costs`` is None.
-    costs : array_like of float, optional
-        c_h, the mean cost of ranking a user of stratum h fully; 1 when None.
-    floor : int, default 5
-        The fewest users chosen in a non-empty stratum (at least 2: a stratum's variance
-        needs two).
-
-    Returns
-    -------
-    numpy.ndarray
-        n_h (int64), 0 <= n_h <= N_h.
-
-    Raises
-    ------
-    ValueError
-        If the floor is below 2 or the budget cannot pay for it.
-
-    Examples
-    --------
-    >>> allocate([100, 100, 1000], [0.5, 0.1, 0.0], 60).tolist()
-    [46, 9, 5]
-    >>> allocate([10, 100, 0], [5.0, 0.5, 0.0], 50).tolist()  # the first stratum capped
-    [10, 40, 0]
-    """
-    sizes = np.asarray(sizes, dtype=np.int64)
-    spreads = np.asarray(spreads, dtype=float)
-    costs = np.ones(sizes.size) if costs is None else np.asarray(costs, dtype=float)
-    if int(floor) != floor or floor < 2:
-        raise ValueError(f"floor must be an integer of at least 2, got {floor!r}")
-    low, high = np.minimum(floor, sizes).astype(float), sizes.astype(float)
-    if np.sum(low * costs) > total * (1 + 1e-12):
-        raise ValueError(
-            f"budget too small: {floor} users in each of the {np.count_nonzero(sizes)} "
-            f"non-empty strata cost {np.sum(low * costs):g}, the budget {total:g}"
-        )
-    weight = sizes * spreads / np.sqrt(costs)
-    shares = _clipped(weight, low, high, costs, total)
-    # strata predicted not to vary take what the others cannot: in proportion to N_h
-    rest = (weight == 0) & (sizes > 0)
-    left = total - np.sum(shares * costs)
-    if left > 1e-9 * total and rest.any():
-        spent_there = np.sum(low[rest] * costs[rest])
-        shares[rest] = _clipped(
-            (sizes / np.sqrt(costs))[rest], low[rest], high[rest], costs[rest], left + spent_there
-        )
-    return _rounded(shares, high)
-
-
-def _clipped(weight, low, high, costs, total: float) -> np.ndarray:
-    """clip(t weight, low, high) with the t at which their cost sum c_h n_h is ``total``
-    (or every share at ``high`` when that costs less): the Karush-Kuhn-Tucker solution of
-    Neyman's problem with bounds, t found by bisection (the cost increases with t)."""
-
-    def shares(t):
-        return np.minimum(np.maximum(t * weight, low), high)  # np.clip's, without its checks
-
-    def cost(t):
-        return np.add.reduce(shares(t) * costs)  # np.sum's, without its dispatch
-
-    top = float(np.max(high / np.where(weight > 0, weight, np.inf), initial=0.0))
-    if cost(top) <= total:
-        return shares(top)
-    below, above = 0.0, top
-    for _ in range(200):
-        middle = (below + above) / 2
-        if cost(middle) < total:
-            if middle == below:  # the bracket is two neighbouring doubles: it stays
-                break
-            below = middle
-        else:
-            if middle == above:
-                break
-            above = middle
-    return shares(above)
-
-
-def _rounded(shares: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """Integers summing to round(sum(shares)), each the share rounded down or up
-    (largest remainder first), none above ``high``."""
-    whole = np.floor(shares + 1e-9)
-    extra = int(round(shares.sum() - whole.sum()))
-    room = np.flatnonzero(whole < high)
-    order = room[np.argsort(-(shares - whole)[room], kind="stable")]
-    whole[order[: max(extra, 0)]] += 1
-    return whole.astype(np.int64)
 
 
 def _draw(stratum: np.ndarray, counts: np.ndarray, rng) -> np.ndarray:

@@ -29,8 +29,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..laws import WITH_REPLACEMENT
+from .allocation import allocate
 from .defaults import DECISION_DEFAULTS
-from .design import Design, allocate, design_strata, draw_design
+from .design import Design, design_strata, draw_design
 
 __all__ = ["Waves", "first_wave", "grow", "wave_totals"]
 
