@@ -22,7 +22,8 @@ measured CPU time beside it shows what the implementation adds. What is counted
   the laws of its 5 nodes at each of its values of m; the protocol sensitivity its
   corrections at 64 nodes under 4 readings;
 - each recommender's share (sampling_of_<recommender>, fig6_of_<recommender>): EM's 100
-  iterations of n (m + 1) on every repetition, and applying each estimator to U R
+  iterations on every repetition, each two products of n (m + 1) (the expected counts
+  from pi, then pi's update from their ratios), and applying each estimator to U R
   sampled ranks; Figure 6 the law of every user at each of its values of m; the
   protocol sensitivity's join each recommender's per-user laws (U (m + 1)); the other
   joins (sampling_table, fig6_curves) only lay the shares side by side: no floor;
@@ -133,12 +134,12 @@ def floors(size: Size, rate: dict[str, float]) -> dict[str, float]:
     ranked = (u * i + u * m * r) / cmp
     pr = PROTOCOL_REPETITIONS
     system = i * (m + 1) ** 2 / mad  # one correction's QR at one node of n
-    em = EM_ITERATIONS * i * (m + 1) / mad  # one EM fit
+    em = 2 * EM_ITERATIONS * i * (m + 1) / mad  # one EM fit: two products an iteration
 
     def estimated(sizes: tuple) -> float:
         """Every estimator, EM's fits among them, on one model's repetitions of protocols
         of these m."""
-        return sum(pr * (PROTOCOL_ESTIMATORS * u / cmp + EM_ITERATIONS * i * (k + 1) / mad)
+        return sum(pr * (PROTOCOL_ESTIMATORS * u / cmp + 2 * EM_ITERATIONS * i * (k + 1) / mad)
                    for k in sizes)  # fmt: skip
 
     unpaired = UNPAIRED_UNIFORM + UNPAIRED_POPULARITY
