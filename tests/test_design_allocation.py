@@ -64,3 +64,13 @@ def test_the_bin_of_the_smallest_rank_is_the_smallest_bin():
     stratum, strata = design_strata(ranks, edges=edges, cells="min")
     assert strata == len(edges) + 1
     np.testing.assert_array_equal(stratum, bins.min(axis=0))
+
+
+def test_a_budget_that_only_pays_the_floors_gives_the_floors():
+    sizes = np.array([100.0, 40.0, 0.0, 7.0])
+    weight, costs = np.array([3.0, 0.5, 0.0, 1e-9]), np.array([1.0, 2.0, 1.0, 3.0])
+    low = np.minimum(5, sizes)
+    total = float(np.sum(low * costs))
+    shares = _clipped(weight, low, sizes, costs, total)
+    np.testing.assert_array_equal(shares, _bisected(weight, low, sizes, costs, total))
+    np.testing.assert_array_equal(shares, low)
