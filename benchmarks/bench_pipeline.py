@@ -14,8 +14,9 @@ protocol-sensitivity table, Figure 6's curves, the protocol study and the design
 Stage times are per job (wall and CPU: the CPU time each job's log records at its end,
 its forked workers included); jobs of a stage may run in parallel. The run's CPU time
 (every job, worker and Snakemake itself) divided by the cores is the shortest wall time
-any schedule could reach; it is printed beside the goal. `--keep DIR` runs in DIR
-(which must not hold a run yet) and leaves the outputs there.
+any schedule could reach; it is printed beside the goal, and split into the jobs' own
+CPU time (the start-up each pays before its work, from its log) and Snakemake's.
+`--keep DIR` runs in DIR (which must not hold a run yet) and leaves the outputs there.
 With --part1, only the targets of part 1 (split, models, exact ranks, Figure 5,
 exact metrics); with --paper, the paper's pipeline against its goal: X, Y and Z (the
 baselines set to null), every table, figure and claim of the paper, neither the
@@ -67,6 +68,31 @@ STAGES = {
     "design study: each model (decisions_model)": "decisions_model_*.tsv",
     "design study: join, the pairs (decisions)": "decisions.tsv",
 }
+
+
+def cpu_parts(workdir: Path, run_cpu: float) -> dict:
+    """Where a run's CPU time went: its jobs' (every log of the run, the toy example's
+    included), their start-up within it (interpreter, Snakemake's preamble, imports:
+    what a job pays before its work) and Snakemake's own (the run's less its jobs')."""
+    logs = sorted((workdir / "logs").glob("*/*.log"))
+    ended = [(logged_cpu_seconds(log), logged_cpu_seconds(log, "start-up")) for log in logs]
+    ended = [(cpu, start) for cpu, start in ended if cpu is not None]
+    jobs_cpu = sum(cpu for cpu, _ in ended)
+    return {
+        "jobs": len(ended),
+        "jobs_cpu": jobs_cpu,
+        "start_up_cpu": sum(start or 0.0 for _, start in ended),
+        "snakemake_cpu": run_cpu - jobs_cpu,
+    }
+
+
+def cpu_parts_text(parts: dict) -> str:
+    """:func:`cpu_parts` in one line."""
+    return (
+        f"of which its {parts['jobs']} jobs {parts['jobs_cpu']:.1f} CPU-s (their start-up: "
+        f"interpreter, Snakemake's preamble and imports, {parts['start_up_cpu']:.1f}) and "
+        f"Snakemake itself {parts['snakemake_cpu']:.1f}"
+    )
 
 
 def pipeline_run(data: Path, paper: bool, part1: bool = False) -> tuple:
@@ -145,6 +171,7 @@ def main() -> None:
                 f"before {cpu / args.cores:.1f} s; the goal leaves {allowed} CPU-s "
                 f"(ratio {cpu / allowed:.2f})"
             )
+            print(cpu_parts_text(cpu_parts(workdir, cpu)))
 
 
 if __name__ == "__main__":

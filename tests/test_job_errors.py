@@ -188,3 +188,21 @@ def test_failed_jobs_text_gives_one_line_per_job(tmp_path):
         f"  rule fit failed: no error in its log, see Snakemake's message above (log: {second})",
     ]
     assert failed_jobs_text([]) == ""
+
+
+def test_a_job_logs_what_its_start_up_cost_before_its_work(tmp_path):
+    """The start-up line counts the CPU time before start_job (the interpreter and the
+    imports: here numpy's, spent before it) and not the work after it (a 0.3 s spin)."""
+    log = tmp_path / "demo.log"
+    spin = "import time\nstart = time.process_time()\n"
+    spin += "while time.process_time() - start < 0.3: pass\n"
+    result = subprocess.run(
+        [sys.executable, "-c", "import numpy\n" + job_script("") + spin, str(log)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (result.returncode, result.stderr) == (0, "")
+    start_up, total = logged_cpu_seconds(log, "start-up"), logged_cpu_seconds(log)
+    assert start_up is not None and total is not None
+    assert 0.01 < start_up <= total - 0.3 + 0.02  # the log rounds to 0.01 s

@@ -367,7 +367,7 @@ def floor_note(stems: list, floor: dict) -> str:
 def run_ml1m(cores: int) -> list:
     sys.path.insert(0, str(BENCHMARKS))
     import pandas as pd
-    from bench_pipeline import STAGES, pipeline_run
+    from bench_pipeline import STAGES, cpu_parts, pipeline_run
     from floors import Size, floors, rates
     from offline_data import DATASET, DEFAULT_DATA
     from workflow_run import timed_run
@@ -405,8 +405,21 @@ def run_ml1m(cores: int) -> list:
                     )
                 )
             records.append(record("ml-1m", f"{name}, whole", command, total, cpu_s))
+            records += cpu_part_records(name, command, cpu_parts(Path(tmp), cpu_s))
             records += stages
     return records
+
+
+def cpu_part_records(name: str, command: str, parts: dict) -> list:
+    """Rows of where a run's CPU time went (bench_pipeline.cpu_parts)."""
+    jobs = parts["jobs"]
+    return [
+        record("ml-1m", f"{name}: its {jobs} jobs", command, None, parts["jobs_cpu"]),
+        record("ml-1m", f"{name}: the jobs' start-up (interpreter, imports)", command, None,
+               parts["start_up_cpu"], note=f"{parts['start_up_cpu'] / jobs:.2f} CPU-s a job"),
+        record("ml-1m", f"{name}: Snakemake itself", command, None, parts["snakemake_cpu"],
+               note="the run's CPU less its jobs'"),
+    ]  # fmt: skip
 
 
 def run_ml20m(cores: int) -> list:

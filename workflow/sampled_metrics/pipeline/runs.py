@@ -131,10 +131,12 @@ def start_job(snakemake: Any) -> logging.Logger:
     >>> sys.stderr, sys.excepthook = sys.__stderr__, sys.__excepthook__
     >>> gc.unfreeze()
     """
+    times = os.times()  # before the imports below: the script's own start-up
     from ..io.allocator import reuse_freed_memory
     from ..io.atomic import verify_checksum
 
     log = start_log(snakemake.log[0])
+    log.info(STARTUP_LINE, times.user + times.system)
     sys.excepthook = _console_excepthook(getattr(snakemake, "rule", None), snakemake.log[0])
     exit_on_sigterm()
     # The objects the imports made live as long as the process, and at exit the OS takes
@@ -150,9 +152,13 @@ def start_job(snakemake: Any) -> logging.Logger:
     return log
 
 
-# The last line of a job's log: its CPU time, read back by benchmarks/bench_pipeline.py.
+# The last line of a job's log: its CPU time, read back by benchmarks/bench_pipeline.py;
+# and its first: the CPU time spent before the script's work (the interpreter,
+# Snakemake's preamble, the script's imports), the cost every job pays.
 CPU_LINE = "CPU time %.2f s (this process %.2f s, its finished workers %.2f s)"
 _CPU_PATTERN = re.compile(r"CPU time ([0-9.]+) s \(this process")
+STARTUP_LINE = "start-up CPU time %.2f s (interpreter, Snakemake's preamble, imports)"
+_STARTUP_PATTERN = re.compile(r"start-up CPU time ([0-9.]+) s")
 # atexit's handler is registered once per process; a failed job disarms it.
 _CPU_AT_EXIT = {"registered": False, "armed": False}
 
@@ -179,20 +185,25 @@ def _log_cpu() -> None:
     logging.getLogger(_LOGGER).info(CPU_LINE, own + workers, own, workers)
 
 
-def logged_cpu_seconds(path: str | Path) -> float | None:
-    """The CPU time a job's log records (:func:`log_cpu_at_exit`), or None when it
-    has none (the job has not ended, or ended by a signal).
+def logged_cpu_seconds(path: str | Path, line: str = "end") -> float | None:
+    """The CPU time a job's log records: at its end (:func:`log_cpu_at_exit`) or, with
+    ``line="start-up"``, before the script's work (:func:`start_job`); None when the
+    log has no such line (the job has not ended, or ended by a signal).
 
     Examples
     --------
     >>> import tempfile
     >>> path = Path(tempfile.mkdtemp()) / "job.log"
-    >>> _ = path.write_text("... INFO " + CPU_LINE % (3.5, 1.25, 2.25) + "\\n")
-    >>> logged_cpu_seconds(path), logged_cpu_seconds(path.with_name("none.log"))
-    (3.5, None)
+    >>> lines = ["... INFO " + STARTUP_LINE % 0.5, "... INFO " + CPU_LINE % (3.5, 1.25, 2.25)]
+    >>> _ = path.write_text("\\n".join(lines) + "\\n")
+    >>> logged_cpu_seconds(path), logged_cpu_seconds(path, "start-up")
+    (3.5, 0.5)
+    >>> logged_cpu_seconds(path.with_name("none.log")) is None
+    True
     """
+    pattern = {"end": _CPU_PATTERN, "start-up": _STARTUP_PATTERN}[line]
     try:
-        found = _CPU_PATTERN.findall(Path(path).read_text(errors="replace"))
+        found = pattern.findall(Path(path).read_text(errors="replace"))
     except FileNotFoundError:
         return None
     return float(found[-1]) if found else None
