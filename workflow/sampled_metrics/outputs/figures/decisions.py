@@ -1,6 +1,8 @@
 """The design study's figure: per metric, the share of recommender pairs each method
 decides right against its cost (scored items as a share of full ranking's), the worst
-pair's wrong verdicts beside each point where they pass the study's bound."""
+pair's wrong verdicts beside each point where they pass the study's bound; and, for the
+first metric, each pair's mean cost against its distance, the pairs some seed decided
+wrongly marked."""
 
 from __future__ import annotations
 
@@ -10,11 +12,13 @@ from typing import TYPE_CHECKING
 
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.ticker import FuncFormatter
 
 from ..labels import metric_label
 from .style import MARKERS, styled, subtitle
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 __all__ = ["decisions_figure"]
@@ -41,12 +45,15 @@ def decisions_figure(
     """Pairs decided right against cost (``results/<dataset>/decisions.csv``): one panel
     per metric, a point per method at its mean cost and mean share of the pairs decided
     right, the methods of one kind joined, each labelled with its label and, above
-    ``wrong_above``, the worst pair's wrong verdicts.
+    ``wrong_above``, the worst pair's wrong verdicts; where the sequential design or the
+    fixed designs ran, a last panel of each pair's mean cost against its distance in
+    the first metric.
 
     Parameters
     ----------
     summary : pandas.DataFrame
-        method, kind, label, target, metric, right, wrong, cost (percent).
+        method, kind, label, target, name, metric, exact, right, wrong, cost (percent,
+    points), a row of target "family" a method's whole cost.
     kinds : sequence of str
         Every kind of method, in the legend's order (a kind keeps its colour and marker
         whichever ran).
@@ -66,10 +73,11 @@ def decisions_figure(
     --------
     >>> s = pd.DataFrame({"method": ["full", "design-0.1"], "kind": ["full", "design"],
     ...     "label": ["", "10 %"], "target": "pair", "metric": "recall@10",
-    ...     "right": [90.0, 70.0], "wrong": [0.0, 1.0], "cost": [100.0, 13.0]})
+    ...     "name": "A-B", "exact": 1.5, "right": [90.0, 70.0], "wrong": [0.0, 1.0],
+    ...     "cost": [100.0, 13.0]})
     >>> fig = decisions_figure(s, kinds=["full", "design"], dataset="toy")
-    >>> len(fig.axes)
-    1
+    >>> len(fig.axes)  # the metric's panel, each pair's cost against its distance
+    2
     >>> plt.close(fig)
     """
     pairs = summary[summary["target"] == "pair"]
@@ -78,7 +86,15 @@ def decisions_figure(
         right=("right", "mean"), wrong=("wrong", "max"), cost=("cost", "mean"),
         kind=("kind", "first"), label=("label", "first"),
     )  # fmt: skip
-    fig, axes = plt.subplots(1, len(metrics), figsize=(3.6 * len(metrics), 3.4), squeeze=False)
+    # a method whose pairs stop at their own cost costs what its family spent
+    families = summary[summary["target"] == "family"].set_index(["metric", "method"])["cost"]
+    cells.loc[families.index.intersection(cells.index), "cost"] = families
+    shown = ("sequential", "sequential-pair", "design")
+    spread = [kind for kind in shown if kind in set(pairs["kind"])]
+    panels = len(metrics) + bool(spread)
+    fig, axes = plt.subplots(1, panels, figsize=(3.6 * panels, 3.4), squeeze=False)
+    if spread:
+        _cost_by_distance(axes[0][-1], pairs[pairs["metric"] == metrics[0]], kinds, spread)
     for ax, metric in zip(axes[0], metrics):
         points = cells.loc[metric]
         for k, kind in enumerate(kinds):
@@ -103,3 +119,30 @@ def decisions_figure(
     )
     fig.tight_layout()
     return fig
+
+
+def _cost_by_distance(
+    ax: Axes, pairs: pd.DataFrame, kinds: Sequence[str], shown: Sequence[str]
+) -> None:
+    """Each pair's mean cost against |its exact difference| (points) for the methods of
+    the kinds ``shown``, a method's pairs joined, ringed where some seed decided the
+    pair wrongly."""
+    for _, mine in pairs[pairs["kind"].isin(shown)].groupby("method", sort=False):
+        k = list(kinds).index(mine["kind"].iloc[0])
+        mine = mine.assign(distance=mine["exact"].abs()).sort_values("distance")
+        label = f"{mine['kind'].iloc[0]} {mine['label'].iloc[0]}".strip()
+        ax.plot(mine["distance"], mine["cost"], "-" + MARKERS[k % len(MARKERS)], color=f"C{k}",
+                markersize=3.5, linewidth=0.8, label=label)  # fmt: skip
+        wrong = mine[mine["wrong"] > 0]
+        ax.plot(wrong["distance"], wrong["cost"], "o", markersize=9, markerfacecolor="none",
+                markeredgecolor="red", linestyle="none")  # fmt: skip
+    ax.plot([], [], "o", markerfacecolor="none", markeredgecolor="red", linestyle="none",
+            label="some seed wrong")  # fmt: skip
+    ax.set_yscale("log")
+    plain = FuncFormatter(lambda value, _: f"{value:g}")
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_formatter(plain)
+    ax.set_xlabel(f"|A - B|, {metric_label(pairs['metric'].iloc[0])} points")
+    ax.set_ylabel("pair's mean cost, % of full ranking")
+    ax.set_title("cost per pair")
+    ax.legend(loc="upper right", fontsize=6)
