@@ -185,22 +185,29 @@ class Estimated(NamedTuple):
     """A method's estimates of every model's metric or every pair's difference, one
     value each (models in order, pairs as :attr:`Phase1.pairs`): the intervals (None
     for point estimates), the points, and the pairs' verdicts (their values, None for
-    the models)."""
+    the models), and where the method has them each value's standard error and degrees
+    of freedom (what a family-wise test of the pairs reads)."""
 
     low: np.ndarray | None
     high: np.ndarray | None
     value: np.ndarray
     verdict: np.ndarray | None = None
+    standard_error: np.ndarray | None = None
+    freedom: np.ndarray | None = None
 
 
 class Found(NamedTuple):
     """What a method found on one phase 1: its cost (:func:`method_cost`), the models'
     estimates {metric: Estimated} (None when it estimates pairs only) and the pairs'
-    {metric: Estimated}."""
+    {metric: Estimated} (a metric left out when the method does not judge it); where a
+    pair's cost is its own (a pair that stops early), each pair's, and whether its
+    verdicts are already the family's (family-wise control of every pair together)."""
 
     cost: float
     models: dict[str, Estimated] | None
     pairs: dict[str, Estimated]
+    pair_cost: np.ndarray | None = None
+    familywise: bool = False
 
 
 @dataclass
@@ -260,7 +267,10 @@ def run_full(phase1: Phase1, method: Parameters) -> Found:
         models[metric] = Estimated(value, value, value)
         d = value[a] - value[b]
         low, high = paired_intervals(values[a] - values[b], phase1.confidence)
-        pairs[metric] = Estimated(d, d, d, interval_verdicts(low, high))
+        users = values.shape[1]  # the paired test's standard error, U - 1 degrees of freedom
+        error = (values[a] - values[b]).std(axis=1, ddof=1) / np.sqrt(users)
+        pairs[metric] = Estimated(d, d, d, interval_verdicts(low, high), error,
+                                  np.full(d.shape, users - 1.0))  # fmt: skip
     return Found(1.0, models, pairs)
 
 
@@ -277,7 +287,8 @@ def run_uniform(phase1: Phase1, method: Parameters) -> Found:
         models[metric] = Estimated(e.low, e.high, e.value)
         y = values[a] - values[b]
         e = estimate_means(design, y[:, chosen], np.zeros(y.shape), confidence=phase1.confidence)
-        pairs[metric] = Estimated(e.low, e.high, e.value, interval_verdicts(e.low, e.high))
+        pairs[metric] = Estimated(e.low, e.high, e.value, interval_verdicts(e.low, e.high),
+                                  e.standard_error, e.degrees_of_freedom)  # fmt: skip
     return Found(method_cost(phase1.n, chosen=design.chosen), models, pairs)
 
 
@@ -326,7 +337,8 @@ def run_pair_design(phase1: Phase1, method: Parameters) -> Found:
         found.append(_differences(design, values, means, variances,
                                   (a + shift, b + shift), p.confidence))  # fmt: skip
     # found: each pair's metrics (an interval each); the study's: each metric's pairs
-    columns = [np.stack([np.asarray(one[i]) for one in found], axis=1) for i in range(4)]
+    columns = [np.stack([np.asarray(one[i]) for one in found], axis=1)
+               for i in range(len(Estimated._fields))]  # fmt: skip
     pairs = {metric: Estimated(*(column[j] for column in columns))
              for j, metric in enumerate(p.values)}  # fmt: skip
     return Found(float(np.mean(costs)), None, pairs)
@@ -348,7 +360,8 @@ def _differences(
     floor = difference_variances(design, y[a_at] - g[a_at], y[b_at] - g[b_at], v[a_at], v[b_at])
     e = estimate_means(design, y[a_at] - y[b_at], means[a] - means[b], confidence=confidence,
                        predicted_variance=floor, bounds=(-1.0, 1.0))  # fmt: skip
-    return Estimated(e.low, e.high, e.value, interval_verdicts(e.low, e.high))
+    return Estimated(e.low, e.high, e.value, interval_verdicts(e.low, e.high),
+                     e.standard_error, e.degrees_of_freedom)  # fmt: skip
 
 
 def run_range(phase1: Phase1, method: Parameters) -> Found:

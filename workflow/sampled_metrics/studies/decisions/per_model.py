@@ -73,7 +73,7 @@ def model_work(
 
     adaptive = kinds.get("adaptive-em")
     return {
-        "moments": bool({"design", "pair-design"} & set(kinds)),
+        "moments": bool({"design", "pair-design", "sequential", "sequential-pair"} & set(kinds)),
         "range_seeds": on("range"),
         "adaptive_seeds": on("adaptive-em"),
         "steps": adaptive.steps if adaptive is not None else (),

@@ -11,6 +11,11 @@ configuration's ``decisions`` section by :func:`study_methods`.
   (:func:`.run_pair_design`);
 * ``range``: the identification interval from the sampled ranks alone
   (:func:`.run_range`);
+* ``sequential``: the two-phase design in waves, every pair judged at each look with
+  Holm's recycling, stopping when every pair is decided or the budget spent
+  (:func:`.run_sequential`);
+* ``sequential-pair``: the same, each pair alone in its own design
+  (:func:`.run_sequential_pair`);
 * ``adaptive-em``: Li et al.'s adaptive sampling ("Towards Reliable Item Sampling for
   Recommendation Evaluation", AAAI 2023) and EM: point estimates
   (:func:`.run_adaptive_em`).
@@ -34,6 +39,7 @@ from .methods import (
     run_range,
     run_uniform,
 )
+from .sequential import run_sequential, run_sequential_pair
 
 __all__ = ["FEWER_SEEDS", "KINDS", "Kind", "Method", "left_out_methods", "study_methods"]
 
@@ -78,6 +84,8 @@ KINDS = {
         Kind("uniform", run_uniform, budgets="uniform_budgets"),
         Kind("design", run_design, budgets="budgets", stratified=True),
         Kind("pair-design", run_pair_design, budgets="budgets", stratified=True),
+        Kind("sequential", run_sequential, stratified=True),
+        Kind("sequential-pair", run_sequential_pair, stratified=True),
         Kind("range", run_range),
         Kind("adaptive-em", run_adaptive_em, intervals=False),
     )
@@ -85,7 +93,12 @@ KINDS = {
 
 # kinds whose measures need fewer seeds (docs/decisions_study.md, "How many seeds"): the
 # ``decisions`` key of the first seeds each runs on
-FEWER_SEEDS = {"range": "range_seeds", "adaptive-em": "adaptive_seeds"}
+FEWER_SEEDS = {
+    "sequential": "sequential_seeds",
+    "sequential-pair": "sequential_pair_seeds",
+    "range": "range_seeds",
+    "adaptive-em": "adaptive_seeds",
+}
 
 
 @dataclass(frozen=True)

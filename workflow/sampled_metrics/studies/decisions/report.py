@@ -13,7 +13,13 @@ from ...io.atomic import write_csv, write_text
 from ...outputs.labels import metric_label
 from ...outputs.tables import markdown_table
 
-__all__ = ["decisions_markdown", "method_table", "pair_table", "write_decisions"]
+__all__ = [
+    "decisions_markdown",
+    "method_table",
+    "pair_cost_table",
+    "pair_table",
+    "write_decisions",
+]
 
 
 def method_table(summary: pd.DataFrame) -> pd.DataFrame:
@@ -36,19 +42,23 @@ def method_table(summary: pd.DataFrame) -> pd.DataFrame:
     ['full', 'Recall@10', '100.00 ± 0.00', '90.00 ± 3.00', '95.00 ± 1.50']
     """
     rows = []
-    for (method, metric), cell in summary.groupby(["method", "metric"], sort=False):
+    for (method, metric), every in summary.groupby(["method", "metric"], sort=False):
+        family = every[every["target"] == "family"]
+        cell = every[every["target"] != "family"]
         pairs = cell[cell["target"] == "pair"]
         models = cell[cell["target"] == "model"]
         rows.append({
             "method": method,
             "metric": metric_label(metric),
-            "cost %": _mean(cell, "cost"),
+            # the whole method's cost: its family's where pairs stop at their own
+            "cost %": _mean(family if not family.empty else cell, "cost"),
             "coverage % (worst)": _extreme(cell, "coverage", "idxmin"),
             "coverage % (mean)": _mean(cell, "coverage"),
             "pair width (points)": _mean(pairs, "width"),
             "right % (mean)": _mean(pairs, "right"),
             "wrong % (worst)": _extreme(pairs, "wrong", "idxmax"),
             "undecided % (mean)": _mean(pairs, "undecided"),
+            "some wrong % (Holm family)": _mean(family, "wrong"),
             "model RMSE (points)": _mean(models, "rmse"),
             "seeds": int(cell["seeds"].max()),
         })  # fmt: skip
@@ -92,9 +102,47 @@ def pair_table(summary: pd.DataFrame) -> pd.DataFrame:
         by_method = cell.set_index("method")
         row = {"pair": name, "metric": metric_label(metric), "exact A - B": cell["exact"].iloc[0]}
         for method in methods:
+            if method not in by_method.index:  # a method that does not judge this metric
+                row[method] = ""
+                continue
             right, wrong = by_method.loc[method, ["right", "wrong"]]
             row[method] = f"{right:.0f}/{wrong:.2g}"
         rows.append(row)
+    families = summary[summary["target"] == "family"]
+    for metric, cell in families.groupby("metric", sort=False):
+        wrong = cell.set_index("method")["wrong"]
+        rows.append({"pair": "some wrong (Holm)", "metric": metric_label(metric),
+                     "exact A - B": np.nan} | {
+                     method: f"{wrong[method]:.2g}" if method in wrong.index else ""
+                     for method in methods})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def pair_cost_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Per pair and metric of the methods whose pairs stop at their own cost (the
+    sequential design): the exact difference, verdicts right and wrong, coverage and the
+    pair's mean cost, each ± its standard error over the seeds.
+
+    Examples
+    --------
+    >>> s = pd.DataFrame({"method": "sequential", "target": "pair", "name": ["A-B", "A-C"],
+    ...     "metric": "recall@10", "seeds": 4, "exact": [1.0, 4.0], "right": [50.0, 100.0],
+    ...     "wrong": 0.0, "coverage": 100.0, "cost": [30.0, 5.0], "right_se": [25.0, 0.0],
+    ...     "wrong_se": 0.0, "coverage_se": 0.0, "cost_se": [2.0, 0.5]})
+    >>> pair_cost_table(s).iloc[1].astype(str).tolist()[1:]
+    ['A-C', 'Recall@10', '4.0', '100.00 ± 0.00', '0.00 ± 0.00', '100.00 ± 0.00', '5.00 ± 0.50', '4']
+    """
+    pairs = summary[summary["target"] == "pair"]
+    varying = pairs.groupby("method", sort=False)["cost"].transform("nunique") > 1
+    rows = [
+        {"method": row.method, "pair": row.name, "metric": metric_label(row.metric),
+         "exact A - B": row.exact,
+         **{f"{label} %": _with_error(getattr(row, column), getattr(row, f"{column}_se"))
+            for label, column in (("right", "right"), ("wrong", "wrong"),
+                                  ("coverage", "coverage"), ("cost", "cost"))},
+         "seeds": int(row.seeds)}
+        for row in pairs[varying].itertuples()
+    ]  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -114,6 +162,10 @@ def _goal_lines(goals: pd.DataFrame) -> list:
 _FEWER = {
     "range": "its coverage holds by construction, its pairs stay undecided at its widths, "
     "and its width varies little between seeds",
+    "sequential": "its waves cost about what a seed's other methods cost together; its "
+    "shares' standard errors are printed",
+    "sequential-pair": "fifteen designs a seed: its costs per pair, set beside the family's, "
+    "need fewer seeds than its verdicts",
     "adaptive-em": "a point estimate: its pairs decided right and its wrong verdicts need "
     "less precision than the intervals' coverage",
 }
@@ -135,6 +187,26 @@ def _left_out_lines(left_out: dict) -> list:
         "",
         *(f"- {method}: {why}" for method, why in left_out.items()),
         "",
+    ]
+
+
+def _pair_cost_lines(summary: pd.DataFrame) -> list:
+    table = pair_cost_table(summary)
+    if table.empty:
+        return []
+    return [
+        "## Per pair at its own cost: the sequential design",
+        "",
+        "The waves rank 2.5 % of the users, then 1.3 times as many at each look, up to half "
+        "of them; every pair is judged at each look with the family's error recycled "
+        "(Holm), and a pair stops at the first look whose repeated confidence interval "
+        "excludes 0. A pair's cost is phase 1 and the users ranked by the look it stopped "
+        "at (the method's cost above: every wave's); coverage is that of its interval at "
+        "that look. The design's metric alone (the first) stops the waves and is judged. "
+        "`sequential-pair` runs each pair alone in its own design, its whole error its own "
+        "(no family): the cost a comparison of two models would pay.",
+        "",
+        markdown_table(table, digits=2),
     ]
 
 
@@ -201,6 +273,7 @@ def decisions_markdown(
         "per-method table's), sqrt(p (1 - p) / S).",
         "",
         markdown_table(pair_table(summary), digits=2),
+        *_pair_cost_lines(summary),
         "## Goals",
         "",
         *_goal_lines(goals),

@@ -24,10 +24,9 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
-from ...estimation.decisions.batched import exact_verdicts
-from ...estimation.decisions.verdict import EQUAL_WITHIN, Verdict
 from ...estimation.laws import WITH_REPLACEMENT
 from ...estimation.metrics import metric_by_name
+from .familywise import FAMILY, covers, family_row, outcomes
 from .methods import Estimated, Phase1
 from .per_model import model_draws, model_work
 from .registry import Method
@@ -39,11 +38,12 @@ class StudyRow(NamedTuple):
     """One seed's estimate by one method of one model's metric or one pair's difference:
     the exact value, the estimate, its interval (NaN for a point estimate), whether it
     covers and its width, a pair's verdict ("" for a model) and whether it is right or
-    wrong (NaN for a model), the method's cost."""
+    wrong (NaN for a model), the method's cost (a pair's own where it stops early). A
+    row of target "family" judges every pair together: wrong when some verdict is."""
 
     seed: int
     method: str
-    target: str  # "model" or "pair"
+    target: str  # "model", "pair" or "family"
     name: str
     metric: str
     exact: float
@@ -108,7 +108,8 @@ def study_seed(
     -------
     dict
         {column of :data:`STUDY_COLUMNS`: array}: the :class:`StudyRow` of each method
-        in turn, each metric in turn, the models then the pairs.
+        in turn, each metric it judges in turn, the models, the pairs, then their family
+        (:func:`.familywise.family_row`) where the method has one.
     """
     phase1 = seed_phase1(draws, exact, n, seed=seed, m=m, law=law, metrics=metrics,
                          confidence=confidence, skip=skip, base_seed=base_seed)  # fmt: skip
@@ -122,12 +123,22 @@ def study_seed(
         found = method.run(phase1)
         same = {"method": method.name, "cost": found.cost}
         for metric, v in values.items():
+            if metric not in found.pairs:
+                continue
             truth = v.mean(axis=1)
             if found.models is not None:
                 blocks.append(_block(same | {"target": "model", "metric": metric},
                                      list(names), truth, found.models[metric]))  # fmt: skip
-            blocks.append(_block(same | {"target": "pair", "metric": metric},
-                                 pairs, truth[a] - truth[b], found.pairs[metric]))  # fmt: skip
+            block = _block(same | {"target": "pair", "metric": metric},
+                           pairs, truth[a] - truth[b], found.pairs[metric])  # fmt: skip
+            if found.pair_cost is not None:
+                block["cost"] = found.pair_cost
+            blocks.append(block)
+            family = family_row(found.pairs[metric], truth[a] - truth[b], confidence,
+                                familywise=found.familywise)  # fmt: skip
+            if family is not None:
+                blocks.append(_family_block(same | {"target": "family", "metric": metric},
+                                            family))  # fmt: skip
     rows = {
         column: np.concatenate([block[column] for block in blocks]) for column in STUDY_COLUMNS[1:]
     }
@@ -225,8 +236,8 @@ def run_study(
     >>> rows = run_study([[1, 5, 30, 2], [40, 9, 1, 60]], [100] * 4, ["A", "B"], seeds=3,
     ...                  m=10, metrics=["recall@10"],
     ...                  methods=study_methods(["full"], [], []))
-    >>> rows.shape
-    (9, 15)
+    >>> rows.shape  # per seed: 2 models, 1 pair, their family
+    (12, 15)
     >>> [(str(name), float(e), float(w)) for name, e, w in
     ...  zip(rows["name"][:3], rows["exact"], rows["width"])]
     [('A', 0.75, 0.0), ('B', 0.5, 0.0), ('A-B', 0.25, 0.0)]
@@ -263,15 +274,12 @@ def _block(same: dict, names: list, exact: np.ndarray, found: Estimated) -> dict
     low = high = covered = width = right = wrong = nothing
     if found.low is not None and found.high is not None:
         low, high = found.low, found.high
-        covered = ((low - EQUAL_WITHIN <= exact) & (exact <= high + EQUAL_WITHIN)).astype(float)
+        covered = covers(low, high, exact)
         width = high - low
     verdict = np.full(size, "", dtype=object)
     if found.verdict is not None:
         verdict = found.verdict
-        truth = exact_verdicts(exact)
-        decided = verdict != Verdict.UNDECIDED.value
-        right = ((verdict == truth) & (truth != Verdict.UNDECIDED.value)).astype(float)
-        wrong = (decided & (verdict != truth)).astype(float)
+        right, wrong = outcomes(verdict, exact)
     columns = {
         "name": np.array(names, dtype=object), "exact": exact, "estimate": found.value,
         "low": low, "high": high, "covered": covered, "width": width, "verdict": verdict,
@@ -279,4 +287,18 @@ def _block(same: dict, names: list, exact: np.ndarray, found: Estimated) -> dict
     }  # fmt: skip
     for column, value in same.items():  # text as text, the cost as a number
         columns[column] = np.full(size, value, dtype=object if isinstance(value, str) else None)
+    return columns
+
+
+def _family_block(same: dict, family: dict) -> dict:
+    """The columns of one family's row: its wrong and covered (:func:`.family_row`), NaN
+    or "" elsewhere."""
+    nothing = np.full(1, np.nan)
+    columns = {column: nothing for column in STUDY_COLUMNS[1:]}
+    columns |= {"name": np.array([FAMILY], dtype=object),
+                "verdict": np.array([""], dtype=object),
+                "covered": np.array([family["covered"]]),
+                "wrong": np.array([family["wrong"]])}  # fmt: skip
+    for column, value in same.items():
+        columns[column] = np.full(1, value, dtype=object if isinstance(value, str) else None)
     return columns

@@ -55,6 +55,15 @@ class Goals:
     decisive_budget, decisive_uniform : float
         The design at ``decisive_budget`` decides more pairs right than a uniform subset
         of ``decisive_uniform`` of the users.
+    sequential_apart, sequential_at_least, sequential_cost_at_most : float
+        The sequential design decides pairs ``sequential_apart`` points apart or more
+        right in at least ``sequential_at_least`` % of the seeds at a mean cost of at
+        most ``sequential_cost_at_most`` % ...
+    sequential_far_apart, sequential_far_cost_at_most : float
+        ... and pairs ``sequential_far_apart`` points apart or more at a mean cost of at
+        most ``sequential_far_cost_at_most`` %.
+    family_at_most : float
+        Some wrong verdict among every pair judged together (%), each method's family.
 
     Examples
     --------
@@ -71,6 +80,12 @@ class Goals:
     equal_at_most: float = math.nan
     decisive_budget: float = math.nan
     decisive_uniform: float = math.nan
+    sequential_apart: float = math.nan
+    sequential_at_least: float = math.nan
+    sequential_cost_at_most: float = math.nan
+    sequential_far_apart: float = math.nan
+    sequential_far_cost_at_most: float = math.nan
+    family_at_most: float = math.nan
 
     @classmethod
     def from_config(cls, section: dict) -> Goals:
@@ -95,6 +110,14 @@ class Goals:
             "equal": f"pairs of equal metrics: any verdict at most {self.equal_at_most:g} %",
             "decisive": f"the design at {100 * self.decisive_budget:g} % of the users decides "
             f"more than a uniform {100 * self.decisive_uniform:g} %",
+            "sequential": f"sequential: pairs {self.sequential_apart:g} points apart or more "
+            f"decided right in at least {self.sequential_at_least:g} %",
+            "sequential cost": f"sequential: pairs {self.sequential_apart:g} points apart or "
+            f"more at a mean cost of at most {self.sequential_cost_at_most:g} %",
+            "sequential far cost": f"sequential: pairs {self.sequential_far_apart:g} points "
+            f"apart or more at a mean cost of at most {self.sequential_far_cost_at_most:g} %",
+            "family": f"every pair judged together (Holm): some wrong verdict in at most "
+            f"{self.family_at_most:g} % of the seeds",
         }[goal]
 
 
@@ -178,13 +201,13 @@ def goals(summary: pd.DataFrame, methods: Sequence[Method], targets: Goals) -> p
     """
     found = []
 
-    def add(goal: str, method: str, measured: float, holds: bool | None) -> None:
-        found.append({"goal": goal, "says": targets.says(goal), "method": method,
+    def add(goal: str, method: str, measured: float, holds: bool | None, part: str = "") -> None:
+        found.append({"goal": goal, "says": targets.says(part or goal), "method": method,
                       "measured": measured, "holds": holds})  # fmt: skip
 
     designs = [m for m in methods if m.kind.stratified]
     for method in designs:
-        rows = summary[summary["method"] == method.name]
+        rows = summary[(summary["method"] == method.name) & (summary["target"] != "family")]
         pairs = _pairs(summary, method.name)
         if _at(method, targets.cost_budget):
             cost = float(rows["cost"].mean())
@@ -212,6 +235,25 @@ def goals(summary: pd.DataFrame, methods: Sequence[Method], targets: Goals) -> p
         right = float(_pairs(summary, design.name)["right"].mean())
         base = float(_pairs(summary, uniform[0].name)["right"].mean())
         add("decisive", f"{design.name} vs {uniform[0].name}", right - base, right > base)
+    for method in [m for m in methods if m.kind.name.startswith("sequential")]:
+        pairs = _pairs(summary, method.name)
+        apart = pairs[pairs["exact"].abs() >= targets.sequential_apart]
+        far = pairs[pairs["exact"].abs() >= targets.sequential_far_apart]
+        for part, cells, measured, bound, at_most in (
+            ("sequential", apart, "right", targets.sequential_at_least, False),
+            ("sequential cost", apart, "cost", targets.sequential_cost_at_most, True),
+            ("sequential far cost", far, "cost", targets.sequential_far_cost_at_most, True),
+        ):
+            value = np.nan if cells.empty else float(
+                cells[measured].mean() if at_most else cells[measured].min())  # fmt: skip
+            holds = None if cells.empty else (value <= bound if at_most else value >= bound)
+            add("sequential", method.name, value, holds, part)
+    families = summary[summary["target"] == "family"]
+    for (method, metric), cell in families.groupby(["method", "metric"], sort=False):
+        wrong = float(cell["wrong"].iloc[0])
+        add("family", f"{method} ({metric})", wrong, wrong <= targets.family_at_most)
+    if families.empty:
+        add("family", "", np.nan, None)
     return pd.DataFrame(found, columns=GOAL_COLUMNS)
 
 
