@@ -19,11 +19,12 @@ populations, with the time of each part, and the study's time at the shipped set
 * ``ml-1m``: MovieLens 1M from a pipeline run's exact ranks (results/<dataset>/ranks/*.csv
   and its split, data/processed/<dataset>/split.npz: run the pipeline first), m = 100
   without replacement, every method, the identification range on 2 seeds (its linear
-  programs take seconds a seed with six models);
+  programs take seconds a seed with six models), the sequential designs on their
+  configured seeds;
 * ``synthetic``: a heavy-tailed population (no models: 6,040 users, n_u from 3,506 to
   3,686, log-normal ranks), three models, A and B correlated, B worse, C with A's ranks
   given to other users (the same metrics exactly: the pair of equal metrics), at m = 100
-  and 1000, with and without replacement; no range;
+  and 1000, with and without replacement; no range; the sequential designs on 200 seeds;
 * ``small``: the same population with 100 users at a budget of 0.5 and 300 at 0.25,
   n_u about 370 and m = 99 (cornac's example's sizes), many seeds (``--small-seeds``):
   the design, the design per pair and the uniform subset (at 100 users the designs rank
@@ -31,7 +32,7 @@ populations, with the time of each part, and the study's time at the shipped set
 * ``large``: ML-20M-like sizes (138,493 users, 26,744 items, n_u the items a user has
   not trained on), synthetic ranks as above, m = 100 without replacement, fewer seeds
   (``--large-seeds``), no range and no adaptive-em (EM on a grid of 26,744 per model
-  and seed).
+  and seed), the sequential designs on 20.
 
 Each part prints the per-method table and the worst coverage of each interval method.
 """
@@ -50,7 +51,7 @@ from sampled_metrics.outputs.tables import markdown_table
 from sampled_metrics.pipeline.intermediates import read_ranks
 from sampled_metrics.pipeline.validation import load_config
 from sampled_metrics.studies.decisions.per_model import model_draws, model_work
-from sampled_metrics.studies.decisions.registry import study_methods
+from sampled_metrics.studies.decisions.registry import FEWER_SEEDS, study_methods
 from sampled_metrics.studies.decisions.report import method_table
 from sampled_metrics.studies.decisions.study import run_study, seed_phase1
 from sampled_metrics.studies.decisions.summary import Goals, goals, summarize
@@ -58,7 +59,15 @@ from sampled_metrics.studies.decisions.summary import Goals, goals, summarize
 RECOMMENDERS = ["X", "Y", "Z", "Pop", "EASE", "BPR"]
 # The study's adaptive steps and goals, as the pipeline's configuration sets them.
 DECISIONS = load_config(Path(__file__).resolve().parents[1] / "config.yaml")["decisions"]
-ALL = ["full", "uniform", "design", "pair-design", "range", "adaptive-em"]
+ALL = ["full", "uniform", "design", "pair-design", "sequential", "sequential-pair", "range",
+       "adaptive-em"]  # fmt: skip
+# The sequential designs' seeds: the configured ones on MovieLens 1M; on the synthetic
+# populations enough for the heavy-tailed one's pair of equal metrics (any verdict at
+# most 5 %), fewer at ML-20M-like size, where a seed takes seconds.
+SEQUENTIAL = {"sequential": DECISIONS["sequential_seeds"],
+              "sequential-pair": DECISIONS["sequential_pair_seeds"]}  # fmt: skip
+SEQUENTIAL_SYNTHETIC = {"sequential": 200, "sequential-pair": 200}
+SEQUENTIAL_LARGE = {"sequential": 20, "sequential-pair": 20}
 BUDGETS, UNIFORM = [0.05, 0.1, 0.25], [0.1, 0.25]
 
 
@@ -134,7 +143,7 @@ def time_study(title: str, exact, n, *, seeds: int, cores: int) -> None:
     CPU and wall seconds on ``cores`` forked workers, on the range's seeds and ``seeds``
     more, scaled to the configured seeds."""
     configured, range_seeds = DECISIONS["seeds"], DECISIONS["range_seeds"]
-    on = {"range": range_seeds, "adaptive-em": DECISIONS["adaptive_seeds"]}  # seeds it runs
+    on = {kind: DECISIONS[key] for kind, key in FEWER_SEEDS.items()}  # the seeds each runs
     per_seed = time_methods(exact, n, seeds=seeds)
     scaled = {
         name: cpu * on.get(name.removesuffix(" (join)"), configured)
@@ -142,7 +151,7 @@ def time_study(title: str, exact, n, *, seeds: int, cores: int) -> None:
     }
     print(
         f"\n## Time: {title}, {n.size:,} users, {len(exact)} models, CPU seconds of one "
-        f"process; scaled to {configured} seeds (range and adaptive-em: their own, {on})\n"
+        f"process; scaled to {configured} seeds (those on fewer: their own, {on})\n"
     )
     print(markdown_table(pd.DataFrame({"part": list(per_seed), "a seed": list(per_seed.values()),
                                        "scaled": list(scaled.values())}), digits=3))  # fmt: skip
@@ -170,12 +179,14 @@ def time_study(title: str, exact, n, *, seeds: int, cores: int) -> None:
     own, wall = time.process_time() - cpu, time.perf_counter() - wall
     cpu = own + sum(spent)
     # the seeds with the range, then the others' mean for each of the configured, less
-    # adaptive-em on the seeds it skips
-    total_cpu = (
-        own + sum(spent[:ranged]) + np.mean(spent[ranged:]) * (configured - ranged)
-        - (per_seed["adaptive-em"] + per_seed["adaptive-em (join)"])
-        * (configured - on["adaptive-em"])
+    # each kind that runs on fewer seeds on the seeds it skips
+    skipped = sum(
+        (per_seed.get(kind, 0.0) + per_seed.get(f"{kind} (join)", 0.0))
+        * (configured - min(first, configured))
+        for kind, first in on.items() if kind != "range"
     )  # fmt: skip
+    total_cpu = own + sum(spent[:ranged]) + np.mean(spent[ranged:]) * (configured - ranged)
+    total_cpu -= skipped
     total_wall = total_cpu / cores  # at best: the seeds spread evenly over the cores
     key = "ml-1m" if n.size < 10_000 else "ml-20m-like"
     before = BEFORE[key]
@@ -257,7 +268,8 @@ def main() -> None:
     if "ml-1m" in parts:
         exact, n = read_exact(args.results)
         part(f"{args.results.name}, six models", exact, n, RECOMMENDERS,
-             seeds=args.seeds, fewer_seeds={"range": 2}, m=100, law="hypergeometric", run=ALL,
+             seeds=args.seeds, fewer_seeds={"range": 2, **SEQUENTIAL}, m=100,
+             law="hypergeometric", run=ALL,
              **common)  # fmt: skip
     if "synthetic" in parts:
         # n_u = 3,706 items less a user's training items (20 to 200; one n would make
@@ -267,7 +279,7 @@ def main() -> None:
         for m in (100, 1000):
             for law in ("binomial", "hypergeometric"):
                 part("heavy-tailed synthetic", exact, n, ["A", "B", "C"],
-                     seeds=args.synthetic_seeds, m=m, law=law,
+                     seeds=args.synthetic_seeds, m=m, law=law, fewer_seeds=SEQUENTIAL_SYNTHETIC,
                      run=[k for k in ALL if k != "range"], **common)  # fmt: skip
     if "small" in parts:
         # a hundred to a few hundred users and a few hundred items, as cornac's example:
@@ -282,8 +294,9 @@ def main() -> None:
         n = ml20m_like_n(np.random.default_rng(1))
         exact = heavy_tailed(n.size, n)
         part("ML-20M-like (synthetic ranks)", exact, n, ["A", "B", "C"], seeds=args.large_seeds,
-             m=100, law="hypergeometric",
-             run=["full", "uniform", "design", "pair-design"], **common)  # fmt: skip
+             m=100, law="hypergeometric", fewer_seeds=SEQUENTIAL_LARGE,
+             run=["full", "uniform", "design", "pair-design", "sequential", "sequential-pair"],
+             **common)  # fmt: skip
 
 
 if __name__ == "__main__":
