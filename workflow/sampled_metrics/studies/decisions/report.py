@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ...estimation.decisions.defaults import DECISION_DEFAULTS
 from ...io.atomic import write_csv, write_text
 from ...outputs.labels import metric_label
 from ...outputs.tables import markdown_table
@@ -25,9 +26,12 @@ __all__ = [
 def method_table(summary: pd.DataFrame) -> pd.DataFrame:
     """Per method and metric: mean cost; coverage, worst and mean over the models and
     pairs; mean width of the pairs' intervals; pairs decided right (mean) and wrong (worst
-    pair); RMSE of the models' estimates (mean); each "value ± standard error" over the
-    seeds: the worst cell's own, and for a mean over cells the mean of theirs (at least
-    the mean's, whatever the cells' correlation).
+    pair); the seeds with some wrong verdict among every pair judged together (the
+    family's row, where the method has one); RMSE of the models' estimates (mean); each
+    "value ± standard error" over the seeds: the worst cell's own, and for a mean over
+    cells the mean of theirs (at least the mean's, whatever the cells' correlation). The
+    cost is the family's row's where there is one: a method whose pairs stop at their
+    own cost spends what its last pair needed.
 
     Examples
     --------
@@ -197,8 +201,10 @@ def _pair_cost_lines(summary: pd.DataFrame) -> list:
     return [
         "## Per pair at its own cost: the sequential design",
         "",
-        "The waves rank 2.5 % of the users, then 1.3 times as many at each look, up to half "
-        "of them; every pair is judged at each look with the family's error recycled "
+        f"The waves rank {100 * DECISION_DEFAULTS['first_wave']:g} % of the users, then "
+        f"{DECISION_DEFAULTS['growth']:g} times as many at each look, up to "
+        f"{100 * DECISION_DEFAULTS['sequential_budget']:g} % of them; every pair is judged "
+        "at each look with the family's error recycled "
         "(Holm), and a pair stops at the first look whose repeated confidence interval "
         "excludes 0. A pair's cost is phase 1 and the users ranked by the look it stopped "
         "at (the method's cost above: every wave's); coverage is that of its interval at "

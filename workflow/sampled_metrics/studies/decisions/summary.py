@@ -187,6 +187,9 @@ def goals(summary: pd.DataFrame, methods: Sequence[Method], targets: Goals) -> p
     every model, one per pair); ``decisive`` compares each design at
     ``targets.decisive_budget`` with the uniform subset at ``targets.decisive_uniform``,
     by the share of the pairs decided right (every pair and metric, mean over the seeds).
+    ``sequential`` is measured on each sequential design: the worst pair far enough apart
+    decided right, and the mean cost of those pairs and of the pairs further apart;
+    ``family`` on every method and metric with a family's rows (target ``family``).
 
     Examples
     --------
