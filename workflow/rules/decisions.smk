@@ -1,7 +1,8 @@
 # The design study (docs/decisions_study.md): deciding between every pair of recommenders,
 # simulated from their exact ranks decisions.seeds times; full ranking, uniform subsets,
-# the two-phase design at decisions.budgets, the identification range, Li et al.'s
-# adaptive sampling with EM: coverage, width, pairs decided right and wrong, cost.
+# the two-phase design at decisions.budgets and in waves (sequential), the identification
+# range, Li et al.'s adaptive sampling with EM: coverage, width, pairs decided right and
+# wrong, some wrong verdict among every pair judged together, cost.
 # Each model's own share (its phase 1, proxies, identification intervals, adaptive-em)
 # is a job of its own that needs that model's ranks alone, so it runs beside the other
 # models' fits; rule decisions joins them and runs what needs pairs.
