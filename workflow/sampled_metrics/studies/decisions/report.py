@@ -199,7 +199,7 @@ def _pair_cost_lines(summary: pd.DataFrame) -> list:
     if table.empty:
         return []
     return [
-        "## Per pair at its own cost: the sequential design",
+        "## Per pair at its own cost: the sequential designs",
         "",
         f"The waves rank {100 * DECISION_DEFAULTS['first_wave']:g} % of the users, then "
         f"{DECISION_DEFAULTS['growth']:g} times as many at each look, up to "
