@@ -15,7 +15,7 @@ import pandas as pd
 from matplotlib.ticker import FuncFormatter
 
 from ..labels import metric_label
-from .style import MARKERS, styled, subtitle
+from .style import LINESTYLES, MARKERS, styled, subtitle
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -127,12 +127,15 @@ def _cost_by_distance(
     """Each pair's mean cost against |its exact difference| (points) for the methods of
     the kinds ``shown``, a method's pairs joined, ringed where some seed decided the
     pair wrongly."""
+    seen: dict[str, int] = {}  # a kind's methods (its budgets) told apart by line style
     for _, mine in pairs[pairs["kind"].isin(shown)].groupby("method", sort=False):
-        k = list(kinds).index(mine["kind"].iloc[0])
+        kind = mine["kind"].iloc[0]
+        k, style = list(kinds).index(kind), LINESTYLES[seen.get(kind, 0) % len(LINESTYLES)]
+        seen[kind] = seen.get(kind, 0) + 1
         mine = mine.assign(distance=mine["exact"].abs()).sort_values("distance")
-        label = f"{mine['kind'].iloc[0]} {mine['label'].iloc[0]}".strip()
-        ax.plot(mine["distance"], mine["cost"], "-" + MARKERS[k % len(MARKERS)], color=f"C{k}",
-                markersize=3.5, linewidth=0.8, label=label)  # fmt: skip
+        label = f"{kind} {mine['label'].iloc[0]}".strip()
+        ax.plot(mine["distance"], mine["cost"], MARKERS[k % len(MARKERS)], color=f"C{k}",
+                linestyle=style, markersize=3.5, linewidth=0.8, label=label)  # fmt: skip
         wrong = mine[mine["wrong"] > 0]
         ax.plot(wrong["distance"], wrong["cost"], "o", markersize=9, markerfacecolor="none",
                 markeredgecolor="red", linestyle="none")  # fmt: skip
