@@ -80,6 +80,7 @@ API = (
     "simulate_protocols",
     "protocol_estimates",
     "rank_files",
+    "decide",
     "TIE_POLICIES",
     "tie_order_keys",
     "rank_from_scores",

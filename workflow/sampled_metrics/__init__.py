@@ -127,6 +127,7 @@ _API = {
     "frameworks.protocol_pass": ("simulate_protocols",),
     "studies.protocols.estimates": ("protocol_estimates",),
     "frameworks.rank_files": ("rank_files",),
+    "frameworks.decide": ("decide",),
 }
 _HOME = {name: module for module, names in _API.items() for name in names}
 

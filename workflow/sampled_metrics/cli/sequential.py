@@ -27,12 +27,11 @@ from ..estimation.decisions import (
     SPENDING,
     Look,
     Waves,
+    design_looks,
     design_strata,
-    family_looks,
-    first_wave,
-    metric_proxy,
+    loop_state,
     next_wave,
-    wave_totals,
+    plan_first_wave,
 )
 from .decision_inputs import DecisionInputs
 from .design_file import DesignSettings, waves_digest
@@ -44,9 +43,12 @@ from .text import number, table
 __all__ = [
     "continue_design",
     "first_design",
+    "pair_results",
     "sequential_record",
     "sequential_results",
     "sequential_text",
+    "wave_cost",
+    "waves_text",
 ]
 
 
@@ -59,12 +61,9 @@ def first_design(
 ) -> tuple[Waves, tuple[int, ...]]:
     """Wave 1 of a sequential design of ``settings`` and the users planned by each look."""
     data = resolved.ranks.first
-    totals = wave_totals(len(data.ranks), settings.budget)
-    waves = first_wave(_sampled(resolved), data.m, data.n, totals[0], law=data.law,
-                       seed=np.random.default_rng([settings.seed, 1]), metric=settings.metric,
-                       edges=settings.edges, cells=settings.cells,
-                       floor=settings.floor)  # fmt: skip
-    return waves, totals
+    return plan_first_wave(_sampled(resolved), data.m, data.n, budget=settings.budget,
+                           seed=settings.seed, law=data.law,
+                           metric=settings.metric)  # fmt: skip
 
 
 def sequential_record(
@@ -123,20 +122,11 @@ def _record(inputs: DecisionInputs) -> dict:
 
 def _looks(inputs: DecisionInputs, waves: Waves, metric: str, record: dict
            ) -> dict[tuple[int, int], list[Look]]:  # fmt: skip
-    ranks = inputs.ranks.ranks
-    data = ranks.first
-    sampled = _sampled(inputs.ranks)
-    proxies = [metric_proxy(row, data.m, data.n, metric, law=data.law) for row in sampled]
-    return family_looks(waves, inputs.exact.values, sampled, data.m, data.n, metric,
-                        proxies=proxies, alpha=1 - record["confidence"],
-                        budget=record["totals"][-1], law=data.law,
-                        spending=record["spending"], family=record["family"])  # fmt: skip
-
-
-def _state(looks: dict[tuple[int, int], list[Look]], waves: Waves, totals: list[int]) -> str:
-    if all(pair[-1].done for pair in looks.values()):
-        return "decided"
-    return "budget spent" if int(waves.chosen.sum()) >= totals[-1] else "open"
+    data = inputs.ranks.ranks.first
+    return design_looks(waves, inputs.exact.values, _sampled(inputs.ranks), data.m, data.n,
+                        metric, confidence=record["confidence"], budget=record["totals"][-1],
+                        law=data.law, spending=record["spending"],
+                        family=record["family"])  # fmt: skip
 
 
 def sequential_results(
@@ -145,35 +135,57 @@ def sequential_results(
     """Every pair's last look for each metric (the design's metric's looks returned too,
     for the next wave) and the waves' cost."""
     record = _record(inputs)
-    waves, totals, confidence = _waves(inputs), list(record["totals"]), record["confidence"]
-    models = inputs.models
+    waves = _waves(inputs)
+    looks = {metric: _looks(inputs, waves, metric, record)
+             for metric in dict.fromkeys([record["metric"], *metrics])}  # fmt: skip
+    n = inputs.ranks.ranks.first.n
+    results = pair_results(inputs.models, {key: pairs for key, pairs in looks.items()
+                                          if key in metrics},
+                           record["confidence"], record["family"])  # fmt: skip
+    state = loop_state(looks[record["metric"]], waves, record["totals"][-1])
+    results.append(wave_cost(waves, n, float(record["budget"]), state))
+    return results, looks[record["metric"]], waves
+
+
+def pair_results(
+    models: list[str],
+    looks: dict[str, dict[tuple[int, int], list[Look]]],
+    confidence: float,
+    family: str,
+) -> list[Result]:
+    """Every pair's last look at each metric (``looks``: metric -> pair -> looks), as
+    records."""
     results: list[Result] = []
-    design_looks: dict[tuple[int, int], list[Look]] = {}
-    for metric in dict.fromkeys([record["metric"], *metrics]):
-        looks = _looks(inputs, waves, metric, record)
-        if metric == record["metric"]:
-            design_looks = looks
-        if metric not in metrics:
-            continue
+    for metric, pairs in looks.items():
         for i, j in combinations(range(len(models)), 2):
-            last = looks[i, j][-1]
+            last = pairs[i, j][-1]
             boundary = None if math.isinf(last.boundary) else last.boundary
             results.append(SequentialDifference(
                 models[i], models[j], metric, last.wave, last.n_chosen, last.value, last.low,
-                last.high, last.standard_error, boundary, confidence, record["family"],
+                last.high, last.standard_error, boundary, confidence, family,
                 last.verdict))  # fmt: skip
-    n = inputs.ranks.ranks.first.n.astype(float)
+    return results
+
+
+def wave_cost(waves: Waves, n: np.ndarray, budget: float, state: str) -> WaveCost:
+    """The users ranked by each wave, their share of the users and of a full ranking's
+    scored items (n per user)."""
+    sizes = np.asarray(n, dtype=float)
     cumulative = [int(np.count_nonzero((waves.wave >= 1) & (waves.wave <= k)))
                   for k in range(1, waves.count + 1)]  # fmt: skip
-    results.append(WaveCost(
-        tuple(cumulative), cumulative[-1] / waves.wave.size,
-        float(n[waves.chosen].sum() / n.sum()), float(record["budget"]),
-        _state(design_looks, waves, totals)))  # fmt: skip
-    return results, design_looks, waves
+    return WaveCost(tuple(cumulative), cumulative[-1] / waves.wave.size,
+                    float(sizes[waves.chosen].sum() / sizes.sum()), budget,
+                    state)  # fmt: skip
 
 
 def sequential_text(inputs: DecisionInputs, results: list[Result]) -> str:
     """The pairs' table and the waves' cost in words."""
+    return waves_text(str(inputs.design.path), inputs.design.design.n_users, results)
+
+
+def waves_text(design: str, users: int, results: list[Result]) -> str:
+    """The pairs' table and the cost of the waves of ``design`` (a file, or what ran
+    them) over ``users`` users, in words."""
     pairs = [r for r in results if isinstance(r, SequentialDifference)]
     cost = next(r for r in results if isinstance(r, WaveCost))
     level = f"{100 * pairs[0].confidence:g}%" if pairs else ""
@@ -185,8 +197,8 @@ def sequential_text(inputs: DecisionInputs, results: list[Result]) -> str:
         "interval at the error left to its pair by those decided, not simultaneous"
     )
     lines = [
-        f"sequential design {inputs.design.path}: {len(cost.users)} waves, "
-        f"{cost.users[-1]} of {inputs.design.design.n_users} users ranked exactly "
+        f"sequential design {design}: {len(cost.users)} waves, "
+        f"{cost.users[-1]} of {users} users ranked exactly "
         f"({100 * cost.share_of_users:.1f}% of the users, {100 * cost.share_of_items:.1f}% "
         f"of a full ranking's scored items; budget {100 * cost.budget:g}% of the users)",
         "",

@@ -32,6 +32,7 @@ The design study that measures these against other ways of deciding lives apart,
 * :mod:`.boundaries`    group-sequential boundaries by error spending (numerical integration)
 * :mod:`.waves`         the waves of a sequential design: how many users by each look, which
 * :mod:`.sequential`    each pair's looks, repeated confidence intervals, the next wave
+* :mod:`.loop`          the sequential loop in memory, exact ranks from a function
 * :mod:`.consistency`   whether the exact ranks explain the sampled ranks
 """
 
@@ -74,6 +75,7 @@ from .family import (
     paired_family,
 )
 from .full_ranking import DISTRIBUTIONS, PairedTest, paired_test
+from .loop import SequentialRun, design_looks, loop_state, plan_first_wave, run_waves
 from .promise import predicted_degrees
 from .proxy import PRIORS, Proxy, em_prior, metric_proxy, model_ranks, predicted_spread
 from .sequential import Look, family_looks, next_wave, pair_looks
@@ -99,12 +101,14 @@ __all__ = [
     "Look",
     "PairedTest",
     "Proxy",
+    "SequentialRun",
     "Verdict",
     "Waves",
     "adjusted_p_values",
     "allocate",
     "crossing_probabilities",
     "design_from_table",
+    "design_looks",
     "design_strata",
     "design_table",
     "draw_design",
@@ -121,6 +125,7 @@ __all__ = [
     "first_impossible",
     "interval_verdict",
     "likelihood_check",
+    "loop_state",
     "may_be_best",
     "metric_proxy",
     "next_wave",
@@ -128,8 +133,10 @@ __all__ = [
     "model_ranks",
     "paired_family",
     "paired_test",
+    "plan_first_wave",
     "predicted_degrees",
     "predicted_spread",
+    "run_waves",
     "spending_boundaries",
     "tail_probabilities",
     "wave_totals",
