@@ -25,6 +25,7 @@ import pytest
 from conftest import await_framework_envs
 
 from sampled_metrics.cli import main
+from sampled_metrics.estimation.decisions import paired_test
 from sampled_metrics.estimation.metrics import metric_by_name
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -421,3 +422,30 @@ def test_models_of_one_class_are_named_apart_and_another_runs_files_kept(case, c
     assert done.returncode == 0, done.stderr[-3000:]
     meta = json.loads((out / "cornac-full.csv.meta.json").read_text())
     assert set(meta["rank_columns"].values()) == {"MostPop"}
+
+
+def test_decide_gives_full_rankings_verdict_and_its_cost(case, capsys, tmp_path):
+    """``cornac DATA --model BPR --model MostPop --decide``: the models trained once, the
+    waves ranked exactly, the verdict full ranking's paired test gives on the case's full
+    file, its cost printed; with --out the file loop's files, whose ``correct --design``
+    gives the same verdict; two models needed, one line otherwise."""
+    full = pd.read_csv(case["ranks"] / "cornac-full.csv", dtype={"user": str, "item": str})
+    exact = paired_test(full[list(MODELS)].to_numpy().T, full["n"], "recall@10")
+    assert exact.verdict.label(*MODELS) == "BPR better"
+    models = [arg for spec in MODELS_CLI for arg in ("--model", spec)]
+    out = tmp_path / "decided"
+    done = run_command(case, *models, "--decide", "--out", str(out))
+    assert done.returncode == 0, done.stderr[-3000:]
+    table = done.stdout.split("verdict\n", 1)[1].splitlines()[0].split()
+    assert table[:3] == ["BPR", "MostPop", "recall@10"] and " ".join(table[8:]) == "BPR better"
+    assert re.search(r"\ncost: \d+ users ranked exactly by each model .*% of a full ranking's "
+                     r"scored items\); wall time [\d.]+ s", done.stdout)  # fmt: skip
+    again = done.stdout.splitlines()[-1].removeprefix("re-check: sampled-metrics ").split()
+    capsys.readouterr()
+    assert main([*again, "--json"]) == 0
+    (pair,) = [r for r in json.loads(capsys.readouterr().out)
+               if r["kind"] == "sequential_comparison"]  # fmt: skip
+    assert pair["verdict"] == "BPR better"
+    done = run_command(case, "--model", "MostPop", "--decide")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "--decide compares two models or more" in done.stderr

@@ -28,6 +28,7 @@ from conftest import IN_CI, REPO, await_framework_envs
 
 from sampled_metrics import metric_by_name
 from sampled_metrics.cli import main
+from sampled_metrics.estimation.decisions import paired_test
 from sampled_metrics.frameworks.rank_files import rank_files
 from sampled_metrics.frameworks.rank_meta import read_rank_meta
 
@@ -396,3 +397,69 @@ def test_a_second_checkpoint_of_one_class_gets_files_of_its_own(example):
     meta = json.loads(again.with_name(again.name + ".meta.json").read_text())
     assert meta["rank_columns"] == {"BPR-again": "BPR-again"}
     assert meta["source"]["from"] == "checkpoint saved/BPR-again.pth"
+
+
+def _in_env(work: Path, line: str) -> subprocess.CompletedProcess:
+    """``line`` run in RecBole's environment, in the example's folder."""
+    path = f"{ENV / 'bin'}{os.pathsep}{os.environ['PATH']}"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PATH": path}
+    return subprocess.run(["bash", "-c", line], cwd=work, text=True, capture_output=True,
+                          timeout=600, env=env)  # fmt: skip
+
+
+def test_decide_gives_full_rankings_verdict_and_its_cost(example, capsys):
+    """``recbole BPR.pth Pop.pth --decide``: both checkpoints evaluated on the same drawn
+    items, the waves ranked exactly, the verdict full ranking's paired test gives (BPR's
+    exact Recall@10 is far above Pop's on the 60 users), its cost printed; with --out the
+    file loop's files, whose ``correct --design`` gives the same verdict; and the JSON
+    records say the same."""
+    work, _ = example
+    done = _in_env(work, "sampled-metrics recbole saved/Pop.pth --protocol full --out truth")
+    assert done.returncode == 0, done.stderr[-3000:]
+    full = [pd.read_csv(work / folder / f"{m}-full.csv", dtype={"user": str}).set_index("user")
+            for folder, m in (("ranks", "BPR"), ("truth", "Pop"))]  # fmt: skip
+    both = full[0].join(full[1][["Pop"]], how="inner")
+    exact = paired_test(both[["BPR", "Pop"]].to_numpy().T, both["n"], "recall@10")
+    assert exact.verdict.label("BPR", "Pop") == "BPR better"
+    line = ("sampled-metrics recbole saved/BPR.pth saved/Pop.pth --decide --protocol "
+            "recbole-uni20 --seed 3 --out decided")  # fmt: skip
+    done = _in_env(work, line)
+    assert done.returncode == 0, done.stderr[-3000:]
+    table = done.stdout.split("verdict\n", 1)[1].splitlines()[0].split()
+    assert table[:3] == ["BPR", "Pop", "recall@10"] and " ".join(table[8:]) == "BPR better"
+    cost = next(text for text in done.stdout.splitlines() if text.startswith("cost: "))
+    assert re.search(r"\d+ users ranked exactly by each model .*% of a full ranking's scored "
+                     r"items\); wall time [\d.]+ s: loading [\d.]+ s", cost)  # fmt: skip
+    assert "ranking all 60 users exactly by every model: about" in done.stdout
+    again = done.stdout.splitlines()[-1].removeprefix("re-check: sampled-metrics ").split()
+    capsys.readouterr()
+    again = [str(work / word) if word.startswith("decided/") else word for word in again]
+    assert main([*again, "--json"]) == 0
+    (pair,) = [
+        r for r in json.loads(capsys.readouterr().out) if r["kind"] == "sequential_comparison"
+    ]
+    assert pair["verdict"] == "BPR better"
+    done = _in_env(work, line + " --force --json")
+    assert done.returncode == 0, done.stderr[-3000:]
+    kinds = [r["kind"] for r in json.loads(done.stdout)]
+    assert kinds == ["sequential_comparison", "waves", "decision_cost"]
+
+
+def test_decide_stops_on_bad_checkpoints_with_one_line(example, capsys):
+    """One checkpoint, several without --decide, and a checkpoint of another data set:
+    one line each, non-zero exit, nothing written."""
+    work, _ = example
+    for argv in (["saved/BPR.pth", "--decide"], ["saved/BPR.pth", "saved/Pop.pth"]):
+        assert main(["recbole", *[str(work / a) if a.endswith(".pth") else a for a in argv]]) == 2
+        assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    edit = (
+        "import torch; c = torch.load('saved/Pop.pth', weights_only=False); "
+        "c['config']['dataset'] = 'other'; torch.save(c, 'saved/Other.pth')"
+    )
+    assert _in_env(work, f'python -c "{edit}"').returncode == 0
+    done = _in_env(work, "sampled-metrics recbole saved/BPR.pth saved/Other.pth --decide "
+                   "--protocol recbole-uni20 --out other")  # fmt: skip
+    assert done.returncode != 0 and not (work / "other").exists()
+    error = done.stderr.strip().splitlines()[-1]
+    assert "saved/Other.pth is a checkpoint of another data set or split" in error
+    assert "dataset is 'other', not 'tiny'" in error

@@ -24,6 +24,7 @@ __all__ = [
     "positive_int",
     "protocol_name",
     "remove_options",
+    "share",
 ]
 
 PROG = "sampled-metrics"
@@ -75,6 +76,17 @@ def _checked_by(check):
         return text
 
     return parse
+
+
+def share(text: str) -> float:
+    """An argparse type: a number in (0, 1] (a budget, a confidence)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"{value} is not in (0, 1]")
+    return value
 
 
 metric = _checked_by(metric_by_name)

@@ -31,14 +31,28 @@ import ast
 import hashlib
 import inspect
 import json
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 from ..frameworks.adapters import UnknownUser
+from ..frameworks.decide import decide_ranks
 from ..frameworks.rank_meta import check_overwrite, rank_meta, write_rank_file
 from ..frameworks.registry import FULL, protocol_by_name
 from ..io.atomic import sha256
 from .arguments import protocol_name
+from .decide_models import (
+    add_decide_options,
+    check_decide,
+    check_files,
+    decide_settings,
+    decision_report,
+    write_decision,
+)
 from .design_file import read_chosen_users
 
 __all__ = ["add_parser", "model_labels", "model_spec", "run"]
@@ -165,8 +179,14 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument("--sep", default="\t", help="the data's separator (a tab)")
     parser.add_argument("--skip-lines", type=int, default=0, help="header lines to skip (0)")
-    parser.add_argument("--seed", type=int, default=0, help="the split's, models' and draws'")
-    parser.add_argument("--out", default="ranks", help="folder of the rank files (ranks)")
+    parser.add_argument(
+        "--seed", type=int, default=0, help="the split's, models', draws' and waves' (0)"
+    )
+    parser.add_argument(
+        "--out",
+        help="folder of the rank files (default: ranks); with --decide: where to write the "
+        "sampled and exact rank files and the design (default: nothing written)",
+    )
     parser.add_argument(
         "--users",
         metavar="CHOSEN",
@@ -178,6 +198,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         action="store_true",
         help="replace rank files of other data, models, options or users (default: stop)",
     )
+    add_decide_options(parser, seed=False)
     return parser
 
 
@@ -214,6 +235,10 @@ def run(args: argparse.Namespace) -> int:
     """Split, train, write ``<out>/cornac-<protocol>.csv`` per protocol with its sidecar;
     one JSON line per file."""
     cornac = _cornac()
+    check_decide(args, len(args.models), "models")
+    if args.decide:
+        return _decide(args, cornac)
+    args.out = args.out or "ranks"
     protocols = list(dict.fromkeys(args.protocols or ([FULL] if args.users else ["ncf", FULL])))
     if args.users and protocols != [FULL]:
         raise ValueError(
@@ -228,20 +253,7 @@ def run(args: argparse.Namespace) -> int:
     claim = {"source": _source(args, labels), "users": subset}
     for protocol in protocols:  # before the training, which takes long
         check_overwrite(_path(args, protocol), claim, force=args.force, fix=BESIDE)
-    data = _read(cornac, args.data, args)
-    common = {"rating_threshold": args.rating_threshold, "seed": args.seed, "verbose": False}
-    if args.test is None:
-        split = cornac.eval_methods.RatioSplit(
-            data, test_size=args.test_size, exclude_unknowns=True, **common
-        )
-    else:
-        split = cornac.eval_methods.BaseMethod.from_splits(
-            data, _read(cornac, args.test, args), exclude_unknowns=True, **common
-        )
-    models: dict[str, Any] = {}
-    for label, model in zip(labels, built):
-        model.fit(split.train_set, split.val_set)
-        models[label] = model
+    split, models = _trained(cornac, args, labels, built)
     framework = f"cornac {cornac.__version__}"
     if users is not None:
         table = _chosen(models, split, users, args.users)
@@ -256,6 +268,76 @@ def run(args: argparse.Namespace) -> int:
             files[protocol] = frame
         for name, table in files.items():
             _write(args, name, table, list(models), framework, claim)
+    return 0
+
+
+def _trained(cornac, args, labels: list, built: list) -> tuple[Any, dict[str, Any]]:
+    """The data split as cornac splits it, and every model trained on it."""
+    data = _read(cornac, args.data, args)
+    common = {"rating_threshold": args.rating_threshold, "seed": args.seed, "verbose": False}
+    if args.test is None:
+        split = cornac.eval_methods.RatioSplit(
+            data, test_size=args.test_size, exclude_unknowns=True, **common
+        )
+    else:
+        split = cornac.eval_methods.BaseMethod.from_splits(
+            data, _read(cornac, args.test, args), exclude_unknowns=True, **common
+        )
+    models: dict[str, Any] = {}
+    for label, model in zip(labels, built):
+        model.fit(split.train_set, split.val_set)
+        models[label] = model
+    return split, models
+
+
+def _decide(args: argparse.Namespace, cornac) -> int:
+    """Train every model once, draw the protocol's sampled ranks of every model from
+    cornac's order (the same items for every model), run the sequential design's waves,
+    print the verdicts and the cost (docs/cornac.md)."""
+    from ..frameworks.adapters.cornac import exact_rank_table, rank_files
+
+    protocols = args.protocols or ["ncf"]
+    paired = protocol_by_name(protocols[0]) if len(protocols) == 1 else None
+    if paired is None or not paired.paired:
+        raise ValueError("--decide takes one paired sampled --protocol (ncf, elliot-N, ...)")
+    law, why = paired.file_law(distinct_m=False)
+    if law is None:
+        raise ValueError(f"--decide needs a law of the sampled ranks: {why}")
+    if args.users:
+        raise ValueError("--users does not go with --decide")
+    built = [_model(cornac, name, kwargs, args.seed) for name, kwargs in args.models]
+    labels = model_labels(args.models, [model.name for model in built])
+    source = _source(args, labels)
+    framework = f"cornac {cornac.__version__}, seed {args.seed}"
+
+    def meta(protocol: str, name: str, users: dict | None) -> dict:
+        return rank_meta(protocol, rank_columns=[name],
+                         m_column=None if protocol == FULL else "m", ties="framework",
+                         ties_detail=TIES, users=users, source=source,
+                         writer="sampled-metrics cornac", framework=framework)  # fmt: skip
+
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        check_files(out, tuple(labels), paired.name, meta, args.force)
+    start = time.perf_counter()
+    split, models = _trained(cornac, args, labels, built)
+    trained = time.perf_counter() - start
+    _, frame = rank_files(models, split, paired.name, k=-1, seed=args.seed)
+    sampled_seconds = time.perf_counter() - start - trained
+    tokens = frame["user"].to_numpy()
+
+    def rank(rows: np.ndarray) -> pd.DataFrame:
+        table = exact_rank_table(models, split, k=-1, users=tokens[rows].tolist())
+        return table.set_index("user").loc[tokens[rows]].reset_index()
+
+    decision = decide_ranks(frame.drop(columns="item"), rank, law,
+                            **decide_settings(args, args.seed))  # fmt: skip
+    decision.seconds["sampled"] = sampled_seconds
+    label = f"of {', '.join(labels)} ({paired.name}, seed {args.seed})"
+    print(decision_report(decision, label, trained, args.json))
+    if out is not None:
+        again = write_decision(decision, out, paired.name, meta, args.force)
+        print(again, file=sys.stderr if args.json else sys.stdout)
     return 0
 
 

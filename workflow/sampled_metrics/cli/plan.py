@@ -29,7 +29,7 @@ from ..estimation.decisions import (
     Design,
     draw_design,
 )
-from .arguments import PROG, metric, non_negative_int
+from .arguments import PROG, metric, non_negative_int, share
 from .decision_inputs import resolve_decision
 from .design_file import DesignSettings, design_record, design_sidecar, write_design
 from .errors import InputError
@@ -45,16 +45,6 @@ __all__ = ["add_parser", "run"]
 
 # The record's keys that are the settings of the draw (DesignSettings' fields).
 SETTINGS = ("budget", "unit", "metric", "edges", "cells", "floor", "seed")
-
-
-def _budget(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"{value} is not in (0, 1]")
-    return value
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -79,7 +69,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     design = parser.add_argument_group("design")
     design.add_argument(
         "--budget",
-        type=_budget,
+        type=share,
         help="the share of the users to rank exactly, or of a full ranking's scored items "
         f"with --budget-unit items (default: {DECISION_DEFAULTS['budget']}); with "
         "--sequential the most the waves may rank (default: "

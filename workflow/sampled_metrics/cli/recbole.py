@@ -18,14 +18,30 @@ from __future__ import annotations
 
 import argparse
 import json
+import secrets
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 from ..frameworks.adapters import UnknownUser
 from ..frameworks.adapters.topk import TIES
+from ..frameworks.decide import decide_ranks
+from ..frameworks.rank_files import sampled_protocol
 from ..frameworks.rank_meta import check_overwrite, write_rank_file
 from ..frameworks.registry import FULL
 from .arguments import protocol_name, remove_options
+from .decide_models import (
+    add_decide_options,
+    check_decide,
+    check_files,
+    decide_settings,
+    decision_report,
+    write_decision,
+)
 from .design_file import read_chosen_users
 
 __all__ = ["add_parser", "run"]
@@ -47,7 +63,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "protocol, as rank files for sampled-metrics correct (docs/recbole.md). Run it in "
         "your RecBole environment, in the folder RecBole ran in.",
     )
-    parser.add_argument("checkpoint", help="a RecBole checkpoint (saved/*.pth)")
+    parser.add_argument(
+        "checkpoints",
+        nargs="+",
+        metavar="CHECKPOINT",
+        help="a RecBole checkpoint (saved/*.pth); with --decide two or more of one data set",
+    )
     parser.add_argument(
         "--protocol",
         action="append",
@@ -57,7 +78,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="recbole-uniN, recbole-popN (RecBole's eval modes uniN, popN) or full; repeat "
         f"for several (default: recbole-uni100 and {FULL})",
     )
-    parser.add_argument("--out", default="ranks", help="folder of the rank files (ranks)")
+    parser.add_argument(
+        "--out",
+        help="folder of the rank files (default: ranks); with --decide: where to write the "
+        "sampled and exact rank files and the design (default: nothing written)",
+    )
     parser.add_argument(
         "--users",
         metavar="CHOSEN",
@@ -87,6 +112,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         type=int,
         help="seed of the random tie order (default: the checkpoint's config seed)",
     )
+    add_decide_options(parser, seed=True)
     remove_options(parser, REMOVED)
     return parser
 
@@ -96,6 +122,12 @@ def run(args: argparse.Namespace) -> int:
     JSON line per protocol with RecBole's metrics and the file (RecBole logs to stderr)."""
     from ..frameworks.adapters import recbole
 
+    check_decide(args, len(args.checkpoints), "checkpoints")
+    if args.decide:
+        return _decide(args)
+    if len(args.checkpoints) > 1:
+        raise ValueError("several checkpoints go with --decide (or give one at a time)")
+    args.checkpoint, args.out = args.checkpoints[0], args.out or "ranks"
     default = [FULL] if args.users else ["recbole-uni100", FULL]
     protocols = list(dict.fromkeys(args.protocols or default))
     for protocol in protocols:
@@ -132,4 +164,59 @@ def run(args: argparse.Namespace) -> int:
         record = {"protocol": protocol, "file": str(path), "column": name, "rows": len(frame)}
         record["recbole"] = {key: float(value) for key, value in result.items()}
         print(json.dumps(record), flush=True)
+    return 0
+
+
+def _decide(args: argparse.Namespace) -> int:
+    """Load every checkpoint once, evaluate them on the same sampled items, run the
+    sequential design's waves, print the verdicts and the cost (docs/recbole.md)."""
+    from ..frameworks.adapters import recbole, recbole_decide
+
+    protocols = args.protocols or ["recbole-uni100"]
+    if len(protocols) != 1 or recbole.recbole_mode(protocols[0]) == FULL:
+        raise ValueError("--decide takes one sampled --protocol (recbole-uniN, recbole-popN)")
+    (protocol,) = protocols
+    law, why = sampled_protocol(protocol).file_law(distinct_m=True)
+    if law is None:
+        raise ValueError(f"--decide needs a law of the sampled ranks: {why}")
+    for option, value in (("--users", args.users), ("--name", args.name)):
+        if value:
+            raise ValueError(f"{option} does not go with --decide")
+    for path in args.checkpoints:
+        if not Path(path).is_file():
+            raise ValueError(f"{path}: no such file")
+    names = tuple(recbole.checkpoint_name(path) for path in args.checkpoints)
+    if len(set(names)) < len(names):
+        raise ValueError(f"two checkpoints are named {names}: give them distinct file names")
+    sources = {name: recbole.checkpoint_source(p) for name, p in zip(names, args.checkpoints)}
+    tie_order: dict = {}
+
+    def meta(protocol: str, name: str, users: dict | None) -> dict:
+        if not tie_order:  # before the evaluation: what check_overwrite reads
+            return {"source": sources[name], "users": users}
+        return recbole.rank_file_meta(protocol, name, tie_order, users, sources[name])
+
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        check_files(out, names, protocol, meta, args.force)
+    loaded = recbole_decide.load_checkpoints(args.checkpoints)
+    start = time.perf_counter()
+    frame, order = recbole_decide.sampled_frame(loaded, protocol, ties=args.ties,
+                                                seed=args.tie_seed)  # fmt: skip
+    sampled_seconds = time.perf_counter() - start
+    tie_order.update(order)
+    tokens = frame["user"].to_numpy()
+
+    def rank(rows: np.ndarray) -> pd.DataFrame:
+        return recbole_decide.exact_frame(loaded, tokens[rows], ties=args.ties,
+                                          seed=args.tie_seed)  # fmt: skip
+
+    seed = secrets.randbits(32) if args.seed is None else args.seed
+    decision = decide_ranks(frame, rank, law, **decide_settings(args, seed))
+    decision.seconds["sampled"] = sampled_seconds
+    label = f"of {', '.join(names)} ({protocol}, seed {seed})"
+    print(decision_report(decision, label, loaded.seconds, args.json))
+    if out is not None:
+        again = write_decision(decision, out, protocol, meta, args.force)
+        print(again, file=sys.stderr if args.json else sys.stdout)
     return 0

@@ -8,7 +8,8 @@ Kinds: ``estimate`` (:class:`PointEstimate`, :class:`DesignEstimate`), ``compari
 ``exact_difference`` (:class:`ExactDifference`), and with many models
 ``family_comparison`` (:class:`FamilyDifference`) and ``may_be_best`` (:class:`MayBeBest`);
 from a sequential design ``sequential_comparison`` (:class:`SequentialDifference`) and
-``waves`` (:class:`WaveCost`).
+``waves`` (:class:`WaveCost`); from a one-command decision also ``decision_cost``
+(:class:`DecisionCost`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import ClassVar
 from ..estimation.decisions import Verdict
 
 __all__ = [
+    "DecisionCost",
     "DesignDifference",
     "DesignEstimate",
     "ExactDifference",
@@ -232,6 +234,25 @@ class WaveCost(Result):
     share_of_items: float
     budget: float
     state: str
+
+
+@dataclass(frozen=True)
+class DecisionCost(Result):
+    """What a one-command decision cost: the users ranked exactly by each model, their
+    share of the users and of a full ranking's scored items, the wall time of each step
+    (loading, the sampled evaluation, the exact waves; seconds) and their total, beside
+    ``full_ranking_estimate``: ranking every user exactly by every model, estimated as
+    the exact waves' time per user ranked times the users (loads not included)."""
+
+    KIND: ClassVar[str] = "decision_cost"
+    users: int
+    share_of_users: float
+    share_of_items: float
+    load_seconds: float
+    sampled_seconds: float
+    exact_seconds: float
+    total_seconds: float
+    full_ranking_estimate: float
 
 
 def records(results: list[Result]) -> list[dict]:

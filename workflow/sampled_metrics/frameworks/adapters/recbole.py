@@ -33,7 +33,7 @@ recbole and torch are imported inside the functions: the module imports without 
 
 from __future__ import annotations
 
-import os
+import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,7 +45,7 @@ from ...io.atomic import sha256
 from ..rank_meta import rank_meta, write_rank_file
 from ..registry import FULL, protocol_by_name
 from .quiet import quiet
-from .recbole_data import chosen_users, eval_loader, require_recbole
+from .recbole_data import chosen_users, eval_loader, require_recbole, trusted_pickles, unpickled
 from .topk import check_ties, held_out_ranks
 
 if TYPE_CHECKING:  # recbole has no type information: to mypy these are Any
@@ -135,6 +135,7 @@ class RankRecorder:
         self.dataset = eval_data._dataset
         self.item_num = int(self.dataset.item_num)
         self._rows: list[np.ndarray] = []
+        self._draws = hashlib.sha256()  # what each sampled row was ranked against
         self._collector: Any = None  # RecBole's Collector while recording
 
     @property
@@ -147,6 +148,12 @@ class RankRecorder:
             "within_top_k": "recbole torch.topk",
             "top_k": int(max(self.trainer.eval_collector.topk)),
         }
+
+    @property
+    def draws_digest(self) -> str:
+        """SHA-256 of the items every row of a sampled evaluation was ranked against:
+        two recorders with one digest ranked the same users among the same items."""
+        return self._draws.hexdigest()
 
     # -- the shim ------------------------------------------------------------------
     def __enter__(self) -> RankRecorder:
@@ -198,6 +205,7 @@ class RankRecorder:
             users = row_users
             ranked = torch.zeros((rows, items), dtype=torch.bool)
             ranked[row_of, interaction[self.config["ITEM_ID_FIELD"]].cpu().long()] = True
+            self._draws.update(users.numpy().tobytes() + np.packbits(ranked.numpy()).tobytes())
         negative = ranked & ~positive  # what a held-out item is ranked against
         m = negative.sum(dim=1)
         rows_of = positive_u.numpy()
@@ -274,6 +282,7 @@ class RankRecorder:
         columns["n"] = table[:, 4] + 1
         frame = pd.DataFrame(columns)
         frame.attrs["tie_order"] = self.tie_order
+        frame.attrs["draws"] = None if self.full else self.draws_digest
         return frame
 
     @property
@@ -455,21 +464,11 @@ def _ranks_from_checkpoint(checkpoint, modes, name, ties, seed, users) -> dict:
     from recbole.quick_start import load_data_and_model
     from recbole.utils import get_trainer, init_seed
 
-    before = os.environ.get("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD")
-    os.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
-    try:
+    with trusted_pickles():
         config, model, dataset, train_data, valid_data, test_data = load_data_and_model(
             str(checkpoint)
         )
-    finally:
-        if before is None:
-            del os.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"]
-        else:
-            os.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = before
-    # Config.__init__ restores numpy's removed aliases (np.float, ...) that RecBole's
-    # metrics use; an unpickled config has not run it.
-    config.compatibility_settings()
-    config["save_dataloaders"] = False  # never overwrite the user's saved loaders
+    unpickled(config)
     trainer = get_trainer(config["MODEL_TYPE"], config["model"])(config, model)
     if users is not None:
         users = chosen_users(test_data._dataset, users)

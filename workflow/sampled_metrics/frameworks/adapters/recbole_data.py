@@ -7,8 +7,10 @@ recbole and torch are imported inside the functions (the module imports without 
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -21,7 +23,7 @@ if TYPE_CHECKING:  # recbole has no type information: to mypy these are Any
     from recbole.data.dataloader import AbstractDataLoader
     from recbole.data.dataset import Dataset
 
-__all__ = ["chosen_users", "eval_loader", "require_recbole"]
+__all__ = ["chosen_users", "eval_loader", "require_recbole", "trusted_pickles", "unpickled"]
 
 
 def require_recbole() -> None:
@@ -33,6 +35,29 @@ def require_recbole() -> None:
         if (error.name or "").split(".")[0] not in ("recbole", "torch"):
             raise
         raise not_installed("recbole", "RecBole and torch", "your RecBole environment") from None
+
+
+@contextmanager
+def trusted_pickles() -> Iterator[None]:
+    """Within the block torch loads a checkpoint's pickled config (torch >= 2.6 loads it
+    only with ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1``; your own checkpoint is trusted)."""
+    before = os.environ.get("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD")
+    os.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"]
+        else:
+            os.environ["TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD"] = before
+
+
+def unpickled(config: Config) -> None:
+    """Make a checkpoint's unpickled config usable for evaluation: Config.__init__
+    restores numpy's removed aliases (np.float, ...) that RecBole's metrics use, which an
+    unpickled config has not run; the user's saved loaders are never overwritten."""
+    config.compatibility_settings()
+    config["save_dataloaders"] = False
 
 
 def _neg_sample_args(mode: str) -> dict:
