@@ -151,8 +151,8 @@ def decision_report(decision: Decision, label: str, load_seconds: float, as_json
         f"wall time {cost.total_seconds:.1f} s: loading {cost.load_seconds:.1f} s, sampled "
         f"evaluation {cost.sampled_seconds:.1f} s, exact waves {cost.exact_seconds:.1f} s",
         f"ranking all {users} users exactly by every model: about "
-        f"{cost.full_ranking_estimate:.1f} s beside the loads (an estimate: the exact waves' "
-        "time per user ranked times the users)",
+        f"{cost.full_ranking_estimate:.1f} s beside the loads (an estimate: a line through "
+        "the waves' times, a set-up per pass plus a time per user)",
     ]
     return "\n".join(lines)
 

@@ -125,6 +125,8 @@ def run(args: argparse.Namespace) -> int:
     check_decide(args, len(args.checkpoints), "checkpoints")
     if args.decide:
         return _decide(args)
+    if args.seed is not None:
+        raise ValueError("--seed goes with --decide (the waves' draws; --tie-seed: the ties')")
     if len(args.checkpoints) > 1:
         raise ValueError("several checkpoints go with --decide (or give one at a time)")
     args.checkpoint, args.out = args.checkpoints[0], args.out or "ranks"

@@ -241,8 +241,9 @@ class DecisionCost(Result):
     """What a one-command decision cost: the users ranked exactly by each model, their
     share of the users and of a full ranking's scored items, the wall time of each step
     (loading, the sampled evaluation, the exact waves; seconds) and their total, beside
-    ``full_ranking_estimate``: ranking every user exactly by every model, estimated as
-    the exact waves' time per user ranked times the users (loads not included)."""
+    ``full_ranking_estimate``: ranking every user exactly by every model, estimated by a
+    line through the exact waves' times, a set-up per pass plus a time per user (loads
+    not included)."""
 
     KIND: ClassVar[str] = "decision_cost"
     users: int

@@ -13,7 +13,7 @@ checkpoints (``sampled-metrics recbole A.pth B.pth --decide``, ``sampled-metrics
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -25,7 +25,7 @@ from numpy.typing import ArrayLike
 from ..estimation.decisions import DECISION_DEFAULTS, Look, SequentialRun, run_waves
 from .rank_files import exact_rank_frame, rank_files, sampled_protocol
 
-__all__ = ["Decision", "decide", "decide_ranks", "model_columns"]
+__all__ = ["Decision", "decide", "decide_ranks", "full_ranking_estimate", "model_columns"]
 
 # The frame columns that are not a model's ranks.
 NOT_RANKS = ("user", "item", "m", "n")
@@ -41,7 +41,8 @@ class Decision:
     (:class:`~sampled_metrics.estimation.decisions.SequentialRun`); ``law``: the law that
     reads the sampled ranks; ``settings``: the design's (budget, seed, metric, confidence,
     spending, family); ``seconds``: wall time of each step (``"sampled"``, ``"exact"``,
-    and what the caller adds, e.g. ``"load"``).
+    and what the caller adds, e.g. ``"load"``); ``waves``: each wave's users ranked and
+    the seconds ranking them took.
 
     Parameters
     ----------
@@ -51,6 +52,7 @@ class Decision:
     law : str
     settings : dict
     seconds : dict of str to float
+    waves : tuple of (int, float)
 
     Examples
     --------
@@ -69,6 +71,7 @@ class Decision:
     law: str
     settings: dict
     seconds: dict[str, float] = field(default_factory=dict)
+    waves: tuple[tuple[int, float], ...] = ()
 
     def pairs(self) -> list[tuple[str, str, Look]]:
         """Every pair (first, second) with its last look at the design's metric."""
@@ -87,9 +90,43 @@ class Decision:
 
     @property
     def full_ranking_seconds(self) -> float:
-        """An estimate of ranking every user exactly by every model: the exact waves'
-        time per user ranked times the users."""
-        return self.seconds["exact"] / max(self.users_ranked, 1) * len(self.sampled)
+        """An estimate of ranking every user exactly by every model: a line through the
+        waves' times, a set-up paid by each wave plus a time per user
+        (:func:`full_ranking_estimate`)."""
+        return full_ranking_estimate(self.waves, len(self.sampled))
+
+
+def full_ranking_estimate(waves: Sequence[tuple[int, float]], users: int) -> float:
+    """The time of ranking ``users`` users in one pass, from waves of (users, seconds):
+    the least-squares line a + b u through the waves (a, a set-up every pass pays; both
+    kept non-negative) at u = ``users``; with waves of one size, their time per user.
+
+    Parameters
+    ----------
+    waves : sequence of (int, float)
+    users : int
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> full_ranking_estimate([(10, 2.1), (20, 2.2), (40, 2.4)], 1000)  # 2 s set-up
+    12.0
+    >>> full_ranking_estimate([(10, 1.0)], 1000)
+    100.0
+    """
+    sizes = np.array([size for size, _ in waves], dtype=float)
+    seconds = np.array([time for _, time in waves], dtype=float)
+    if sizes.size == 0 or not sizes.any():
+        return 0.0
+    if np.unique(sizes).size < 2:
+        return float(seconds.sum() / sizes.sum() * users)
+    slope, set_up = np.polyfit(sizes, seconds, 1)
+    if slope <= 0 or set_up < 0:  # noise: the time per user ranked
+        return float(seconds.sum() / sizes.sum() * users)
+    return float(round(set_up + slope * users, 9))
 
 
 def model_columns(frame: pd.DataFrame) -> list[str]:
@@ -162,11 +199,13 @@ def decide_ranks(
         raise ValueError("a user has several rows: the design needs one row per user")
     frames: list[pd.DataFrame] = []
     seconds = {"exact": 0.0}
+    waves: list[tuple[int, float]] = []
 
     def exact(rows: np.ndarray) -> np.ndarray:
         start = time.perf_counter()
         frame = rank(rows)
-        seconds["exact"] += time.perf_counter() - start
+        waves.append((int(rows.size), time.perf_counter() - start))
+        seconds["exact"] += waves[-1][1]
         if not np.array_equal(frame["user"].to_numpy(), users[rows]):
             raise ValueError("rank(rows) gave other users than asked, or in another order")
         if not np.array_equal(frame["n"].to_numpy(), sampled["n"].to_numpy()[rows]):
@@ -182,7 +221,7 @@ def decide_ranks(
     settings = {"budget": budget, "seed": seed, "metric": metric, "confidence": confidence,
                 "spending": spending, "family": family}  # fmt: skip
     ranked = pd.concat(frames, ignore_index=True) if frames else sampled.iloc[:0]
-    return Decision(tuple(models), sampled, ranked, run, law, settings, seconds)
+    return Decision(tuple(models), sampled, ranked, run, law, settings, seconds, tuple(waves))
 
 
 def decide(
