@@ -14,5 +14,7 @@ rank. The protocol study that runs every estimator on them is
 - ``rank_meta``     the sidecar of a rank file
 - ``rank_files``    any model's exact ranks and a protocol's sampled ranks, as the CLI
                     reads them
+- ``decide``        from models to a verdict: the sequential loop on any sampled
+                    evaluation and any exact ranking of some users, in memory
 - ``adapters``      a framework's own evaluation read rank by rank (RecBole, cornac)
 """

@@ -4,7 +4,8 @@ files ``sampled-metrics correct`` reads (docs/cli.md), each with its sidecar
 
 - ``recbole``   RecBole's uniN / popN and full-sort evaluations: a context manager
                 around ``trainer.evaluate`` and a checkpoint's ranks
-                (``sampled-metrics recbole``, docs/recbole.md)
+                (``sampled-metrics recbole``, docs/recbole.md); ``recbole_decide``:
+                several checkpoints loaded on one data set, for ``--decide``
 - ``cornac``    cornac's full-ranking evaluation (``ranking_eval``: its pool, its
                 tie order), and a named protocol's sampled ranks from the model's
                 scores, since cornac has no sampled protocol (``sampled-metrics cornac``,
