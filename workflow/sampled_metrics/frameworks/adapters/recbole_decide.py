@@ -81,7 +81,8 @@ def _data_settings(config: Config) -> dict:
 
 
 def load_checkpoints(paths: Sequence[str | Path], names: Sequence[str] = ()) -> Checkpoints:
-    """The data set once (from ``paths[0]``) and every checkpoint's model on it.
+    """The data set once (from ``paths[0]``) and every checkpoint's model on it; the
+    checkpoints' data settings are compared before the data set is loaded.
 
     Raises
     ------
@@ -96,20 +97,22 @@ def load_checkpoints(paths: Sequence[str | Path], names: Sequence[str] = ()) -> 
     labels = tuple(checkpoint_name(p, n) for p, n in zip(paths, [*names, *[None] * len(paths)]))
     start = time.perf_counter()
     with quiet(), trusted_pickles():
-        config, model, *data = load_data_and_model(str(paths[0]))
-        checkpoints = [torch.load(str(path)) for path in paths[1:]]
-    unpickled(config)
-    first = _data_settings(config)
-    trainers = [get_trainer(config["MODEL_TYPE"], config["model"])(config, model)]
-    for path, checkpoint in zip(paths[1:], checkpoints):
-        other = checkpoint["config"]
-        settings = _data_settings(other)
+        checkpoints = [torch.load(str(path)) for path in paths]
+    first = _data_settings(checkpoints[0]["config"])
+    for path, checkpoint in zip(paths[1:], checkpoints[1:]):  # before the data set loads
+        settings = _data_settings(checkpoint["config"])
         differs = next((key for key in {**first, **settings}
                         if first.get(key) != settings.get(key)), None)  # fmt: skip
         if differs is not None:
             raise ValueError(f"{path} is a checkpoint of another data set or split than "
                              f"{paths[0]}: {differs} is {settings.get(differs)!r}, not "
                              f"{first.get(differs)!r}")  # fmt: skip
+    with quiet(), trusted_pickles():
+        config, model, *data = load_data_and_model(str(paths[0]))
+    unpickled(config)
+    trainers = [get_trainer(config["MODEL_TYPE"], config["model"])(config, model)]
+    for checkpoint in checkpoints[1:]:
+        other = checkpoint["config"]
         unpickled(other)
         with quiet():
             init_seed(other["seed"], other["reproducibility"])
