@@ -447,7 +447,8 @@ def test_decide_gives_full_rankings_verdict_and_its_cost(example, capsys):
 
 def test_decide_stops_on_bad_checkpoints_with_one_line(example, capsys):
     """One checkpoint, several without --decide, and a checkpoint of another data set:
-    one line each, non-zero exit, nothing written."""
+    one line each, non-zero exit, nothing written; and sampled evaluations that drew other
+    items for each model stop the adapter."""
     work, _ = example
     for argv in (["saved/BPR.pth", "--decide"], ["saved/BPR.pth", "saved/Pop.pth"]):
         assert main(["recbole", *[str(work / a) if a.endswith(".pth") else a for a in argv]]) == 2
@@ -463,3 +464,31 @@ def test_decide_stops_on_bad_checkpoints_with_one_line(example, capsys):
     error = done.stderr.strip().splitlines()[-1]
     assert "saved/Other.pth is a checkpoint of another data set or split" in error
     assert "dataset is 'other', not 'tiny'" in error
+    # evaluations that drew other items for each model are caught, not assumed away
+    (work / "redraw.py").write_text(REDRAW)
+    done = _in_env(work, "python redraw.py")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == (
+        "RecBole's sampled evaluation drew other items for Pop than for BPR: the models are "
+        "not paired"
+    )
+
+
+# Each model's sampled evaluation drawing its items anew (no reseeding, no shared batches).
+REDRAW = """
+import recbole.utils
+
+from sampled_metrics.frameworks.adapters import recbole_decide
+
+class Redrawn(recbole_decide.DrawnOnce):
+    def __iter__(self):
+        return iter(self.loader)
+
+recbole_decide.DrawnOnce = Redrawn
+recbole.utils.init_seed = lambda *args: None
+loaded = recbole_decide.load_checkpoints(["saved/BPR.pth", "saved/Pop.pth"])
+try:
+    recbole_decide.sampled_frame(loaded, "recbole-uni20")
+except ValueError as error:
+    print(error)
+"""
