@@ -11,7 +11,7 @@ next wave (:func:`.next_wave`), so that with the same seed both give the same ve
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,9 +23,18 @@ from .proxy import metric_proxy
 from .sequential import Look, family_looks, next_wave
 from .waves import Waves, first_wave, wave_totals
 
-__all__ = ["SequentialRun", "design_looks", "loop_state", "plan_first_wave", "run_waves"]
+__all__ = [
+    "Looks",
+    "SequentialRun",
+    "design_looks",
+    "loop_state",
+    "plan_first_wave",
+    "run_waves",
+    "waves_to_the_end",
+]
 
 Ranker = Callable[[np.ndarray], np.ndarray]
+Looks = dict[tuple[int, int], list[Look]]
 
 
 @dataclass(frozen=True)
@@ -149,7 +158,8 @@ def run_waves(
     waves, totals = plan_first_wave(sampled, m, n, budget=budget, seed=seed, law=law,
                                     metric=metric)  # fmt: skip
     exact = np.full(sampled.shape, np.nan)
-    while True:
+
+    def look(waves: Waves, _: Looks | None) -> Looks:
         new = np.flatnonzero(waves.chosen & np.isnan(exact[0]))
         exact[:, new] = _ranked(rank, new, sampled.shape[0])
         looks = design_looks(waves, exact, sampled, m, n, metric, confidence=confidence,
@@ -157,11 +167,29 @@ def run_waves(
                              family=family)  # fmt: skip
         if on_look is not None:
             on_look(waves, looks)
-        grown = next_wave(waves, looks, list(totals), floor=DECISION_DEFAULTS["floor"],
-                          seed=seed)  # fmt: skip
+        return looks
+
+    waves, looks = waves_to_the_end(waves, totals, look, seed=seed)
+    return SequentialRun(waves, totals, exact, looks, loop_state(looks, waves, totals[-1]))
+
+
+def waves_to_the_end(
+    waves: Waves,
+    totals: Sequence[int],
+    look: Callable[[Waves, Looks | None], Looks],
+    *,
+    seed: int,
+) -> tuple[Waves, Looks]:
+    """The loop every sequential design runs: ``look(waves, the previous looks)`` after
+    each wave, then the next wave (:func:`.next_wave`, drawn with ``seed``) where the
+    pairs not done are least certain, until every pair is done or ``totals[-1]`` users
+    are ranked; the last waves and looks."""
+    looks = None
+    while True:
+        looks = look(waves, looks)
+        grown = next_wave(waves, looks, totals, seed=seed)
         if grown is None:
-            return SequentialRun(waves, totals, exact, looks,
-                                 loop_state(looks, waves, totals[-1]))  # fmt: skip
+            return waves, looks
         waves = grown
 
 

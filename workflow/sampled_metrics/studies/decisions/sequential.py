@@ -14,8 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...estimation.decisions.defaults import DECISION_DEFAULTS
+from ...estimation.decisions.loop import Looks, waves_to_the_end
 from ...estimation.decisions.proxy import Proxy
-from ...estimation.decisions.sequential import Look, family_looks, next_wave
+from ...estimation.decisions.sequential import Look, family_looks
 from ...estimation.decisions.waves import Waves, first_wave, wave_totals
 from .methods import Estimated, Found, Parameters, Phase1, method_cost
 
@@ -65,16 +66,13 @@ def sequential_looks(
     totals = wave_totals(n.size, budget)
     waves = first_wave(sampled, m, n, totals[0], law=law, seed=seed, metric=metric,
                        spread=spread)  # fmt: skip
-    later = int(seed.integers(1 << 31))
-    looks: dict[tuple[int, int], list[Look]] | None = None
-    while True:
+
+    def look(waves: Waves, previous: Looks | None) -> Looks:
         seen = np.where(waves.chosen, exact, np.nan)  # the ranks ranked exactly so far
-        looks = family_looks(waves, seen, sampled, m, n, metric, proxies=proxies, alpha=alpha,
-                             budget=totals[-1], law=law, resume=looks)  # fmt: skip
-        grown = next_wave(waves, looks, totals, seed=later)
-        if grown is None:
-            return waves, looks
-        waves = grown
+        return family_looks(waves, seen, sampled, m, n, metric, proxies=proxies, alpha=alpha,
+                            budget=totals[-1], law=law, resume=previous)  # fmt: skip
+
+    return waves_to_the_end(waves, totals, look, seed=int(seed.integers(1 << 31)))
 
 
 def run_sequential(phase1: Phase1, method: Parameters) -> Found:
