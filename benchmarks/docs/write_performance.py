@@ -48,7 +48,10 @@ SECTIONS = {
         "estimator, the protocol study and the design study. The paper's pipeline: X, Y, Z, "
         "neither study. CPU: every process of the "
         "run; a stage's CPU: its jobs' logs, forked workers included. No schedule on 2 "
-        "cores ends before the run's CPU-s / 2.",
+        "cores ends before the run's CPU-s / 2. The run's CPU splits into its jobs' (their "
+        "start-up, the interpreter, Snakemake's preamble and the imports of numpy, pandas "
+        "and scipy, paid by every job before its work, among them) and Snakemake's own "
+        "(scheduling, checking outputs), the rest.",
     ),
     "ml-20m-like": (
         "ML-20M size",
