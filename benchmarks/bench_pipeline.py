@@ -70,29 +70,21 @@ STAGES = {
 }
 
 
-def cpu_parts(workdir: Path, run_cpu: float) -> dict:
-    """Where a run's CPU time went: its jobs' (every log of the run, the toy example's
-    included), their start-up within it (interpreter, Snakemake's preamble, imports:
-    what a job pays before its work) and Snakemake's own (the run's less its jobs')."""
+def cpu_parts(workdir: Path, run_cpu: float) -> list:
+    """(what, CPU-s, note) of where a run's CPU time went: its jobs' (every log of the
+    run, the toy example's included), their start-up within it (interpreter, Snakemake's
+    preamble, imports: what a job pays before its work) and Snakemake's own (the run's
+    less its jobs')."""
     logs = sorted((workdir / "logs").glob("*/*.log"))
     ended = [(logged_cpu_seconds(log), logged_cpu_seconds(log, "start-up")) for log in logs]
-    ended = [(cpu, start) for cpu, start in ended if cpu is not None]
-    jobs_cpu = sum(cpu for cpu, _ in ended)
-    return {
-        "jobs": len(ended),
-        "jobs_cpu": jobs_cpu,
-        "start_up_cpu": sum(start or 0.0 for _, start in ended),
-        "snakemake_cpu": run_cpu - jobs_cpu,
-    }
-
-
-def cpu_parts_text(parts: dict) -> str:
-    """:func:`cpu_parts` in one line."""
-    return (
-        f"of which its {parts['jobs']} jobs {parts['jobs_cpu']:.1f} CPU-s (their start-up: "
-        f"interpreter, Snakemake's preamble and imports, {parts['start_up_cpu']:.1f}) and "
-        f"Snakemake itself {parts['snakemake_cpu']:.1f}"
-    )
+    ended = [(cpu, start or 0.0) for cpu, start in ended if cpu is not None]
+    jobs_cpu, start_up = sum(cpu for cpu, _ in ended), sum(start for _, start in ended)
+    return [
+        (f"its {len(ended)} jobs", jobs_cpu, ""),
+        ("the jobs' start-up (interpreter, imports)", start_up,
+         f"{start_up / max(len(ended), 1):.2f} CPU-s a job"),
+        ("Snakemake itself", run_cpu - jobs_cpu, "the run's CPU less its jobs'"),
+    ]  # fmt: skip
 
 
 def pipeline_run(data: Path, paper: bool, part1: bool = False) -> tuple:
@@ -171,7 +163,8 @@ def main() -> None:
                 f"before {cpu / args.cores:.1f} s; the goal leaves {allowed} CPU-s "
                 f"(ratio {cpu / allowed:.2f})"
             )
-            print(cpu_parts_text(cpu_parts(workdir, cpu)))
+            for what, seconds, note in cpu_parts(workdir, cpu):
+                print(f"  {what}: {seconds:.1f} CPU-s" + (f" ({note})" if note else ""))
 
 
 if __name__ == "__main__":

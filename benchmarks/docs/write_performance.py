@@ -408,21 +408,10 @@ def run_ml1m(cores: int) -> list:
                     )
                 )
             records.append(record("ml-1m", f"{name}, whole", command, total, cpu_s))
-            records += cpu_part_records(name, command, cpu_parts(Path(tmp), cpu_s))
+            records += [record("ml-1m", f"{name}: {what}", command, None, seconds, note=note)
+                        for what, seconds, note in cpu_parts(Path(tmp), cpu_s)]  # fmt: skip
             records += stages
     return records
-
-
-def cpu_part_records(name: str, command: str, parts: dict) -> list:
-    """Rows of where a run's CPU time went (bench_pipeline.cpu_parts)."""
-    jobs = parts["jobs"]
-    return [
-        record("ml-1m", f"{name}: its {jobs} jobs", command, None, parts["jobs_cpu"]),
-        record("ml-1m", f"{name}: the jobs' start-up (interpreter, imports)", command, None,
-               parts["start_up_cpu"], note=f"{parts['start_up_cpu'] / jobs:.2f} CPU-s a job"),
-        record("ml-1m", f"{name}: Snakemake itself", command, None, parts["snakemake_cpu"],
-               note="the run's CPU less its jobs'"),
-    ]  # fmt: skip
 
 
 def run_ml20m(cores: int) -> list:
