@@ -27,7 +27,7 @@ from ..estimators.data import SampledEvaluation, sampled_evaluation
 from ..estimators.learned import ESTIMATOR_DEFAULTS, em_distributions
 from ..laws import WITH_REPLACEMENT
 from ..metrics import metric_by_name
-from ..nodes import interpolation_nodes, node_weights
+from ..nodes import bracketing_weights, interpolation_nodes
 from .defaults import DECISION_DEFAULTS
 
 __all__ = [
@@ -38,6 +38,7 @@ __all__ = [
     "metric_proxies",
     "metric_proxy",
     "model_ranks",
+    "posterior_moments",
     "predicted_spread",
 ]
 
@@ -226,32 +227,95 @@ def metric_proxies(
     [[0.6667, 0.0], [1.0, 0.3333]]
     """
     data = sampled_evaluation(sampled_ranks, m, n, law)
+    return posterior_moments([data], [_prior_on_grid(prior, data)], metrics)[0]
+
+
+def posterior_moments(
+    datas: Sequence[SampledEvaluation], priors: Sequence[np.ndarray], metrics: Sequence[str]
+) -> list[dict[str, Proxy]]:
+    """:func:`metric_proxies` of several evaluations of one set of users (the seeds of a
+    study), each under its own prior weights on the grid: the users' nodes of n and
+    their weights are found once for all of them.
+
+    Per sampled-rank size m and evaluation, every metric's posterior first and second
+    moments at every node, sum_j M(theta_j) pi_j p(r~ | theta_j) / p(r~) for each r~,
+    are one product of the nodes' metric values weighted by the prior with the
+    likelihood table; a user's moments are its two bracketing nodes' (linear in n).
+
+    Parameters
+    ----------
+    datas : sequence of SampledEvaluation
+        Evaluations whose ``n`` are the same users' (the first's nodes serve all).
+    priors : sequence of numpy.ndarray
+        One weight vector over the grid of theta per evaluation, summing to 1
+        (:func:`em_prior`, or ``_prior_on_grid``'s).
+    metrics : sequence of str
+
+    Returns
+    -------
+    list of dict
+        {metric: Proxy} of each evaluation, in order.
+
+    Examples
+    --------
+    Two seeds' sampled ranks under the uniform prior (as :func:`metric_proxy`'s example):
+
+    >>> datas = [sampled_evaluation(r, m=1, n=3) for r in ([1, 2], [2, 2])]
+    >>> found = posterior_moments(datas, [np.full(3, 1 / 3)] * 2, ["recall@1"])
+    >>> [np.round(one["recall@1"].mean, 4).tolist() for one in found]
+    [[0.6667, 0.0], [0.0, 0.0]]
+    """
+    metrics = list(metrics)
     for metric in metrics:
         metric_by_name(metric)  # an unknown metric named before any work
-    weights = _prior_on_grid(prior, data)
-    grid = weights.size
-    nodes = tuple(interpolation_nodes(data.n, ESTIMATOR_DEFAULTS["nodes"]).tolist())
-    at_node = node_weights(data.n, np.asarray(nodes))  # (U, nodes)
+    if not datas:
+        return []
+    first = datas[0]
+    nodes = tuple(interpolation_nodes(first.n, ESTIMATOR_DEFAULTS["nodes"]).tolist())
+    bracket = bracketing_weights(first.n, np.asarray(nodes))
+    for data in datas[1:]:
+        if not np.array_equal(data.n, first.n):
+            raise ValueError("posterior_moments: every evaluation must have the same users' n")
+    return [_moments(data, prior, metrics, nodes, bracket) for data, prior in zip(datas, priors)]
+
+
+def _moments(data, weights, metrics, nodes, bracket) -> dict[str, Proxy]:
+    """:func:`posterior_moments` of one evaluation under ``weights``."""
+    grid, k = weights.size, len(nodes)
+    low, w_low, high, w_high = bracket
     mean = {metric: np.empty(data.n_users) for metric in metrics}
     second = {metric: np.empty(data.n_users) for metric in metrics}
     for size in np.unique(data.m):
         users = np.flatnonzero(data.m == size)
-        joint = weights[:, None] * cached_law(grid, int(size), WITH_REPLACEMENT)
+        law = cached_law(grid, int(size), WITH_REPLACEMENT)
         # p(r~); a sampled rank the prior cannot produce gets the prediction 0
-        evidence = joint.sum(axis=0)
+        evidence = weights @ law
         scale = np.divide(1.0, evidence, out=np.zeros_like(evidence), where=evidence > 0)
+        tables = (_moments_at_nodes(tuple(metrics), grid, nodes) * weights) @ law * scale
         columns = data.ranks[users] - 1
-        for metric in metrics:
-            first_at, second_at = [], []
-            for values in _metric_at_nodes(metric, grid, nodes):
-                first_at.append((values @ joint * scale)[columns])
-                second_at.append((values**2 @ joint * scale)[columns])
-            mean[metric][users] = np.sum(at_node[users] * np.column_stack(first_at), axis=1)
-            second[metric][users] = np.sum(at_node[users] * np.column_stack(second_at), axis=1)
+        below, above, w_below, w_above = low[users], high[users], w_low[users], w_high[users]
+        for i, metric in enumerate(metrics):
+            for out, table in ((mean, tables[2 * i * k :]), (second, tables[(2 * i + 1) * k :])):
+                out[metric][users] = (
+                    w_below * table[below, columns] + w_above * table[above, columns]
+                )
     return {
         metric: Proxy(mean[metric], np.maximum(second[metric] - mean[metric] ** 2, 0.0))
         for metric in metrics
     }
+
+
+@lru_cache(maxsize=16)
+def _moments_at_nodes(metrics: tuple, grid: int, nodes: tuple) -> np.ndarray:
+    """(2 len(metrics) nodes, grid): each metric's values at the nodes, then their
+    squares, read-only (the seeds of a study share them)."""
+    rows = []
+    for metric in metrics:
+        values = _metric_at_nodes(metric, grid, nodes)
+        rows += [values, values**2]
+    stacked = np.vstack(rows)
+    stacked.setflags(write=False)
+    return stacked
 
 
 @lru_cache(maxsize=16)

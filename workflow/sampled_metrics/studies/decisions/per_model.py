@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ...estimation.decisions.proxy import em_priors, metric_proxies
+from ...estimation.decisions.proxy import em_priors, posterior_moments
 from ...estimation.estimators import (
     em_distributions,
     identification_intervals,
@@ -143,10 +143,7 @@ def model_draws(
     datas = [sampled_evaluation(row, m, n, law) for row in sampled]
     if moments:
         # every seed's EM at once: two matrix products an iteration for all of them
-        found = [
-            metric_proxies(row, m, n, list(metrics), law=law, prior=prior)
-            for row, prior in zip(sampled, em_priors(datas))
-        ]
+        found = posterior_moments(datas, em_priors(datas), metrics)
         for key in ("mean", "variance"):
             out[f"{key}s"] = np.array(
                 [[getattr(one[metric], key) for one in found] for metric in metrics],
