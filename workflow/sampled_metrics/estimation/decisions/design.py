@@ -36,9 +36,12 @@ __all__ = [
     "UNITS",
     "Design",
     "design_from_table",
+    "design_on_strata",
     "design_strata",
     "design_table",
     "draw_design",
+    "min_strata",
+    "rank_bins",
 ]
 
 # Strata of the smallest sampled rank over the models ("min") or of every model's
@@ -159,12 +162,66 @@ def design_strata(
     ranks = np.atleast_2d(np.asarray(sampled_ranks))
     width = bounds.size + 1
     if cells == "min":  # the bins rise with the rank: the smallest rank's is the smallest
-        return np.searchsorted(bounds, ranks.min(axis=0), side="left").astype(np.int64), width
-    bins = np.searchsorted(bounds, ranks, side="left")  # (k, U) in 0..B
+        return rank_bins(ranks.min(axis=0), bounds).astype(np.int64), width
+    bins = rank_bins(ranks, bounds)  # (k, U) in 0..B
     codes = np.zeros(ranks.shape[1], dtype=np.int64)
     for row in bins:
         codes = codes * width + row
     return codes, width ** ranks.shape[0]
+
+
+def rank_bins(
+    sampled_ranks: ArrayLike, edges: Sequence[int] = DECISION_DEFAULTS["edges"]
+) -> np.ndarray:
+    """Each sampled rank's bin of :func:`design_strata`: b when edges[b - 1] < r~ <=
+    edges[b]. The bins rise with the rank, so the "min" stratum of several models is
+    the smallest of their bins.
+
+    Parameters
+    ----------
+    sampled_ranks : array_like of int
+        Any shape.
+    edges : sequence of int, default (1, 2, 3, 5, 10)
+        Increasing upper edges of the bins (checked by :func:`design_strata`).
+
+    Returns
+    -------
+    numpy.ndarray
+        The bins, 0..len(edges), in the shape of ``sampled_ranks``.
+
+    Examples
+    --------
+    >>> rank_bins([[1, 4, 9], [7, 2, 12]], edges=(1, 3)).tolist()
+    [[0, 2, 2], [2, 1, 2]]
+    """
+    return np.searchsorted(np.asarray(edges), sampled_ranks, side="left")
+
+
+def min_strata(
+    bins: np.ndarray, edges: Sequence[int] = DECISION_DEFAULTS["edges"]
+) -> tuple[np.ndarray, int]:
+    """:func:`design_strata`'s ``"min"`` strata from the models' :func:`rank_bins`
+    (k, U): (each user's smallest bin, the number of bins).
+
+    Parameters
+    ----------
+    bins : numpy.ndarray of int
+        (k, U) or (U,): :func:`rank_bins` of the models' sampled ranks.
+    edges : sequence of int, default (1, 2, 3, 5, 10)
+        The edges the bins were found with.
+
+    Returns
+    -------
+    tuple
+        (stratum (U,) int64, number of strata H).
+
+    Examples
+    --------
+    >>> ranks = [[1, 4, 9], [7, 2, 12]]
+    >>> min_strata(rank_bins(ranks, (1, 3)), (1, 3))[0].tolist(), design_strata(ranks, edges=(1, 3))[0].tolist()
+    ([0, 1, 2], [0, 1, 2])
+    """  # noqa: E501
+    return np.atleast_2d(bins).min(axis=0).astype(np.int64), len(edges) + 1
 
 
 def _draw(stratum: np.ndarray, counts: np.ndarray, rng) -> np.ndarray:
@@ -267,6 +324,50 @@ def draw_design(
     spread = np.asarray(spread, dtype=float)
     if spread.shape != stratum.shape or np.any(~np.isfinite(spread)) or np.any(spread < 0):
         raise ValueError(f"spread must be {stratum.size} finite non-negative numbers")
+    return design_on_strata(stratum, strata, spread, budget, unit=unit, n=n_u, floor=floor,
+                            degrees=degrees, seed=seed)  # fmt: skip
+
+
+def design_on_strata(
+    stratum: np.ndarray,
+    strata: int,
+    spread: np.ndarray,
+    budget: float,
+    *,
+    unit: str = DECISION_DEFAULTS["unit"],
+    n: np.ndarray | None = None,
+    floor: int = DECISION_DEFAULTS["floor"],
+    degrees: float = DECISION_DEFAULTS["degrees"],
+    seed: int | np.random.Generator | None = None,
+) -> Design:
+    """:func:`draw_design` from the users' strata (:func:`design_strata`'s) and predicted
+    spread, checked already: what a study drawing many designs from the same phase 1
+    calls with strata it derives once (the same design, draw for draw).
+
+    Parameters
+    ----------
+    stratum : numpy.ndarray of int (U,)
+    strata : int
+    spread : numpy.ndarray of float (U,)
+    budget : float
+    unit, floor, degrees, seed
+        As :func:`draw_design`'s.
+    n : numpy.ndarray of int (U,), optional
+        The ranked-set sizes: needed when ``unit`` is ``"items"``.
+
+    Returns
+    -------
+    Design
+
+    Examples
+    --------
+    >>> ranks = np.random.default_rng(0).integers(1, 12, size=(2, 500))
+    >>> stratum, strata = design_strata(ranks)
+    >>> d = design_on_strata(stratum, strata, np.full(500, 0.1), 0.25, seed=1)
+    >>> e = draw_design(ranks, m=10, n=100, budget=0.25, spread=np.full(500, 0.1), seed=1)
+    >>> bool(np.array_equal(d.chosen, e.chosen)), d.n_chosen
+    (True, 125)
+    """
     sizes = np.bincount(stratum, minlength=strata)
     occupied = np.maximum(sizes, 1)
     sigma = np.sqrt(np.bincount(stratum, spread, minlength=strata) / occupied)
@@ -274,8 +375,8 @@ def draw_design(
         counts = allocate(sizes, sigma, round(budget * stratum.size), floor=floor)
     else:
         # an empty stratum costs what it is never asked to pay: 1, not 0 (a division)
-        costs = np.where(sizes > 0, np.bincount(stratum, n_u, minlength=strata) / occupied, 1.0)
-        counts = allocate(sizes, sigma, budget * n_u.sum(), costs=costs, floor=floor)
+        costs = np.where(sizes > 0, np.bincount(stratum, n, minlength=strata) / occupied, 1.0)
+        counts = allocate(sizes, sigma, budget * n.sum(), costs=costs, floor=floor)
     note, nu = None, predicted_degrees(sizes, counts, sigma)
     if nu < degrees:
         counts = sizes

@@ -23,7 +23,7 @@ from ...estimation.decisions.batched import (
     interval_verdicts,
     paired_intervals,
 )
-from ...estimation.decisions.design import Design, draw_design
+from ...estimation.decisions.design import Design, design_on_strata, min_strata, rank_bins
 from ...estimation.laws import sampling_law
 
 __all__ = [
@@ -251,6 +251,19 @@ class Phase1:
         first, second = np.triu_indices(len(self.exact), 1)
         return first, second
 
+    @cached_property
+    def bins(self) -> np.ndarray:
+        """Each model's sampled-rank bins (k, U): the strata of a design of some of the
+        models are their smallest (:func:`.design.rank_bins`)."""
+        return rank_bins(self.sampled)
+
+    def design(self, models: ArrayLike, budget: float, spread: np.ndarray) -> Design:
+        """:func:`.design.draw_design` of these models' sampled ranks at ``budget`` with
+        this spread, at its defaults, drawn from the seed's generator: the same design,
+        its strata read from :attr:`bins`."""
+        stratum, strata = min_strata(self.bins[models])
+        return design_on_strata(stratum, strata, spread, budget, seed=self.rng)
+
     @property
     def phase1_cost(self) -> np.ndarray:
         """Every user's phase 1: m sampled items (as m_u of :func:`method_cost`)."""
@@ -300,10 +313,7 @@ def run_design(phase1: Phase1, method: Parameters) -> Found:
     p = phase1
     first = next(iter(p.values))
     spread = p.moments[first][1].sum(axis=0)  # as predicted_spread's
-    design = draw_design(
-        p.sampled, p.m, p.n, budget=_budget(method), metric=first, law=p.law, spread=spread,
-        seed=p.rng,
-    )  # fmt: skip
+    design = p.design(np.arange(len(p.exact)), _budget(method), spread)
     a, b = p.pairs
     chosen = design.users
     models, pairs = {}, {}
@@ -329,10 +339,8 @@ def run_pair_design(phase1: Phase1, method: Parameters) -> Found:
     shift = len(p.exact) * np.arange(len(p.values))
     costs, found = [], []
     for a, b in zip(*p.pairs):
-        design = draw_design(
-            p.sampled[[a, b]], p.m, p.n, budget=_budget(method), metric=first, law=p.law,
-            seed=p.rng, spread=p.moments[first][1][a] + p.moments[first][1][b],
-        )  # fmt: skip
+        spread = p.moments[first][1][a] + p.moments[first][1][b]
+        design = p.design([a, b], _budget(method), spread)
         costs.append(method_cost(p.n, m_u=p.phase1_cost, chosen=design.chosen))
         found.append(_differences(design, values, means, variances,
                                   (a + shift, b + shift), p.confidence))  # fmt: skip
@@ -355,7 +363,7 @@ def _differences(
     a, b = pairs
     # the models of some pair, at the chosen users
     used = np.unique(np.concatenate([a, b]))
-    y, g, v = (np.take(x[used], design.users, axis=1) for x in (values, means, variances))
+    y, g, v = (x[np.ix_(used, design.users)] for x in (values, means, variances))
     a_at, b_at = np.searchsorted(used, a), np.searchsorted(used, b)
     floor = difference_variances(design, y[a_at] - g[a_at], y[b_at] - g[b_at], v[a_at], v[b_at])
     e = estimate_means(design, y[a_at] - y[b_at], means[a] - means[b], confidence=confidence,

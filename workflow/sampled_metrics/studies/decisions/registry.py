@@ -62,6 +62,9 @@ class Kind:
         floor of users).
     intervals : bool
         Whether it gives intervals (else point estimates).
+    seeded : bool
+        Whether it draws from the seed (else it finds the same at every seed, and a
+        study runs it once).
 
     Examples
     --------
@@ -74,13 +77,14 @@ class Kind:
     budgets: str | None = None
     stratified: bool = False
     intervals: bool = True
+    seeded: bool = True
 
 
 # In the order the study runs them and the figure's legend lists them.
 KINDS = {
     kind.name: kind
     for kind in (
-        Kind("full", run_full),
+        Kind("full", run_full, seeded=False),
         Kind("uniform", run_uniform, budgets="uniform_budgets"),
         Kind("design", run_design, budgets="budgets", stratified=True),
         Kind("pair-design", run_pair_design, budgets="budgets", stratified=True),

@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike
 from ...estimation.laws import WITH_REPLACEMENT
 from ...estimation.metrics import metric_by_name
 from .familywise import FAMILY, covers, family_row, outcomes
-from .methods import Estimated, Phase1
+from .methods import Estimated, Found, Phase1
 from .per_model import model_draws, model_work
 from .registry import Method
 
@@ -75,6 +75,8 @@ def study_seed(
     confidence: float = 0.95,
     skip: Collection[str] = (),
     base_seed: int = 0,
+    values: Mapping[str, np.ndarray] | None = None,
+    fixed: Mapping[str, Found] | None = None,
 ) -> dict[str, np.ndarray]:
     """One seed of the study: every method's estimates of every model's metric and every
     pair's difference from the models' own work (``draws``): the columns of its rows.
@@ -103,6 +105,12 @@ def study_seed(
     skip : collection of str
         Kinds of method that do not run at this seed (a study runs some on fewer).
     base_seed : int
+    values : mapping, optional
+        {metric: (k, U)} the exact metric values (:func:`exact_values`), computed here
+        when None.
+    fixed : mapping, optional
+        {method name: Found} of the methods that draw nothing, the same at every seed
+        (full ranking): found once, not run again.
 
     Returns
     -------
@@ -112,7 +120,9 @@ def study_seed(
         (:func:`.familywise.family_row`) where the method has one.
     """
     phase1 = seed_phase1(draws, exact, n, seed=seed, m=m, law=law, metrics=metrics,
-                         confidence=confidence, skip=skip, base_seed=base_seed)  # fmt: skip
+                         confidence=confidence, skip=skip, base_seed=base_seed,
+                         values=values)  # fmt: skip
+    fixed = fixed or {}
     values = phase1.values
     a, b = phase1.pairs
     pairs = [f"{names[i]}-{names[j]}" for i, j in zip(a, b)]
@@ -120,7 +130,7 @@ def study_seed(
     for method in methods:
         if method.kind.name in skip:
             continue
-        found = method.run(phase1)
+        found = fixed[method.name] if method.name in fixed else method.run(phase1)
         same = {"method": method.name, "cost": found.cost}
         for metric, v in values.items():
             if metric not in found.pairs:
@@ -157,6 +167,7 @@ def seed_phase1(
     confidence: float = 0.95,
     skip: Collection[str] = (),
     base_seed: int = 0,
+    values: Mapping[str, np.ndarray] | None = None,
 ) -> Phase1:
     """What the methods of one seed share (:class:`.Phase1`): the models' own work at
     that seed (``draws``, :func:`.per_model.model_draws`), the exact metric values, and
@@ -164,14 +175,27 @@ def seed_phase1(
     rng = np.random.default_rng([base_seed, seed])
     exact = np.atleast_2d(np.asarray(exact, dtype=np.int64))
     n = np.asarray(n, dtype=np.int64)
-    values = {  # row-major: each model's sums over users are those of its row alone
-        metric: np.ascontiguousarray(metric_by_name(metric)(exact, n), dtype=float)
-        for metric in metrics
-    }
+    if values is None:
+        values = exact_values(exact, n, metrics)
     return Phase1(
         exact, n, np.stack([one["sampled"][seed] for one in draws]).astype(np.int64), m, law,
         values, confidence, rng, **_models_at(draws, seed, metrics, skip),
     )  # fmt: skip
+
+
+def exact_values(exact: ArrayLike, n: ArrayLike, metrics: Sequence[str]) -> dict:
+    """{metric: (k, U)} every model's exact metric of every user, float64, row-major:
+    each model's sums over users are those of its row alone.
+
+    Examples
+    --------
+    >>> exact_values([[1, 20]], [100, 100], ["recall@10"])["recall@10"].tolist()
+    [[1.0, 0.0]]
+    """
+    exact = np.atleast_2d(np.asarray(exact, dtype=np.int64))
+    n = np.asarray(n, dtype=np.int64)
+    return {metric: np.ascontiguousarray(metric_by_name(metric)(exact, n), dtype=float)
+            for metric in metrics}  # fmt: skip
 
 
 def _models_at(
@@ -244,14 +268,20 @@ def run_study(
     """
 
     fewer = dict(fewer_seeds or {})
+    keys = ("m", "law", "metrics", "confidence", "base_seed")
+    shared = {key: options[key] for key in keys if key in options}
     if draws is None:
-        keys = ("m", "law", "metrics", "confidence", "base_seed")
-        shared = {key: options[key] for key in keys if key in options}
         work = model_work(options["methods"], seeds, fewer)
         exact = np.atleast_2d(np.asarray(exact))
         draws = [model_draws(row, n, name, seeds=seeds, **shared, **work)
                  for row, name in zip(exact, names)]  # fmt: skip
     models = draws
+    options["values"] = exact_values(exact, n, options["metrics"])
+    unseeded = [method for method in options["methods"] if not method.kind.seeded]
+    if unseeded:  # what draws nothing is the same at every seed: found once
+        phase1 = seed_phase1(models, exact, n, seed=0, skip=set(fewer),  # nothing seed-limited
+                             values=options["values"], **shared)  # fmt: skip
+        options["fixed"] = {method.name: method.run(phase1) for method in unseeded}
 
     def one(seed: int) -> dict[str, np.ndarray]:
         skip = {kind for kind, first in fewer.items() if seed >= first}
