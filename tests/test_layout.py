@@ -1,8 +1,10 @@
 """The architecture's promises: the library never imports Snakemake nor changes
-global matplotlib settings, a job's set-up imports no heavy package, its fingerprint
+global matplotlib settings, a job's set-up imports no heavy package nor its script a
+solver package, its fingerprint
 covers every module, every config key is described and every default lives in the
 schema."""
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -55,6 +57,24 @@ def test_a_job_s_set_up_imports_no_heavy_package():
         + f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == []
+
+
+# Packages slow to import that only some functions call: imported inside them, so that a
+# job's script, whose imports run before any work, does not pay for them.
+SOLVERS = ("scipy.optimize", "scipy.stats")
+
+
+def test_no_job_s_script_imports_a_solver_package():
+    imports = []
+    for script in sorted((REPO / "workflow" / "scripts").glob("*.py")):
+        source = script.read_text()
+        imports += [ast.get_source_segment(source, node) for node in ast.parse(source).body
+                    if isinstance(node, (ast.Import, ast.ImportFrom))]  # fmt: skip
+    check = f"import sys; print(*[m for m in {SOLVERS!r} if m in sys.modules])"
+    result = subprocess.run([sys.executable, "-c", "\n".join([*imports, check])],
+                            capture_output=True, text=True)  # fmt: skip
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == []
 

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import optimize
 
 __all__ = [
     "binomial_law_of_weighted_rank",
@@ -247,6 +246,8 @@ def successive_beaten_law(above: ArrayLike, pi: ArrayLike, m: int) -> np.ndarray
     high = 1.0
     while drawn(high) < 0:
         high *= 2.0
+    from scipy import optimize  # here only: slow to import, and few jobs solve
+
     inclusion = -np.expm1(-optimize.brentq(drawn, 0.0, high, xtol=1e-12) * pi)
     beaten = _poisson_binomial(inclusion[above & positive], m)
     others = _poisson_binomial(inclusion[~above & positive], m)

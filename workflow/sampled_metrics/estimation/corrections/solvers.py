@@ -5,7 +5,7 @@ of CLS (eq 21 under the constraints of section 5.2)."""
 from __future__ import annotations
 
 import numpy as np
-from scipy import linalg, optimize
+from scipy import linalg
 
 from .systems import ReducedSystem
 
@@ -114,6 +114,8 @@ def _solve_monotone(R, y, low=None, high=None) -> np.ndarray:
     solution breaks sum(z) <= 1, that constraint is active and its multiplier
     is found by bracketing (see :func:`_nnls_on_sum`).
     """
+    from scipy import optimize  # here only: slow to import, and few jobs solve
+
     size = R.shape[1]
     B = np.cumsum(R, axis=1)  # R @ U
 
@@ -144,6 +146,8 @@ def _nnls_on_sum(B, y, iterations: int) -> np.ndarray:
     and is >= 1 at tau = 1 when the unconstrained solution has sum > 1, so tau
     is bracketed below 1 and found by Brent's method.
     """
+    from scipy import optimize  # here only: slow to import, and few jobs solve
+
     weight = np.sqrt(np.sum(B * B) / B.shape[1])
     augmented = np.vstack([B, np.full((1, B.shape[1]), weight)])
 

@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from .defaults import DECISION_DEFAULTS
 
@@ -174,6 +174,8 @@ def next_boundary(previous: Crossing | None, information: float, target: float) 
     >>> round(next_boundary(None, 1.0, 0.05).boundary, 6)
     1.959964
     """
+    from scipy import optimize  # here only: slow to import, and few jobs solve
+
     before = 0.0 if previous is None else previous.spent
     if previous is not None and not information > previous.information:
         raise ValueError(

@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import TypedDict
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from ..corrections.law_cache import cached_law
 from ..corrections.solvers import solve_positive_definite
@@ -343,6 +343,7 @@ def _second_moments(likelihood: _Likelihood, pi: np.ndarray) -> np.ndarray:
 def _least_squares_on_simplex(rows, observed, coef) -> np.ndarray:
     """gamma = 0 (no entropy, no dual): min over the simplex of sum_g c_g ((A pi)_g -
     p^_g)^2, by L-BFGS over pi = softmax(z) from the uniform distribution."""
+    from scipy import optimize  # here only: slow to import, and few jobs solve
 
     def objective(z):
         pi = special.softmax(z)

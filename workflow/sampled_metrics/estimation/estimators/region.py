@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-from scipy import optimize, sparse, special
+from scipy import sparse, special
 
 from ..laws import sampled_rank_pmf, sampling_law
 from ..metrics import MetricFn, metric_by_name
@@ -229,6 +229,8 @@ class Region:
         """A lower bound on min c x over the region: the dual objective of HiGHS's dual
         solution, made feasible (weak duality), or the cells' minimum if the region is
         empty or the solver fails."""
+        from scipy import optimize  # here only: slow to import, and few jobs solve
+
         shape = self.shape
         trivial = sum(
             cells.share * float(c[part].min()) for cells, part in zip(shape.strata, shape.slices)
