@@ -1,6 +1,6 @@
 """The floors: what each rule of the shipped run cannot avoid computing, in seconds.
 
-    python benchmarks/floors.py [--size USERS ITEMS EVENTS] [--preset NAME]
+    python benchmarks/floors.py [--size USERS ITEMS EVENTS N] [--preset NAME]
 
 A rule's floor is the arithmetic its outputs need, counted from the sizes and timed at
 this machine's measured rates on one core (numpy's and LAPACK's kernels); the rule's
@@ -17,8 +17,11 @@ measured CPU time beside it shows what the implementation adds. What is counted
   m R comparisons for the sampled ranks;
 - draw plan: U m R draws of sampled items;
 - corrections, built from the split alone (sampling_corrections, fig6_corrections,
-  protocol_sensitivity_corrections): each correction's system at 64 nodes of n (a QR of
-  n x (m + 1), linear in n between nodes as protocol_sensitivity builds them); Figure 6
+  protocol_sensitivity_corrections): each correction's system (a QR of n x (m + 1)) at
+  every distinct ranked-set size n of the split (the shipped estimation.n is per_user:
+  743 on MovieLens 1M, each user's count of training events less, from the data or the
+  synthetic preset's activity law), or at 64 nodes of n for the protocol sensitivity
+  (linear in n between them, as it builds them); Figure 6
   the laws of its 5 nodes at each of its values of m; the protocol sensitivity its
   corrections at 64 nodes under 4 readings;
 - each recommender's share (sampling_of_<recommender>, fig6_of_<recommender>): EM's 100
@@ -82,6 +85,7 @@ class Size:
     users: int
     items: int
     events: int
+    distinct_n: int  # the split's distinct ranked-set sizes (the users' n)
     m: int = 100
     repetitions: int = 100
 
@@ -159,7 +163,7 @@ def floors(size: Size, rate: dict[str, float]) -> dict[str, float]:
         "rank_EASE": e * i / mad + ranked,
         "rank_BPR": u * i * 100 / mad + ranked,
         "rank_Pop": ranked,
-        "sampling_corrections": NODES * system,
+        "sampling_corrections": size.distinct_n * system,
         **{f"sampling_of_{name}": r * em + ESTIMATORS * u * r / cmp for name in MODEL_NAMES},
         "fig6_corrections": 5 * i * fig6_columns / cmp,
         **{f"fig6_of_{name}": u * fig6_columns / cmp for name in MODEL_NAMES},
@@ -209,16 +213,38 @@ def job_floor(stem: str, floor: dict[str, float]) -> float | None:
 
 
 def preset_size(name: str) -> Size:
+    """The size of a synthetic preset of config.yaml, its distinct n from its activity law
+    (the generator's per-user event counts, drawn as it draws them)."""
+    from sampled_metrics.data.synthetic import _activity
+
     entry = yaml.safe_load((REPO / "config.yaml").read_text())["datasets"][name]
-    return Size(entry["users"], entry["items"], entry["interactions"])
+    counts = _activity(
+        entry["users"], entry["interactions"], float(entry["activity_exponent"]),
+        entry["min_events_per_user"], entry["max_events_per_user"],
+        np.random.default_rng(entry["seed"]),
+    )  # fmt: skip
+    distinct = np.unique(counts[counts >= 2])  # a user of one event is skipped by the split
+    return Size(entry["users"], entry["items"], entry["interactions"], int(distinct.size))
+
+
+def movielens_size() -> Size:
+    """The size of the offline copy of MovieLens 1M as split leave-last-out, its distinct n
+    counted on the split."""
+    from offline_data import load_leave_last_out
+
+    train, _ = load_leave_last_out()
+    per_user = np.diff(train.tocsr().indptr)
+    return Size(*train.shape, train.nnz, int(np.unique(per_user).size))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--size", type=int, nargs=3, metavar=("USERS", "ITEMS", "EVENTS"))
+    parser.add_argument("--size", type=int, nargs=4, metavar=("USERS", "ITEMS", "EVENTS", "N"),
+                        help="any size, N its distinct ranked-set sizes")  # fmt: skip
     parser.add_argument("--preset", help="a synthetic data set of config.yaml, e.g. ml-20m-like")
     args = parser.parse_args()
-    size = preset_size(args.preset) if args.preset else Size(*(args.size or (6040, 3706, 994_169)))
+    size = Size(*args.size) if args.size else None
+    size = size or (preset_size(args.preset) if args.preset else movielens_size())
     rate = rates()
     print("rates: " + ", ".join(f"{name} {value:.3g}/s" for name, value in rate.items()))
     total = 0.0

@@ -301,11 +301,11 @@ def record(section, what, command, seconds=None, cpu_seconds=None, peak_mb=None,
 
 def run_floors(cores: int) -> list:
     sys.path.insert(0, str(BENCHMARKS))
-    from floors import Size, floors, preset_size, rates
+    from floors import floors, movielens_size, preset_size, rates
 
     command = "python benchmarks/floors.py"
     sizes = {
-        "MovieLens 1M: 6,040 x 3,706, 994,169": Size(6040, 3706, 994_169),
+        "MovieLens 1M: 6,040 x 3,706, 994,169": movielens_size(),
         "ml-20m-like: 138,493 x 26,744, 20M": preset_size("ml-20m-like"),
         "netflix-like: 480,189 x 17,770, 100M": preset_size("netflix-like"),
     }
@@ -371,13 +371,13 @@ def run_ml1m(cores: int) -> list:
     sys.path.insert(0, str(BENCHMARKS))
     import pandas as pd
     from bench_pipeline import STAGES, cpu_parts, pipeline_run
-    from floors import Size, floors, rates
+    from floors import floors, movielens_size, rates
     from offline_data import DATASET, DEFAULT_DATA
     from workflow_run import timed_run
 
     from sampled_metrics.pipeline.runs import logged_cpu_seconds
 
-    floor = floors(Size(6040, 3706, 994_169), rates())
+    floor = floors(movielens_size(), rates())
     records = []
     for paper in (False, True):
         name = "the paper's pipeline" if paper else "the shipped run"
