@@ -179,8 +179,8 @@ def top_line(records: list) -> str:
         if seen:
             commits.append(f"{short} at {', '.join(seen)}")
     return (
-        f"Measured on {' and on '.join(machines)}, shared with other work (wall times vary "
-        f"by 10-25 % with the load, CPU time less, peak memory not); commits: "
+        f"Measured on {' and on '.join(machines)}, shared with other work (its load moves "
+        f"wall and CPU times alike by up to 25 % from day to day, peak memory not); commits: "
         f"{'; '.join(commits)}."
     )
 
