@@ -276,7 +276,8 @@ def posterior_moments(
     for data in datas[1:]:
         if not np.array_equal(data.n, first.n):
             raise ValueError("posterior_moments: every evaluation must have the same users' n")
-    return [_moments(data, prior, metrics, nodes, bracket) for data, prior in zip(datas, priors)]
+    pairs = zip(datas, priors, strict=True)  # one prior an evaluation
+    return [_moments(data, prior, metrics, nodes, bracket) for data, prior in pairs]
 
 
 def _moments(data, weights, metrics, nodes, bracket) -> dict[str, Proxy]:
