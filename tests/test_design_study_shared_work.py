@@ -84,3 +84,9 @@ def test_a_design_on_shared_strata_is_draw_designs_draw_for_draw():
             found = design_on_strata(stratum, strata, spread, budget, seed=b)
             assert np.array_equal(found.chosen, expected.chosen)
             assert np.array_equal(found.probability, expected.probability)
+
+
+def test_a_design_of_items_on_shared_strata_needs_the_users_n():
+    stratum, strata = min_strata(rank_bins(np.ones((1, 50), dtype=int)))
+    with pytest.raises(ValueError, match="ranked-set sizes"):
+        design_on_strata(stratum, strata, np.ones(50), 0.5, unit="items")

@@ -171,7 +171,7 @@ def design_strata(
 
 
 def rank_bins(
-    sampled_ranks: ArrayLike, edges: Sequence[int] = DECISION_DEFAULTS["edges"]
+    sampled_ranks: ArrayLike, edges: ArrayLike = DECISION_DEFAULTS["edges"]
 ) -> np.ndarray:
     """Each sampled rank's bin of :func:`design_strata`: b when edges[b - 1] < r~ <=
     edges[b]. The bins rise with the rank, so the "min" stratum of several models is
@@ -181,7 +181,7 @@ def rank_bins(
     ----------
     sampled_ranks : array_like of int
         Any shape.
-    edges : sequence of int, default (1, 2, 3, 5, 10)
+    edges : array_like of int, default (1, 2, 3, 5, 10)
         Increasing upper edges of the bins (checked by :func:`design_strata`).
 
     Returns
@@ -375,6 +375,8 @@ def design_on_strata(
         counts = allocate(sizes, sigma, round(budget * stratum.size), floor=floor)
     else:
         # an empty stratum costs what it is never asked to pay: 1, not 0 (a division)
+        if n is None:
+            raise ValueError("n, the users' ranked-set sizes, is needed with unit 'items'")
         costs = np.where(sizes > 0, np.bincount(stratum, n, minlength=strata) / occupied, 1.0)
         counts = allocate(sizes, sigma, budget * n.sum(), costs=costs, floor=floor)
     note, nu = None, predicted_degrees(sizes, counts, sigma)

@@ -261,7 +261,7 @@ class Phase1:
         """:func:`.design.draw_design` of these models' sampled ranks at ``budget`` with
         this spread, at its defaults, drawn from the seed's generator: the same design,
         its strata read from :attr:`bins`."""
-        stratum, strata = min_strata(self.bins[models])
+        stratum, strata = min_strata(self.bins[np.asarray(models)])
         return design_on_strata(stratum, strata, spread, budget, seed=self.rng)
 
     @property

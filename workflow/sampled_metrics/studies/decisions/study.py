@@ -175,8 +175,7 @@ def seed_phase1(
     rng = np.random.default_rng([base_seed, seed])
     exact = np.atleast_2d(np.asarray(exact, dtype=np.int64))
     n = np.asarray(n, dtype=np.int64)
-    if values is None:
-        values = exact_values(exact, n, metrics)
+    values = exact_values(exact, n, metrics) if values is None else dict(values)
     return Phase1(
         exact, n, np.stack([one["sampled"][seed] for one in draws]).astype(np.int64), m, law,
         values, confidence, rng, **_models_at(draws, seed, metrics, skip),
